@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "daemon.h"
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+namespace malleo {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Largest batch handled per wakeup, so one flooding socket cannot starve timers.
+constexpr int kBatch = 256;
+// Events kept for a client that subscribes later (`malleo events` shows the recent past).
+constexpr std::size_t kRecentEvents = 256;
+// What an ipc path may hold (sockaddr_un.sun_path minus the terminator).
+constexpr std::size_t kMaxSocketPath = 107;
+
+bool processAlive(long pid)
+{
+	return pid > 0 && (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+}
+
+std::string advertised(const std::string &bound, const std::string &advertise)
+{
+	if (!advertise.empty())
+		return advertise;
+	// tcp://0.0.0.0:PORT is no address a peer can reach: use the host name.
+	const std::string any = "tcp://0.0.0.0:";
+	if (bound.rfind(any, 0) == 0) {
+		char host[256] = {};
+		gethostname(host, sizeof(host) - 1);
+		return fmt::format("tcp://{}:{}", host, bound.substr(any.size()));
+	}
+	return bound;
+}
+
+spdlog::level::level_enum levelOf(const std::string &name)
+{
+	return spdlog::level::from_str(name);
+}
+
+} // namespace
+
+Daemon::Daemon(AgentConfig config, ProfilingModule &profiling, ProtocolModule &protocol,
+	       DecisionModule &decision, nlohmann::json moduleNames)
+	: config_(std::move(config)), profiling_(profiling), protocol_(protocol),
+	  decision_(decision), moduleNames_(std::move(moduleNames))
+{
+	log_ = spdlog::get("agent");
+	if (!log_)
+		log_ = spdlog::stderr_color_mt("agent");
+}
+
+double Daemon::now() const
+{
+	using namespace std::chrono;
+	return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string Daemon::prepareRunDir()
+{
+	std::error_code ec;
+	fs::create_directories(config_.runDir, ec);
+	if (ec)
+		return fmt::format("run directory '{}': {}", config_.runDir, ec.message());
+	fs::permissions(config_.runDir, fs::perms::owner_all, fs::perm_options::replace, ec);
+
+	agentFile_ = (fs::path(config_.runDir) / "agent.json").string();
+	socketPath_ = (fs::path(config_.runDir) / "agent.sock").string();
+	if (socketPath_.size() > kMaxSocketPath)
+		return fmt::format("run directory '{}': the socket path would exceed {} characters; "
+				   "choose a shorter --run-dir",
+				   config_.runDir, kMaxSocketPath);
+
+	std::ifstream existing(agentFile_);
+	if (existing) {
+		nlohmann::json info = nlohmann::json::parse(existing, nullptr, false);
+		if (info.is_object() && info["pid"].is_number_integer() &&
+		    processAlive(info["pid"].get<long>()) && info["pid"].get<long>() != getpid())
+			return fmt::format("another agent (pid {}) runs in '{}'", info["pid"].get<long>(),
+					   config_.runDir);
+	}
+	fs::remove(socketPath_, ec); // left behind by an agent that was killed
+	return {};
+}
+
+void Daemon::writeAgentFile(const std::string &localEndpoint)
+{
+	nlohmann::json info = {{"id", config_.core.id},
+			       {"endpoint", config_.core.endpoint},
+			       {"local", localEndpoint},
+			       {"pid", getpid()}};
+	std::string tmp = agentFile_ + ".tmp";
+	{
+		std::ofstream f(tmp);
+		f << info.dump(2) << '\n';
+	}
+	fs::rename(tmp, agentFile_);
+}
+
+void Daemon::removeRunFiles()
+{
+	std::error_code ec;
+	fs::remove(agentFile_, ec);
+	fs::remove(socketPath_, ec);
+}
+
+void Daemon::apply(CoreOutputs &out)
+{
+	for (const std::string &endpoint : out.disconnects)
+		transport_->disconnectPeer(endpoint);
+	for (const CoreOutputs::Send &s : out.sends)
+		if (!transport_->sendPeer(s.endpoint, s.message))
+			log_->debug("dropped {} to {}: not connected or queue full",
+				    s.message["type"].get<std::string>(), s.endpoint);
+	for (const nlohmann::json &event : out.events) {
+		const std::string &type = event["type"].get_ref<const std::string &>();
+		if (type == "rejected")
+			log_->warn("rejected {} message ({}): {}", event["channel"].get<std::string>(),
+				   event["reason"].get<std::string>(), event["detail"].get<std::string>());
+		else if (type == "peer_up" || type == "peer_down" || type == "joined" ||
+			 type == "wrm_answered" || type == "wrm_reply")
+			log_->info("{}", event.dump());
+		else
+			log_->debug("{}", event.dump());
+
+		Message m = makeMessage("event", config_.core.id, event["seq"].get<uint64_t>());
+		m["event"] = event;
+		recentEvents_.push_back(m);
+		if (recentEvents_.size() > kRecentEvents)
+			recentEvents_.pop_front();
+		for (auto it = subscribers_.begin(); it != subscribers_.end();) {
+			if (transport_->sendLocal(*it, m))
+				++it;
+			else
+				it = subscribers_.erase(it);
+		}
+	}
+	out.clear();
+}
+
+void Daemon::handlePeer()
+{
+	for (int i = 0; i < kBatch; ++i) {
+		std::optional<Incoming> in = transport_->receive(transport_->peerInbox());
+		if (!in)
+			return;
+		double t = now();
+		if (in->rejection)
+			core_->onRejected(Channel::Peer, *in->rejection, t, out_);
+		else
+			core_->onPeerMessage(in->message, t, out_);
+		apply(out_);
+	}
+}
+
+void Daemon::handleLocal()
+{
+	for (int i = 0; i < kBatch; ++i) {
+		std::optional<Incoming> in = transport_->receive(transport_->localInbox());
+		if (!in)
+			return;
+		double t = now();
+		Message reply;
+		if (in->rejection) {
+			core_->onRejected(Channel::Local, *in->rejection, t, out_);
+			reply = makeMessage("error", config_.core.id, 0);
+			reply["code"] = in->rejection->reason;
+			reply["text"] = in->rejection->detail;
+		} else {
+			reply = core_->onLocalRequest(in->message, t, out_);
+		}
+		transport_->sendLocal(in->routingId, reply);
+		if (reply["type"] == "events_ok") {
+			for (const Message &m : recentEvents_)
+				transport_->sendLocal(in->routingId, m);
+			subscribers_.insert(in->routingId);
+		}
+		apply(out_);
+	}
+}
+
+int Daemon::run()
+{
+	log_->set_level(levelOf(config_.logLevel));
+
+	if (std::string err = prepareRunDir(); !err.empty()) {
+		log_->error("{}", err);
+		return 1;
+	}
+
+	// Signals arrive as a readable descriptor, polled with the sockets.
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, nullptr);
+	int sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+
+	transport_ = std::make_unique<ZmqTransport>(config_.core.id, config_.maxMessageBytes,
+						    config_.debugJson);
+	std::string localEndpoint = "ipc://" + socketPath_;
+	try {
+		std::string bound = transport_->bindPeer(config_.listen);
+		config_.core.endpoint = advertised(bound, config_.advertise);
+		transport_->bindLocal(localEndpoint);
+	} catch (const zmq::error_t &e) {
+		log_->error("cannot listen on '{}' or '{}': {}", config_.listen, localEndpoint, e.what());
+		close(sigfd);
+		return 1;
+	}
+
+	core_ = std::make_unique<Core>(config_.core, protocol_, decision_);
+	core_->setNodeDescription(profiling_.describe());
+	core_->setModuleNames(moduleNames_);
+	double t = now();
+	core_->setLocalProfile(profiling_.sample(t));
+	core_->start(t, out_);
+	apply(out_);
+	writeAgentFile(localEndpoint);
+	log_->info("agent {} listening on {} (local {})", config_.core.id, config_.core.endpoint,
+		   localEndpoint);
+
+	double nextTick = t + config_.tick;
+	double nextSample = t + config_.profileInterval;
+	bool stop = false;
+	while (!stop) {
+		zmq::pollitem_t items[] = {
+			{transport_->peerInbox().handle(), 0, ZMQ_POLLIN, 0},
+			{transport_->localInbox().handle(), 0, ZMQ_POLLIN, 0},
+			{nullptr, sigfd, ZMQ_POLLIN, 0},
+		};
+		double wait = std::max(0.0, std::min(nextTick, nextSample) - now());
+		zmq::poll(items, 3, std::chrono::milliseconds(static_cast<long>(wait * 1000) + 1));
+		if (items[0].revents & ZMQ_POLLIN)
+			handlePeer();
+		if (items[1].revents & ZMQ_POLLIN)
+			handleLocal();
+		if (items[2].revents & ZMQ_POLLIN) {
+			signalfd_siginfo info;
+			if (read(sigfd, &info, sizeof(info)) > 0)
+				log_->info("signal {}: leaving", info.ssi_signo);
+			stop = true;
+		}
+		t = now();
+		if (t >= nextSample) {
+			core_->setLocalProfile(profiling_.sample(t));
+			nextSample += config_.profileInterval;
+			if (nextSample < t)
+				nextSample = t + config_.profileInterval;
+		}
+		if (t >= nextTick) {
+			core_->tick(t, out_);
+			apply(out_);
+			nextTick += config_.tick;
+			if (nextTick < t)
+				nextTick = t + config_.tick;
+		}
+	}
+
+	core_->leave(now(), out_);
+	apply(out_);
+	removeRunFiles();
+	transport_->close(500);
+	close(sigfd);
+	return 0;
+}
+
+} // namespace malleo

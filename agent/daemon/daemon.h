@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// The daemon: the event loop that joins the core to its adapters (sockets,
+// clock, signals, the profiling module) and carries out what the core decides.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <set>
+#include <string>
+
+#include <spdlog/logger.h>
+
+#include <malleo/profiling_module.h>
+
+#include "config.h"
+#include "core.h"
+#include "zmq_transport.h"
+
+namespace malleo {
+
+class Daemon
+{
+public:
+	Daemon(AgentConfig config, ProfilingModule &profiling, ProtocolModule &protocol,
+	       DecisionModule &decision, nlohmann::json moduleNames);
+
+	// Binds, runs until SIGTERM or SIGINT, leaves gracefully. Returns the exit status.
+	int run();
+
+private:
+	std::string prepareRunDir();
+	void writeAgentFile(const std::string &localEndpoint);
+	void removeRunFiles();
+	void apply(CoreOutputs &out);
+	void handlePeer();
+	void handleLocal();
+	double now() const;
+
+	AgentConfig config_;
+	ProfilingModule &profiling_;
+	ProtocolModule &protocol_;
+	DecisionModule &decision_;
+	nlohmann::json moduleNames_;
+	std::shared_ptr<spdlog::logger> log_;
+	std::unique_ptr<ZmqTransport> transport_;
+	std::unique_ptr<Core> core_;
+	std::set<std::string> subscribers_;
+	std::deque<Message> recentEvents_; // replayed to a new subscriber
+	CoreOutputs out_;
+	std::string socketPath_;
+	std::string agentFile_;
+};
+
+} // namespace malleo

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "zmq_transport.h"
+
+#include <zmq_addon.hpp>
+
+namespace malleo {
+
+namespace {
+
+constexpr int kSendHighWaterMark = 1000;
+
+std::span<const uint8_t> bytes(const zmq::message_t &frame)
+{
+	return {static_cast<const uint8_t *>(frame.data()), frame.size()};
+}
+
+} // namespace
+
+ZmqTransport::ZmqTransport(std::string selfId, std::size_t maxMessageBytes, bool jsonText)
+	: selfId_(std::move(selfId)), maxMessageBytes_(maxMessageBytes), jsonText_(jsonText),
+	  context_(1), peerInbox_(context_, zmq::socket_type::router),
+	  localInbox_(context_, zmq::socket_type::router)
+{
+	for (zmq::socket_t *s : {&peerInbox_, &localInbox_}) {
+		s->set(zmq::sockopt::linger, 0);
+		s->set(zmq::sockopt::router_mandatory, 1);
+		// A safety net far above the checked limit: ZeroMQ drops the
+		// connection past it, below it our decoder counts the rejection.
+		s->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(4 * maxMessageBytes_ + 4096));
+	}
+	peerInbox_.set(zmq::sockopt::router_handover, 1);
+}
+
+ZmqTransport::~ZmqTransport()
+{
+	close(0);
+}
+
+std::string ZmqTransport::bindPeer(const std::string &listen)
+{
+	peerInbox_.bind(listen);
+	return peerInbox_.get(zmq::sockopt::last_endpoint);
+}
+
+void ZmqTransport::bindLocal(const std::string &endpoint)
+{
+	localInbox_.bind(endpoint);
+}
+
+std::optional<Incoming> ZmqTransport::receive(zmq::socket_t &socket)
+{
+	std::vector<zmq::message_t> frames;
+	auto n = zmq::recv_multipart(socket, std::back_inserter(frames), zmq::recv_flags::dontwait);
+	if (!n)
+		return std::nullopt;
+	Incoming in;
+	in.routingId = frames[0].to_string();
+	if (frames.size() != 3) {
+		in.rejection = Rejection{"bad_header",
+					 "expected 2 frames (header, body), got " +
+						 std::to_string(frames.size() - 1)};
+		return in;
+	}
+	in.rejection = decodeMessage(bytes(frames[1]), bytes(frames[2]), maxMessageBytes_, in.message);
+	return in;
+}
+
+bool ZmqTransport::sendPeer(const std::string &endpoint, const Message &message)
+{
+	auto it = dealers_.find(endpoint);
+	if (it == dealers_.end()) {
+		zmq::socket_t dealer(context_, zmq::socket_type::dealer);
+		dealer.set(zmq::sockopt::routing_id, selfId_);
+		dealer.set(zmq::sockopt::sndhwm, kSendHighWaterMark);
+		dealer.set(zmq::sockopt::sndtimeo, 0);
+		dealer.set(zmq::sockopt::linger, 0);
+		try {
+			dealer.connect(endpoint);
+		} catch (const zmq::error_t &) {
+			return false; // a malformed endpoint from the network
+		}
+		it = dealers_.emplace(endpoint, std::move(dealer)).first;
+	}
+	WireFrames frames = encodeMessage(message, ++sequence_, jsonText_);
+	std::array<zmq::const_buffer, 2> parts = {zmq::buffer(frames.header), zmq::buffer(frames.body)};
+	try {
+		return zmq::send_multipart(it->second, parts, zmq::send_flags::dontwait).has_value();
+	} catch (const zmq::error_t &) {
+		return false;
+	}
+}
+
+void ZmqTransport::disconnectPeer(const std::string &endpoint)
+{
+	dealers_.erase(endpoint);
+}
+
+bool ZmqTransport::sendLocal(const std::string &routingId, const Message &message)
+{
+	WireFrames frames = encodeMessage(message, ++sequence_, jsonText_);
+	std::array<zmq::const_buffer, 3> parts = {zmq::buffer(routingId), zmq::buffer(frames.header),
+						  zmq::buffer(frames.body)};
+	try {
+		return zmq::send_multipart(localInbox_, parts, zmq::send_flags::dontwait).has_value();
+	} catch (const zmq::error_t &) {
+		return false; // EHOSTUNREACH: the client has gone
+	}
+}
+
+void ZmqTransport::close(int lingerMs)
+{
+	for (auto &[endpoint, dealer] : dealers_) {
+		dealer.set(zmq::sockopt::linger, lingerMs);
+		dealer.close();
+	}
+	dealers_.clear();
+	peerInbox_.close();
+	localInbox_.close();
+	context_.close();
+}
+
+} // namespace malleo

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// The agent's sockets: a ROUTER inbox for peers (TCP), one DEALER per peer
+// endpoint for sending, and a ROUTER on the local ipc endpoint for processes and
+// the CLI. Only this layer touches ZeroMQ; it decodes frames and hands messages on.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include <malleo/message.h>
+
+namespace malleo {
+
+// A received message, or the reason it could not be decoded.
+struct Incoming {
+	std::string routingId;
+	Message message;
+	std::optional<Rejection> rejection;
+};
+
+class ZmqTransport
+{
+public:
+	ZmqTransport(std::string selfId, std::size_t maxMessageBytes, bool jsonText);
+	~ZmqTransport();
+
+	// Binds the peer inbox; returns the bound endpoint (a '*' port resolved).
+	std::string bindPeer(const std::string &listen);
+	void bindLocal(const std::string &endpoint);
+
+	zmq::socket_t &peerInbox() { return peerInbox_; }
+	zmq::socket_t &localInbox() { return localInbox_; }
+
+	// Receives one message without blocking; nullopt when none is waiting.
+	std::optional<Incoming> receive(zmq::socket_t &socket);
+
+	// Sends to a peer's inbox without blocking; false if it had to be dropped.
+	bool sendPeer(const std::string &endpoint, const Message &message);
+	void disconnectPeer(const std::string &endpoint);
+
+	// Replies on the local endpoint; false if the client is gone or slow.
+	bool sendLocal(const std::string &routingId, const Message &message);
+
+	// Gives queued messages (a leave) up to `lingerMs` to go out, then closes.
+	void close(int lingerMs);
+
+private:
+	std::string selfId_;
+	std::size_t maxMessageBytes_;
+	bool jsonText_;
+	uint32_t sequence_ = 0;
+	zmq::context_t context_;
+	zmq::socket_t peerInbox_;
+	zmq::socket_t localInbox_;
+	std::map<std::string, zmq::socket_t> dealers_;
+};
+
+} // namespace malleo

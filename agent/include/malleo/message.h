@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// The message schema: one envelope and one table of message types for every
+// channel (agent ↔ agent, process ↔ agent, CLI ↔ agent). docs/protocol.md
+// describes it for people; agent/src/message_schema.cpp is the table itself.
+//
+// On the wire a message is two ZeroMQ frames: an 8-byte header (magic 0x6d,
+// envelope version, flags, reserved, big-endian sequence number) checked before
+// any parsing, then the body: MessagePack, or JSON text when the JSON flag is set.
+// The body is an object {"v": 1, "type": "...", "from": "...", "id": n, ...}.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace malleo {
+
+using Message = nlohmann::json;
+
+constexpr unsigned kSchemaVersion = 1;
+constexpr uint8_t kWireMagic = 0x6d;
+constexpr uint8_t kWireVersion = 1;
+constexpr uint8_t kWireFlagJson = 0x01;
+constexpr std::size_t kWireHeaderSize = 8;
+constexpr std::size_t kDefaultMaxMessageBytes = 64 * 1024;
+constexpr std::size_t kMaxIdLength = 64;
+
+enum class Channel {
+	Peer,  // agent ↔ agent, over TCP
+	Local, // processes and the CLI ↔ their agent, over ipc
+};
+
+// Why a message was refused; `reason` is a short key used for counters
+// ("bad_header", "oversized", "undecodable", "bad_envelope", "newer_version",
+// "unknown_type", "wrong_channel", "bad_field"), `detail` is one line for logs.
+struct Rejection {
+	std::string reason;
+	std::string detail;
+};
+
+struct WireFrames {
+	std::vector<uint8_t> header;
+	std::string body;
+};
+
+WireFrames encodeMessage(const Message &message, uint32_t sequence, bool jsonText = false);
+
+// Decodes and checks the envelope of two frames; the body's fields are checked
+// by validateMessage(). Never throws.
+std::optional<Rejection> decodeMessage(std::span<const uint8_t> header,
+				       std::span<const uint8_t> body,
+				       std::size_t maxBytes, Message &out);
+
+// Checks the envelope and the fields of the message's type against the schema.
+std::optional<Rejection> validateMessage(const Message &message, Channel channel);
+
+// Builds an envelope of the given type.
+Message makeMessage(std::string_view type, std::string_view from, uint64_t id);
+
+// The message types the schema knows, for docs and tests.
+std::vector<std::string> messageTypes(Channel channel);
+
+} // namespace malleo

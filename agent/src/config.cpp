@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "config.h"
+
+#include <malleo/config_table.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace malleo {
+
+namespace {
+
+constexpr double kDay = 86400.0;
+
+std::string checkId(const std::string &id)
+{
+	if (id.empty() || id.size() > 64)
+		return "config key 'agent.id': must have 1 to 64 characters";
+	for (char c : id)
+		if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
+			return fmt::format("config key 'agent.id': '{}' may hold only letters, digits, '-', '_' and '.'", id);
+	return {};
+}
+
+} // namespace
+
+nlohmann::json AgentConfig::moduleTable(const std::string &name) const
+{
+	auto it = moduleTables.find(name);
+	return it == moduleTables.end() ? nlohmann::json::object() : *it;
+}
+
+std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
+			const std::vector<std::string> &moduleNames)
+{
+	if (!doc.is_object())
+		return "config: the document must be a JSON object";
+	std::string error;
+	auto section = [&](const char *name) -> const nlohmann::json * {
+		auto it = doc.find(name);
+		return it == doc.end() ? nullptr : &*it;
+	};
+
+	if (const nlohmann::json *t = section("agent")) {
+		ConfigTable r(*t, "agent");
+		r.string("id", config.core.id);
+		r.string("listen", config.listen);
+		r.string("advertise", config.advertise, true);
+		r.strings("peers", config.core.seeds);
+		r.string("run_dir", config.runDir);
+		r.string("log_level", config.logLevel);
+		r.integer("seed", config.core.seed, 0, UINT64_MAX);
+		r.number("tick", config.tick, 0.001, 10);
+		r.number("profile_interval", config.profileInterval, 0.01, 3600);
+		r.integer("max_message_bytes", config.maxMessageBytes, 256, 16 << 20);
+		r.boolean("debug_json", config.debugJson);
+		r.finish();
+		if (!r.error().empty())
+			return r.error();
+	}
+	if (const nlohmann::json *t = section("membership")) {
+		ConfigTable r(*t, "membership");
+		r.number("heartbeat_interval", config.core.heartbeatInterval, 0.01, 3600);
+		r.number("failure_timeout", config.core.failureTimeout, 0.02, kDay);
+		r.number("gossip_interval", config.core.gossipInterval, 0, 3600);
+		r.number("join_retry", config.core.joinRetry, 0.01, 3600);
+		r.integer("max_candidates", config.core.maxCandidates, 1, 1 << 20);
+		r.finish();
+		if (!r.error().empty())
+			return r.error();
+	}
+	if (const nlohmann::json *t = section("work_stealing")) {
+		ConfigTable r(*t, "work_stealing");
+		r.boolean("enabled", config.core.wrmEnabled);
+		r.boolean("on_join", config.core.wrmOnJoin);
+		r.number("idle_threshold", config.core.idleThreshold, 0, 1);
+		r.integer("ttl", config.core.ttl, 0, 64);
+		r.number("timeout", config.core.wrmTimeout, 0.001, 3600);
+		r.number("backoff_initial", config.core.backoffInitial, 0.001, 3600);
+		r.number("backoff_max", config.core.backoffMax, 0.001, kDay);
+		r.number("cooldown", config.core.wrmCooldown, 0, kDay);
+		r.finish();
+		if (!r.error().empty())
+			return r.error();
+	}
+	if (const nlohmann::json *t = section("modules")) {
+		ConfigTable r(*t, "modules");
+		r.string("profiling", config.modules.profiling);
+		r.string("protocol", config.modules.protocol);
+		r.string("decision", config.modules.decision);
+		r.strings("path", config.modules.path);
+		std::string onError = config.modules.fallback ? "fallback" : "exit";
+		r.string("on_error", onError);
+		if (onError != "exit" && onError != "fallback")
+			r.fail("on_error", fmt::format("expected \"exit\" or \"fallback\", got \"{}\"", onError));
+		config.modules.fallback = onError == "fallback";
+		r.finish();
+		if (!r.error().empty())
+			return r.error();
+	}
+
+	static const std::set<std::string> sections = {"agent", "membership", "work_stealing", "modules"};
+	for (const auto &[key, value] : doc.items()) {
+		if (sections.count(key))
+			continue;
+		bool isModule = std::find(moduleNames.begin(), moduleNames.end(), key) != moduleNames.end() ||
+				key == config.modules.profiling || key == config.modules.protocol ||
+				key == config.modules.decision;
+		if (!isModule)
+			return fmt::format("config key '{}': unknown section (sections: agent, membership, "
+					   "work_stealing, modules, or a module's name)", key);
+		if (!value.is_object())
+			return fmt::format("config key '{}': expected a table (JSON object)", key);
+		config.moduleTables[key] = value;
+	}
+	if (config.core.backoffMax < config.core.backoffInitial)
+		return "config key 'work_stealing.backoff_max': must not be below backoff_initial";
+	if (!config.core.id.empty())
+		if (std::string e = checkId(config.core.id); !e.empty())
+			return e;
+	return error;
+}
+
+std::string loadConfigFile(const std::string &path, AgentConfig &config,
+			   const std::vector<std::string> &moduleNames)
+{
+	std::ifstream in(path);
+	if (!in)
+		return fmt::format("config file '{}': cannot be read", path);
+	nlohmann::json doc = nlohmann::json::parse(in, nullptr, false, true);
+	if (doc.is_discarded())
+		return fmt::format("config file '{}': not valid JSON", path);
+	std::string error = parseConfig(doc, config, moduleNames);
+	return error.empty() ? error : fmt::format("{}: {}", path, error);
+}
+
+} // namespace malleo

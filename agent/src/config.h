@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// The agent's configuration: one JSON document, one table per section and per
+// module. docs/configuration.md documents every key with its default.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core_config.h"
+
+namespace malleo {
+
+struct ModuleSelection {
+	std::string profiling = "host";
+	std::string protocol = "p2p";
+	std::string decision = "loaddiff";
+	std::vector<std::string> path; // directories searched for shared-object modules
+	bool fallback = false;	       // a refused module: use the default built-in instead of exiting
+};
+
+struct AgentConfig {
+	CoreConfig core;
+	std::string listen = "tcp://0.0.0.0:5470";
+	std::string advertise; // the endpoint peers use; empty: derived from the bound one
+	std::string runDir;    // empty: /run/malleo as root, else $XDG_RUNTIME_DIR/malleo or /tmp
+	std::string logLevel = "info";
+	double tick = 0.1;
+	double profileInterval = 1.0;
+	std::size_t maxMessageBytes = 64 * 1024;
+	bool debugJson = false; // send JSON text bodies instead of MessagePack
+	ModuleSelection modules;
+	nlohmann::json moduleTables = nlohmann::json::object();
+
+	// The table of module `name` (an empty object if the config has none).
+	nlohmann::json moduleTable(const std::string &name) const;
+};
+
+// Reads `doc` into `config`, on top of its current values. Returns an empty
+// string, or one line naming the key and what is wrong with it.
+std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
+			const std::vector<std::string> &moduleNames);
+
+// Reads a file; same contract, the line also names the file.
+std::string loadConfigFile(const std::string &path, AgentConfig &config,
+			   const std::vector<std::string> &moduleNames);
+
+} // namespace malleo

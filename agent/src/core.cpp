@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: Apache-2.0
+// Membership and the local endpoint of the core; work stealing is in work_stealing.cpp.
+#include "core.h"
+
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+
+namespace malleo {
+
+namespace {
+
+using PeerHandler = void (Core::*)(const Message &, double, CoreOutputs &);
+
+} // namespace
+
+Core::Core(CoreConfig config, ProtocolModule &protocol, DecisionModule &decision)
+	: config_(std::move(config)), protocol_(protocol), decision_(decision)
+{
+	group_ = protocol_.group(config_.id);
+	uint64_t seed = config_.seed ? config_.seed : std::hash<std::string>{}(config_.id);
+	rng_.seed(seed);
+}
+
+Message Core::envelope(std::string_view type)
+{
+	return makeMessage(type, config_.id, nextMessageId_++);
+}
+
+void Core::send(const std::string &endpoint, Message message, CoreOutputs &out)
+{
+	counters_.add("tx." + message["type"].get<std::string>());
+	out.sends.push_back({endpoint, std::move(message)});
+}
+
+void Core::emit(nlohmann::json event, double now, CoreOutputs &out)
+{
+	event["seq"] = nextEventSeq_++;
+	event["t"] = now - startedAt_;
+	event["agent"] = config_.id;
+	out.events.push_back(std::move(event));
+}
+
+void Core::start(double now, CoreOutputs &out)
+{
+	startedAt_ = now;
+	nextSeedHello_ = now;
+	nextHeartbeat_ = now + config_.heartbeatInterval;
+	nextGossip_ = now + config_.gossipInterval;
+	nextWrmAt_ = now;
+	backoff_ = config_.backoffInitial;
+	emit({{"type", "started"}, {"endpoint", config_.endpoint}, {"group", group_}}, now, out);
+	tick(now, out);
+}
+
+void Core::tick(double now, CoreOutputs &out)
+{
+	expire(now, out);
+	maintainView(now, out);
+	heartbeat(now, out);
+	gossip(now, out);
+	workStealing(now, out);
+}
+
+// ---------------------------------------------------------------- messages in
+
+void Core::onRejected(Channel channel, const Rejection &rejection, double now, CoreOutputs &out)
+{
+	reject(channel, rejection, nullptr, now, out);
+}
+
+void Core::reject(Channel channel, const Rejection &rejection, const Message *message,
+		  double now, CoreOutputs &out)
+{
+	const char *where = channel == Channel::Peer ? "peer" : "local";
+	counters_.add(fmt::format("rejected.{}.{}", where, rejection.reason));
+	nlohmann::json event = {{"type", "rejected"}, {"channel", where},
+				{"reason", rejection.reason}, {"detail", rejection.detail}};
+	// Answer a known peer, so that a version mismatch is visible on both sides.
+	if (channel == Channel::Peer && message && message->is_object()) {
+		auto from = message->find("from");
+		if (from != message->end() && from->is_string()) {
+			event["from"] = from->get<std::string>().substr(0, kMaxIdLength);
+			auto it = peers_.find(from->get<std::string>());
+			bool answerable = rejection.reason == "unknown_type" ||
+					  rejection.reason == "newer_version";
+			if (it != peers_.end() && answerable) {
+				Message error = envelope("error");
+				error["code"] = rejection.reason;
+				error["text"] = rejection.detail;
+				send(it->second.endpoint, std::move(error), out);
+			}
+		}
+	}
+	emit(std::move(event), now, out);
+}
+
+void Core::onPeerMessage(const Message &message, double now, CoreOutputs &out)
+{
+	if (auto rejection = validateMessage(message, Channel::Peer)) {
+		reject(Channel::Peer, *rejection, &message, now, out);
+		return;
+	}
+	const std::string &type = message["type"].get_ref<const std::string &>();
+	if (message["from"].get_ref<const std::string &>() == config_.id) {
+		counters_.add("rejected.peer.from_self");
+		return;
+	}
+
+	static const std::map<std::string, PeerHandler, std::less<>> handlers = {
+		{"hello", &Core::onHello},	   {"welcome", &Core::onWelcome},
+		{"gossip", &Core::onGossip},	   {"heartbeat", &Core::onHeartbeat},
+		{"leave", &Core::onLeave},	   {"unlink", &Core::onUnlink},
+		{"wrm", &Core::onWrm},
+		{"wrm_reply", &Core::onWrmReply}, {"error", &Core::onError},
+	};
+	auto it = handlers.find(type);
+	if (it == handlers.end()) {
+		reject(Channel::Peer, {"unknown_type", "no handler for " + type}, &message, now, out);
+		return;
+	}
+	counters_.add("rx." + type);
+	(this->*(it->second))(message, now, out);
+}
+
+// ---------------------------------------------------------------- membership
+
+void Core::refreshPeer(const std::string &id, const std::string &endpoint,
+		       const std::string &group, const NodeProfile &profile, double now,
+		       CoreOutputs &out)
+{
+	auto [it, inserted] = peers_.try_emplace(id);
+	PeerEntry &peer = it->second;
+	if (inserted) {
+		peer.id = id;
+		counters_.add("peers.joined");
+		emit({{"type", "peer_up"}, {"peer", id}, {"endpoint", endpoint}}, now, out);
+	} else if (peer.endpoint != endpoint) {
+		out.disconnects.push_back(peer.endpoint);
+	}
+	peer.endpoint = endpoint;
+	peer.group = group;
+	peer.profile = profile;
+	peer.lastHeard = now;
+	candidates_.erase(id);
+	helloSentAt_.erase(endpoint);
+}
+
+void Core::dropPeer(const std::string &id, const char *why, double now, CoreOutputs &out)
+{
+	auto it = peers_.find(id);
+	if (it == peers_.end())
+		return;
+	counters_.add(fmt::format("peers.dropped.{}", why));
+	emit({{"type", "peer_down"}, {"peer", id}, {"why", why},
+	      {"silent_for", now - it->second.lastHeard}},
+	     now, out);
+	out.disconnects.push_back(it->second.endpoint);
+	peers_.erase(it);
+}
+
+void Core::learnCandidates(const nlohmann::json &entries, double now)
+{
+	for (const nlohmann::json &e : entries) {
+		if (!e.is_object())
+			continue;
+		auto id = e.find("id");
+		auto endpoint = e.find("endpoint");
+		auto age = e.find("age");
+		if (id == e.end() || !id->is_string() || endpoint == e.end() ||
+		    !endpoint->is_string() || age == e.end() || !age->is_number())
+			continue;
+		const std::string &peerId = id->get_ref<const std::string &>();
+		const std::string &ep = endpoint->get_ref<const std::string &>();
+		double heardAt = now - std::max(0.0, age->get<double>());
+		if (peerId.empty() || peerId.size() > kMaxIdLength || ep.empty() || ep.size() > 256 ||
+		    peerId == config_.id || peers_.count(peerId) ||
+		    heardAt + config_.failureTimeout < now)
+			continue;
+		auto it = candidates_.find(peerId);
+		if (it == candidates_.end()) {
+			if (candidates_.size() >= config_.maxCandidates)
+				continue;
+			it = candidates_.emplace(peerId, Candidate{peerId, ep, "", heardAt}).first;
+		}
+		Candidate &c = it->second;
+		if (heardAt >= c.heardAt) {
+			c.endpoint = ep;
+			c.heardAt = heardAt;
+			auto group = e.find("group");
+			if (group != e.end() && group->is_string() && group->size() <= kMaxIdLength)
+				c.group = group->get<std::string>();
+		}
+	}
+}
+
+nlohmann::json Core::describePeers(const std::vector<std::string> &ids, double now) const
+{
+	nlohmann::json entries = nlohmann::json::array();
+	for (const std::string &id : ids) {
+		if (auto p = peers_.find(id); p != peers_.end())
+			entries.push_back({{"id", id}, {"endpoint", p->second.endpoint},
+					   {"group", p->second.group}, {"age", now - p->second.lastHeard}});
+		else if (auto c = candidates_.find(id); c != candidates_.end())
+			entries.push_back({{"id", id}, {"endpoint", c->second.endpoint},
+					   {"group", c->second.group}, {"age", now - c->second.heardAt}});
+		if (entries.size() >= 64)
+			break;
+	}
+	return entries;
+}
+
+OverlayView Core::view(double now, std::vector<PeerEntry> &alive, std::vector<Candidate> &candidates)
+{
+	alive.clear();
+	candidates.clear();
+	for (const auto &[id, peer] : peers_)
+		alive.push_back(peer);
+	for (const auto &[id, c] : candidates_) {
+		candidates.push_back(c);
+		candidates.back().contacted = helloSentAt_.count(c.endpoint) > 0;
+	}
+	OverlayView v;
+	v.self = config_.id;
+	v.group = group_;
+	v.now = now;
+	v.alive = alive;
+	v.candidates = candidates;
+	v.local = &local_;
+	v.rng = &rng_;
+	return v;
+}
+
+void Core::expire(double now, CoreOutputs &out)
+{
+	std::vector<std::string> silent;
+	for (const auto &[id, peer] : peers_)
+		if (peer.lastHeard + config_.failureTimeout < now)
+			silent.push_back(id);
+	for (const std::string &id : silent)
+		dropPeer(id, "timeout", now, out);
+
+	std::erase_if(candidates_, [&](const auto &entry) {
+		return entry.second.heardAt + config_.failureTimeout < now;
+	});
+	std::erase_if(helloSentAt_, [&](const auto &entry) {
+		return entry.second + config_.failureTimeout < now;
+	});
+}
+
+void Core::maintainView(double now, CoreOutputs &out)
+{
+	// Alone: keep knocking on the seeds.
+	if (peers_.empty() && now >= nextSeedHello_) {
+		nextSeedHello_ = now + config_.joinRetry;
+		for (const std::string &endpoint : config_.seeds) {
+			if (endpoint == config_.endpoint)
+				continue;
+			Message hello = envelope("hello");
+			hello["endpoint"] = config_.endpoint;
+			hello["agent_version"] = config_.agentVersion;
+			hello["group"] = group_;
+			hello["profile"] = toJson(local_);
+			helloSentAt_[endpoint] = now;
+			send(endpoint, std::move(hello), out);
+		}
+	}
+
+	std::vector<PeerEntry> alive;
+	std::vector<Candidate> candidates;
+	std::vector<std::string> chosen = protocol_.chooseView(view(now, alive, candidates));
+	std::vector<std::string> unlinked;
+	for (auto &[id, peer] : peers_) {
+		peer.inView = std::find(chosen.begin(), chosen.end(), id) != chosen.end();
+		if (!peer.inView && !peer.inPeerView)
+			unlinked.push_back(id);
+	}
+	// Neither side wants the link any more: say so, so that the peer does not
+	// mistake the silence that follows for a failure.
+	for (const std::string &id : unlinked) {
+		send(peers_.at(id).endpoint, envelope("unlink"), out);
+		counters_.add("peers.unlinked");
+		out.disconnects.push_back(peers_.at(id).endpoint);
+		peers_.erase(id);
+	}
+	for (const std::string &id : chosen) {
+		auto c = candidates_.find(id);
+		if (c == candidates_.end() || helloSentAt_.count(c->second.endpoint))
+			continue;
+		Message hello = envelope("hello");
+		hello["endpoint"] = config_.endpoint;
+		hello["agent_version"] = config_.agentVersion;
+		hello["group"] = group_;
+		hello["profile"] = toJson(local_);
+		helloSentAt_[c->second.endpoint] = now;
+		send(c->second.endpoint, std::move(hello), out);
+	}
+}
+
+void Core::heartbeat(double now, CoreOutputs &out)
+{
+	if (now < nextHeartbeat_)
+		return;
+	nextHeartbeat_ = std::max(nextHeartbeat_ + config_.heartbeatInterval, now);
+	for (const auto &[id, peer] : peers_) {
+		if (!peer.inView && !peer.inPeerView)
+			continue;
+		Message hb = envelope("heartbeat");
+		hb["endpoint"] = config_.endpoint;
+		hb["group"] = group_;
+		hb["in_view"] = peer.inView;
+		hb["profile"] = toJson(local_);
+		send(peer.endpoint, std::move(hb), out);
+	}
+}
+
+void Core::gossip(double now, CoreOutputs &out)
+{
+	if (config_.gossipInterval <= 0 || now < nextGossip_)
+		return;
+	nextGossip_ = std::max(nextGossip_ + config_.gossipInterval, now);
+	std::vector<PeerEntry> alive;
+	std::vector<Candidate> candidates;
+	ProtocolModule::Gossip g = protocol_.chooseGossip(view(now, alive, candidates));
+	if (g.targets.empty() || g.carry.empty())
+		return;
+	nlohmann::json entries = describePeers(g.carry, now);
+	for (const std::string &target : g.targets) {
+		auto it = peers_.find(target);
+		if (it == peers_.end())
+			continue;
+		Message m = envelope("gossip");
+		m["peers"] = entries;
+		send(it->second.endpoint, std::move(m), out);
+	}
+}
+
+void Core::onHello(const Message &m, double now, CoreOutputs &out)
+{
+	NodeProfile profile;
+	if (std::string err = fromJson(m["profile"], profile); !err.empty()) {
+		reject(Channel::Peer, {"bad_field", "hello: " + err}, &m, now, out);
+		return;
+	}
+	const std::string &from = m["from"].get_ref<const std::string &>();
+	const std::string &endpoint = m["endpoint"].get_ref<const std::string &>();
+	refreshPeer(from, endpoint, m.value("group", ""), profile, now, out);
+	peers_.at(from).inPeerView = true; // it greets the agents it chose (or its seeds)
+	if (!joined_) {
+		joined_ = true;
+		emit({{"type", "joined"}, {"via", from}}, now, out);
+		wrmOnJoinPending_ = config_.wrmOnJoin;
+	}
+
+	std::vector<std::string> ids;
+	for (const auto &[id, peer] : peers_)
+		if (id != from)
+			ids.push_back(id);
+	std::shuffle(ids.begin(), ids.end(), rng_);
+	if (ids.size() > 16)
+		ids.resize(16);
+	Message welcome = envelope("welcome");
+	welcome["endpoint"] = config_.endpoint;
+	welcome["agent_version"] = config_.agentVersion;
+	welcome["group"] = group_;
+	welcome["profile"] = toJson(local_);
+	welcome["peers"] = describePeers(ids, now);
+	send(endpoint, std::move(welcome), out);
+}
+
+void Core::onWelcome(const Message &m, double now, CoreOutputs &out)
+{
+	NodeProfile profile;
+	if (std::string err = fromJson(m["profile"], profile); !err.empty()) {
+		reject(Channel::Peer, {"bad_field", "welcome: " + err}, &m, now, out);
+		return;
+	}
+	refreshPeer(m["from"].get<std::string>(), m["endpoint"].get<std::string>(),
+		    m.value("group", ""), profile, now, out);
+	learnCandidates(m["peers"], now);
+	if (!joined_) {
+		joined_ = true;
+		emit({{"type", "joined"}, {"via", m["from"]}}, now, out);
+		wrmOnJoinPending_ = config_.wrmOnJoin;
+	}
+}
+
+void Core::onGossip(const Message &m, double now, CoreOutputs &out)
+{
+	(void)out;
+	if (auto it = peers_.find(m["from"].get<std::string>()); it != peers_.end())
+		it->second.lastHeard = now;
+	learnCandidates(m["peers"], now);
+}
+
+void Core::onHeartbeat(const Message &m, double now, CoreOutputs &out)
+{
+	NodeProfile profile;
+	if (std::string err = fromJson(m["profile"], profile); !err.empty()) {
+		reject(Channel::Peer, {"bad_field", "heartbeat: " + err}, &m, now, out);
+		return;
+	}
+	const std::string &from = m["from"].get_ref<const std::string &>();
+	refreshPeer(from, m["endpoint"].get<std::string>(), m.value("group", ""), profile, now, out);
+	peers_.at(from).inPeerView = m.value("in_view", true);
+}
+
+void Core::onUnlink(const Message &m, double now, CoreOutputs &out)
+{
+	(void)now;
+	auto it = peers_.find(m["from"].get<std::string>());
+	if (it == peers_.end())
+		return;
+	it->second.inPeerView = false;
+	if (!it->second.inView) {
+		counters_.add("peers.unlinked");
+		out.disconnects.push_back(it->second.endpoint);
+		peers_.erase(it);
+	}
+}
+
+void Core::onLeave(const Message &m, double now, CoreOutputs &out)
+{
+	dropPeer(m["from"].get<std::string>(), "leave", now, out);
+}
+
+void Core::onError(const Message &m, double now, CoreOutputs &out)
+{
+	emit({{"type", "peer_error"}, {"peer", m["from"]}, {"code", m["code"]}, {"text", m["text"]}},
+	     now, out);
+}
+
+void Core::leave(double now, CoreOutputs &out)
+{
+	for (const auto &[id, peer] : peers_)
+		send(peer.endpoint, envelope("leave"), out);
+	emit({{"type", "leaving"}}, now, out);
+}
+
+// ---------------------------------------------------------------- local endpoint
+
+Message Core::onLocalRequest(const Message &message, double now, CoreOutputs &out)
+{
+	if (auto rejection = validateMessage(message, Channel::Local)) {
+		reject(Channel::Local, *rejection, &message, now, out);
+		Message error = envelope("error");
+		error["code"] = rejection->reason;
+		error["text"] = rejection->detail;
+		return error;
+	}
+	const std::string &type = message["type"].get_ref<const std::string &>();
+	counters_.add("rx.local." + type);
+	Message reply;
+	if (type == "status")
+		reply = statusReply(now);
+	else if (type == "peers")
+		reply = peersReply(now);
+	else if (type == "events")
+		reply = envelope("events_ok");
+	else {
+		reject(Channel::Local, {"unknown_type", "no handler for " + type}, &message, now, out);
+		reply = envelope("error");
+		reply["code"] = "unknown_type";
+		reply["text"] = "no handler for " + type;
+		return reply;
+	}
+	reply["re"] = message["id"];
+	return reply;
+}
+
+Message Core::statusReply(double now) const
+{
+	Message m = makeMessage("status_reply", config_.id, 0);
+	m["agent"] = {{"id", config_.id},
+		      {"endpoint", config_.endpoint},
+		      {"group", group_},
+		      {"version", config_.agentVersion},
+		      {"uptime", now - startedAt_},
+		      {"joined", joined_}};
+	m["modules"] = moduleNames_;
+	m["profile"] = toJson(local_);
+	m["node"] = description_;
+	m["peers"] = {{"alive", peers_.size()},
+		      {"in_view", std::count_if(peers_.begin(), peers_.end(),
+						[](const auto &p) { return p.second.inView; })},
+		      {"candidates", candidates_.size()}};
+	m["wrm"] = {{"outstanding", wrm_.has_value()},
+		    {"backoff", backoff_},
+		    {"next_in", std::max(0.0, nextWrmAt_ - now)}};
+	m["counters"] = counters_.toJson();
+	return m;
+}
+
+Message Core::peersReply(double now) const
+{
+	Message m = makeMessage("peers_reply", config_.id, 0);
+	nlohmann::json list = nlohmann::json::array();
+	for (const auto &[id, peer] : peers_)
+		list.push_back({{"id", id},
+				{"endpoint", peer.endpoint},
+				{"group", peer.group},
+				{"in_view", peer.inView},
+				{"in_peer_view", peer.inPeerView},
+				{"last_heard", now - peer.lastHeard},
+				{"profile", toJson(peer.profile)}});
+	m["peers"] = std::move(list);
+	return m;
+}
+
+} // namespace malleo

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// The parameters of the core; docs/configuration.md documents each with its default.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace malleo {
+
+struct CoreConfig {
+	std::string id;
+	std::string endpoint;		// the address peers reach this agent's inbox at
+	std::vector<std::string> seeds; // seed peers' endpoints
+	uint64_t seed = 0;		// random generator seed (0: derived from the id)
+	std::string agentVersion = "0.1.0";
+
+	// membership
+	double heartbeatInterval = 0.5;
+	double failureTimeout = 2.0;
+	double gossipInterval = 1.0;
+	double joinRetry = 1.0;
+	unsigned maxCandidates = 256;
+
+	// work stealing
+	bool wrmEnabled = true;
+	bool wrmOnJoin = true;
+	double idleThreshold = 0.5; // send a WRM while the available CPU share is at least this
+	unsigned ttl = 0;	    // 0: ceil(log2 N) + 2
+	double wrmTimeout = 1.0;
+	double backoffInitial = 1.0;
+	double backoffMax = 30.0;
+	double wrmCooldown = 5.0;
+};
+
+} // namespace malleo

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+// The schema of every message, as one declarative table. Adding an optional
+// field needs no version bump; removing or renaming one bumps kSchemaVersion.
+#include <malleo/message.h>
+
+#include <array>
+
+#include <fmt/format.h>
+
+namespace malleo {
+
+namespace {
+
+enum class Kind { String, Id, UInt, Number, Bool, Object, Array, Profile };
+
+struct Field {
+	const char *name;
+	Kind kind;
+	bool required;
+	std::size_t maxItems; // strings: length, arrays: elements
+};
+
+struct TypeSpec {
+	const char *type;
+	Channel channel;
+	std::vector<Field> fields;
+};
+
+constexpr std::size_t kEndpointMax = 256;
+constexpr std::size_t kPeersMax = 64;
+constexpr std::size_t kVisitedMax = 64;
+
+// clang-format off
+const std::vector<TypeSpec> &schema()
+{
+	static const std::vector<TypeSpec> table = {
+		// agent ↔ agent
+		{"hello",     Channel::Peer, {{"endpoint", Kind::String, true, kEndpointMax},
+					  {"agent_version", Kind::String, true, 32},
+					  {"group", Kind::String, false, kMaxIdLength},
+					  {"profile", Kind::Profile, true, 0}}},
+		{"welcome",   Channel::Peer, {{"endpoint", Kind::String, true, kEndpointMax},
+					  {"agent_version", Kind::String, true, 32},
+					  {"group", Kind::String, false, kMaxIdLength},
+					  {"profile", Kind::Profile, true, 0},
+					  {"peers", Kind::Array, true, kPeersMax}}},
+		{"gossip",    Channel::Peer, {{"peers", Kind::Array, true, kPeersMax}}},
+		{"heartbeat", Channel::Peer, {{"endpoint", Kind::String, true, kEndpointMax},
+					  {"group", Kind::String, false, kMaxIdLength},
+					  {"in_view", Kind::Bool, false, 0},
+					  {"profile", Kind::Profile, true, 0}}},
+		{"wrm",       Channel::Peer, {{"origin", Kind::Id, true, kMaxIdLength},
+					  {"origin_endpoint", Kind::String, true, kEndpointMax},
+					  {"origin_profile", Kind::Profile, true, 0},
+					  {"wrm_id", Kind::UInt, true, 0},
+					  {"ttl", Kind::UInt, true, 0},
+					  {"hops", Kind::UInt, true, 0},
+					  {"visited", Kind::Array, true, kVisitedMax}}},
+		{"wrm_reply", Channel::Peer, {{"wrm_id", Kind::UInt, true, 0},
+					  {"endpoint", Kind::String, true, kEndpointMax},
+					  {"profile", Kind::Profile, true, 0},
+					  {"hops", Kind::UInt, true, 0},
+					  {"reasons", Kind::Object, true, 0}}},
+		{"unlink",    Channel::Peer, {}},
+		{"leave",     Channel::Peer, {}},
+		{"error",     Channel::Peer, {{"code", Kind::String, true, 64},
+					  {"text", Kind::String, true, 512}}},
+		// CLI and processes ↔ local agent
+		{"status",    Channel::Local, {}},
+		{"peers",     Channel::Local, {}},
+		{"events",    Channel::Local, {}},
+		{"error",     Channel::Local, {{"code", Kind::String, true, 64},
+					   {"text", Kind::String, true, 512}}},
+	};
+	return table;
+}
+// clang-format on
+
+const TypeSpec *findSpec(std::string_view type, Channel channel, bool *otherChannel)
+{
+	*otherChannel = false;
+	for (const TypeSpec &spec : schema()) {
+		if (type != spec.type)
+			continue;
+		if (spec.channel == channel)
+			return &spec;
+		*otherChannel = true;
+	}
+	return nullptr;
+}
+
+std::optional<std::string> checkProfile(const nlohmann::json &value)
+{
+	if (!value.is_object())
+		return "is not an object";
+	for (const char *key : {"pw", "apw", "upw", "sigma", "ctxsw", "cores", "procs"}) {
+		auto it = value.find(key);
+		if (it == value.end())
+			return fmt::format("lacks '{}'", key);
+		if (!it->is_number())
+			return fmt::format("'{}' is not a number", key);
+	}
+	return std::nullopt;
+}
+
+std::optional<std::string> checkField(const Field &field, const nlohmann::json &value)
+{
+	switch (field.kind) {
+	case Kind::String:
+	case Kind::Id:
+		if (!value.is_string())
+			return "is not a string";
+		if (value.get_ref<const std::string &>().size() > field.maxItems)
+			return fmt::format("is longer than {} characters", field.maxItems);
+		if (field.kind == Kind::Id && value.get_ref<const std::string &>().empty())
+			return "is empty";
+		return std::nullopt;
+	case Kind::UInt:
+		if (!value.is_number_unsigned())
+			return "is not an unsigned integer";
+		return std::nullopt;
+	case Kind::Number:
+		if (!value.is_number())
+			return "is not a number";
+		return std::nullopt;
+	case Kind::Bool:
+		if (!value.is_boolean())
+			return "is not a boolean";
+		return std::nullopt;
+	case Kind::Object:
+		if (!value.is_object())
+			return "is not an object";
+		return std::nullopt;
+	case Kind::Array:
+		if (!value.is_array())
+			return "is not an array";
+		if (value.size() > field.maxItems)
+			return fmt::format("has more than {} elements", field.maxItems);
+		return std::nullopt;
+	case Kind::Profile:
+		return checkProfile(value);
+	}
+	return "has an unknown kind";
+}
+
+} // namespace
+
+std::optional<Rejection> validateMessage(const Message &message, Channel channel)
+{
+	if (!message.is_object())
+		return Rejection{"bad_envelope", "body is not an object"};
+	auto v = message.find("v");
+	auto type = message.find("type");
+	auto from = message.find("from");
+	auto id = message.find("id");
+	if (v == message.end() || !v->is_number_unsigned())
+		return Rejection{"bad_envelope", "'v' is missing or not an unsigned integer"};
+	if (v->get<uint64_t>() > kSchemaVersion)
+		return Rejection{"newer_version",
+				 fmt::format("schema version {} is newer than ours ({})",
+					     v->get<uint64_t>(), kSchemaVersion)};
+	if (type == message.end() || !type->is_string())
+		return Rejection{"bad_envelope", "'type' is missing or not a string"};
+	if (from == message.end() || !from->is_string() ||
+	    from->get_ref<const std::string &>().size() > kMaxIdLength)
+		return Rejection{"bad_envelope", "'from' is missing, not a string or too long"};
+	if (id == message.end() || !id->is_number_unsigned())
+		return Rejection{"bad_envelope", "'id' is missing or not an unsigned integer"};
+
+	const std::string &typeName = type->get_ref<const std::string &>();
+	bool otherChannel = false;
+	const TypeSpec *spec = findSpec(typeName, channel, &otherChannel);
+	if (!spec) {
+		if (otherChannel)
+			return Rejection{"wrong_channel",
+					 fmt::format("type '{}' does not belong on this channel", typeName)};
+		return Rejection{"unknown_type",
+				 fmt::format("unknown type '{:.64}'", typeName)};
+	}
+
+	for (const Field &field : spec->fields) {
+		auto it = message.find(field.name);
+		if (it == message.end()) {
+			if (field.required)
+				return Rejection{"bad_field",
+						 fmt::format("{}: '{}' is missing", typeName, field.name)};
+			continue;
+		}
+		if (auto problem = checkField(field, *it))
+			return Rejection{"bad_field",
+					 fmt::format("{}: '{}' {}", typeName, field.name, *problem)};
+	}
+	return std::nullopt;
+}
+
+std::vector<std::string> messageTypes(Channel channel)
+{
+	std::vector<std::string> types;
+	for (const TypeSpec &spec : schema())
+		if (spec.channel == channel)
+			types.emplace_back(spec.type);
+	return types;
+}
+
+} // namespace malleo

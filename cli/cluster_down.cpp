@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// `malleo cluster down`: every node leaves (SIGTERM), stragglers are killed.
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cluster_file.h"
+#include "cluster_lock.h"
+#include "commands.h"
+#include "node_stop.h"
+#include "target.h"
+
+namespace malleo::cli {
+
+namespace {
+
+// The agent promises to leave within 2 s; this leaves room for a loaded machine.
+constexpr double kGrace = 5.0;
+
+} // namespace
+
+int clusterDownCommand(const GlobalOptions &options, bool json)
+{
+	const std::string dir = clusterDir(options);
+	Failure failure;
+	if (!std::filesystem::exists(clusterFilePath(dir))) {
+		// Nothing to stop is success: `cluster down` is safe in any clean-up script.
+		if (json)
+			std::cout << nlohmann::json({{"dir", dir}, {"nodes", nlohmann::json::array()}}).dump(2) << '\n';
+		else
+			std::cout << fmt::format("no cluster is up in {}; nothing to stop\n", dir);
+		return kExitOk;
+	}
+	std::unique_ptr<ClusterLock> lock = ClusterLock::acquire(dir, failure);
+	if (!lock)
+		return report(failure);
+	std::optional<ClusterFile> cluster = readClusterFile(dir, failure);
+	if (!cluster)
+		return report(failure.line.empty() ? Failure{kExitOk, "the cluster went down meanwhile"} : failure);
+
+	std::vector<NodeStop> stops = stopNodes(cluster->nodes, kGrace);
+	bool survivors = false;
+	for (const NodeStop &stop : stops)
+		survivors |= stop.result == "survived";
+	// Keep the file while a node survives, so that a second `down` can retry.
+	std::error_code ec;
+	if (!survivors)
+		std::filesystem::remove(clusterFilePath(dir), ec);
+
+	if (json) {
+		nlohmann::json nodes = nlohmann::json::array();
+		for (const NodeStop &stop : stops)
+			nodes.push_back(toJson(stop));
+		std::cout << nlohmann::json({{"dir", dir}, {"nodes", nodes}}).dump(2) << '\n';
+	} else {
+		for (const NodeStop &stop : stops)
+			std::cout << describe(stop) << '\n';
+		if (!survivors)
+			std::cout << fmt::format("cluster in {} is down (logs stay in {}/<node>/malleod.log)\n", dir, dir);
+	}
+	if (survivors)
+		return report({kExitFailed, "some nodes survived SIGKILL; cluster.json is kept, retry `malleo cluster down`"});
+	return kExitOk;
+}
+
+} // namespace malleo::cli

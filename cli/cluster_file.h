@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// <cluster-dir>/cluster.json: the nodes of a virtual cluster on this machine,
+// written by `malleo cluster up` and read by every command given --node.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "failure.h"
+
+namespace malleo::cli {
+
+struct ClusterNode {
+	std::string name;
+	long pid = 0;
+	unsigned long long startTime = 0; // /proc/<pid>/stat field 22: tells a reused pid apart
+	std::vector<int> cpus;
+	std::string runDir;
+	std::string endpoint; // peer inbox, tcp://127.0.0.1:PORT
+	std::string local;    // local endpoint, ipc://<run-dir>/agent.sock
+};
+
+struct ClusterFile {
+	std::vector<ClusterNode> nodes;
+
+	const ClusterNode *find(const std::string &name) const;
+	std::string names() const; // "n1, n2, n3" for messages
+};
+
+std::string clusterFilePath(const std::string &dir);
+
+// The cluster in dir; nullopt with an empty failure line when there is none.
+std::optional<ClusterFile> readClusterFile(const std::string &dir, Failure &failure);
+
+// Replaces cluster.json atomically (write then rename).
+std::optional<Failure> writeClusterFile(const std::string &dir, const ClusterFile &cluster);
+
+nlohmann::json toJson(const ClusterNode &node);
+nlohmann::json toJson(const ClusterFile &cluster);
+
+} // namespace malleo::cli

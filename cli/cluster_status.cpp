@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// `malleo cluster status`: which nodes of the virtual cluster still run.
+#include <iostream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cluster_file.h"
+#include "commands.h"
+#include "node_process.h"
+#include "target.h"
+#include "text_table.h"
+
+namespace malleo::cli {
+
+int clusterStatusCommand(const GlobalOptions &options, bool json)
+{
+	const std::string dir = clusterDir(options);
+	Failure failure;
+	std::optional<ClusterFile> cluster = readClusterFile(dir, failure);
+	if (!cluster) {
+		if (failure.line.empty())
+			failure.line = fmt::format("no cluster is up in {} (start one with `malleo cluster up --nodes K`)", dir);
+		return report(failure);
+	}
+
+	std::size_t running = 0;
+	nlohmann::json nodes = nlohmann::json::array();
+	TextTable table({"NAME", "PID", "STATE", "CPU", "ENDPOINT", "LOCAL"});
+	table.alignRight(1);
+	for (const ClusterNode &node : cluster->nodes) {
+		bool runs = processRuns(node.pid, node.startTime);
+		running += runs;
+		nlohmann::json j = toJson(node);
+		j["running"] = runs;
+		nodes.push_back(std::move(j));
+		table.addRow({node.name, std::to_string(node.pid), runs ? "running" : "gone",
+			      fmt::format("{}", fmt::join(node.cpus, ",")), node.endpoint, node.local});
+	}
+	if (json) {
+		std::cout << nlohmann::json({{"dir", dir}, {"running", running}, {"nodes", nodes}}).dump(2) << '\n';
+		return kExitOk;
+	}
+	std::cout << fmt::format("cluster in {}: {} of {} nodes running\n", dir, running, cluster->nodes.size())
+		  << table.render();
+	return kExitOk;
+}
+
+} // namespace malleo::cli

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// The subcommands of malleo. Each returns the exit status (failure.h) and has
+// printed its own output; main.cpp only parses flags and dispatches.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "global_options.h"
+
+namespace malleo::cli {
+
+int statusCommand(const GlobalOptions &options, bool json);
+int peersCommand(const GlobalOptions &options, bool json);
+
+struct EventsOptions {
+	bool json = false;
+	std::optional<unsigned long> count; // stop after this many events
+	std::optional<double> seconds;      // stop after this long
+};
+int eventsCommand(const GlobalOptions &options, const EventsOptions &events);
+
+struct TopOptions {
+	std::optional<double> duration;
+	double interval = 1.0;
+	bool json = false;
+};
+int topCommand(const GlobalOptions &options, const TopOptions &top);
+
+struct ClusterUpOptions {
+	unsigned nodes = 0;
+	std::string config;
+	std::string profiling;
+	std::string protocol;
+	std::string decision;
+	std::string logLevel;
+	std::vector<std::string> nodeConfigs; // NAME=FILE
+	bool json = false;
+};
+int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &up);
+int clusterDownCommand(const GlobalOptions &options, bool json);
+int clusterStatusCommand(const GlobalOptions &options, bool json);
+
+} // namespace malleo::cli

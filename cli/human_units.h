@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+// Durations and clock times as people read them.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace malleo::cli {
+
+// "0.42 s", "12.3 s", "5m 03s", "2h 05m", "3d 04h".
+std::string formatDuration(double seconds);
+
+// Local wall-clock time "HH:MM:SS.mmm".
+std::string formatClock(std::chrono::system_clock::time_point when);
+
+} // namespace malleo::cli

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+// malleo: the command-line tool. Talks to agents over their local endpoint
+// (status, peers, events, top) and runs virtual clusters on one machine.
+// Exit status: 0 ok, 1 no agent answers or the operation failed, 2 bad usage
+// or input. docs/cli.md documents every subcommand.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+#include "failure.h"
+#include "global_options.h"
+
+using namespace malleo::cli;
+
+namespace {
+
+constexpr const char *kVersion = "0.1.0";
+
+struct Options {
+	GlobalOptions global;
+	bool json = false;
+	unsigned long count = 0;
+	double seconds = 0;
+	EventsOptions events;
+	TopOptions top;
+	ClusterUpOptions up;
+};
+
+void addGlobalOptions(CLI::App &app, GlobalOptions &g)
+{
+	app.add_option("--agent", g.agent,
+		       "local endpoint of the agent (default: $MALLEO_AGENT, else ipc:///run/malleo/agent.sock)");
+	app.add_option("--node", g.node, "talk to this node of the virtual cluster (e.g. n2)");
+	app.add_option("--cluster-dir", g.clusterDir,
+		       "directory of the virtual cluster (default: $MALLEO_CLUSTER_DIR, else /tmp/malleo-cluster-<uid>)");
+	app.add_option("--timeout", g.timeout, "seconds to wait for an agent's answer")
+		->check(CLI::PositiveNumber)
+		->capture_default_str();
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	CLI::App app{"malleo: watch and drive malleo agents, and run virtual clusters on one machine.", "malleo"};
+	app.footer("Global options may also follow the subcommand. Exit status: 0 ok, 1 no agent answers or "
+		   "the operation failed, 2 bad usage. See docs/cli.md.");
+	app.require_subcommand(1);
+	app.fallthrough();
+	Options o;
+	addGlobalOptions(app, o.global);
+	app.set_version_flag("--version", std::string("malleo ") + kVersion);
+
+	CLI::App *status = app.add_subcommand("status", "summary of one agent: profile, peers, WRM state, counters");
+	status->add_flag("--json", o.json, "print the agent's status reply as JSON");
+
+	CLI::App *peers = app.add_subcommand("peers", "the peers one agent knows and what they last reported");
+	peers->add_flag("--json", o.json, "print {\"agent\": id, \"peers\": [...]} as JSON");
+
+	CLI::App *events = app.add_subcommand("events", "follow one agent's events, one line each");
+	events->add_flag("--json", o.events.json, "one JSON object per event and line");
+	CLI::Option *count = events->add_option("--count", o.count, "stop after N events")->check(CLI::PositiveNumber);
+	CLI::Option *seconds = events->add_option("--for", o.seconds, "stop after SECONDS")->check(CLI::PositiveNumber);
+
+	CLI::App *top = app.add_subcommand("top", "live view of every node of the cluster and their latest events");
+	CLI::Option *duration = top->add_option("--duration", o.seconds, "stop after SECONDS (default: until Ctrl-C)")
+					->check(CLI::PositiveNumber);
+	top->add_option("--interval", o.top.interval, "seconds between refreshes")
+		->check(CLI::Range(0.1, 3600.0))
+		->capture_default_str();
+	top->add_flag("--json", o.top.json, "one JSON object per refresh and line instead of the view");
+
+	CLI::App *cluster = app.add_subcommand("cluster", "run a virtual cluster of agents on this machine");
+	cluster->require_subcommand(1);
+	cluster->fallthrough();
+	CLI::App *up = cluster->add_subcommand("up", "start K agents n1..nK, each on its own CPU");
+	up->add_option("--nodes", o.up.nodes, "number of agents")->required()->check(CLI::Range(1, 1024));
+	up->add_option("--config", o.up.config, "base agent configuration (JSON) for every node")
+		->check(CLI::ExistingFile);
+	up->add_option("--profiling", o.up.profiling, "profiling module (e.g. host, static)");
+	up->add_option("--protocol", o.up.protocol, "protocol module (e.g. p2p, hierarchical)");
+	up->add_option("--decision", o.up.decision, "decision module (e.g. loaddiff)");
+	up->add_option("--node-config", o.up.nodeConfigs,
+		       "NAME=FILE: merge FILE into node NAME's configuration (repeatable)")
+		->allow_extra_args(false);
+	up->add_option("--log-level", o.up.logLevel, "the agents' log level (trace, debug, info, ...)");
+	up->add_flag("--json", o.up.json, "print the cluster (cluster.json) as JSON");
+	CLI::App *down = cluster->add_subcommand("down", "stop every agent of the cluster");
+	down->add_flag("--json", o.json, "report how each node ended as JSON");
+	CLI::App *clusterStatus = cluster->add_subcommand("status", "which nodes of the cluster run, and where");
+	clusterStatus->add_flag("--json", o.json, "print the nodes as JSON");
+
+	if (argc == 1) {
+		std::cout << app.help();
+		return kExitBadInput;
+	}
+	try {
+		app.parse(argc, argv);
+	} catch (const CLI::Success &e) {
+		return app.exit(e); // --help, --version
+	} catch (const CLI::ParseError &e) {
+		return report({kExitBadInput, std::string(e.what()) + " (see malleo --help)"});
+	}
+
+	if (count->count())
+		o.events.count = o.count;
+	if (seconds->count())
+		o.events.seconds = o.seconds;
+	if (duration->count())
+		o.top.duration = o.seconds;
+
+	if (status->parsed())
+		return statusCommand(o.global, o.json);
+	if (peers->parsed())
+		return peersCommand(o.global, o.json);
+	if (events->parsed())
+		return eventsCommand(o.global, o.events);
+	if (top->parsed())
+		return topCommand(o.global, o.top);
+	if (up->parsed())
+		return clusterUpCommand(o.global, o.up);
+	if (down->parsed())
+		return clusterDownCommand(o.global, o.json);
+	if (clusterStatus->parsed())
+		return clusterStatusCommand(o.global, o.json);
+	return report({kExitBadInput, "no subcommand (see malleo --help)"});
+}

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "node_config.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace malleo::cli {
+
+std::optional<nlohmann::json> readJsonObject(const std::string &path, const std::string &what,
+					     Failure &failure)
+{
+	std::ifstream in(path);
+	if (!in) {
+		failure = {kExitBadInput, fmt::format("{} {}: {}", what, path, std::strerror(errno))};
+		return std::nullopt;
+	}
+	nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+	if (j.is_discarded() || !j.is_object()) {
+		failure = {kExitBadInput,
+			   fmt::format("{} {}: {}", what, path,
+				       j.is_discarded() ? "not valid JSON" : "not a JSON object")};
+		return std::nullopt;
+	}
+	return j;
+}
+
+void mergeInto(nlohmann::json &target, const nlohmann::json &patch)
+{
+	if (!target.is_object() || !patch.is_object()) {
+		target = patch;
+		return;
+	}
+	for (auto it = patch.begin(); it != patch.end(); ++it)
+		mergeInto(target[it.key()], it.value());
+}
+
+nlohmann::json nodeConfig(const NodeConfigInput &input, const std::string &id,
+			  const std::vector<std::string> &peers, const std::string &runDir)
+{
+	nlohmann::json config = input.base;
+	if (!input.modules.empty())
+		mergeInto(config, {{"modules", input.modules}});
+	mergeInto(config, input.node);
+	mergeInto(config, {{"agent",
+			    {{"id", id},
+			     {"listen", "tcp://127.0.0.1:*"},
+			     {"peers", peers},
+			     {"run_dir", runDir}}}});
+	return config;
+}
+
+} // namespace malleo::cli

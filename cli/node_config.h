@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// The configuration file of one node of a virtual cluster: a base file, the
+// module flags, a per-node file on top, then the keys the cluster decides.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "failure.h"
+
+namespace malleo::cli {
+
+struct NodeConfigInput {
+	nlohmann::json base = nlohmann::json::object();  // --config
+	nlohmann::json modules = nlohmann::json::object(); // --profiling, --protocol, --decision
+	nlohmann::json node = nlohmann::json::object();  // --node-config NAME=FILE
+};
+
+// Reads a JSON object from path; what for names the flag in the error.
+std::optional<nlohmann::json> readJsonObject(const std::string &path, const std::string &what,
+					     Failure &failure);
+
+// Merges patch into target: objects key by key, anything else replaced.
+void mergeInto(nlohmann::json &target, const nlohmann::json &patch);
+
+// The node's whole configuration. The cluster's keys (agent.id, listen,
+// peers, run_dir) win over every file, so a file cannot break the cluster.
+nlohmann::json nodeConfig(const NodeConfigInput &input, const std::string &id,
+			  const std::vector<std::string> &peers, const std::string &runDir);
+
+} // namespace malleo::cli

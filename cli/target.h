@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// Which agent (or agents) a command talks to: --agent, --node, MALLEO_AGENT,
+// the virtual cluster, or the default endpoint, in that order.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "failure.h"
+#include "global_options.h"
+
+namespace malleo::cli {
+
+constexpr const char *kDefaultAgentEndpoint = "ipc:///run/malleo/agent.sock";
+
+struct Target {
+	std::string name;     // the node name, or the endpoint when there is none
+	std::string endpoint; // the agent's local endpoint
+};
+
+// The cluster directory after --cluster-dir and MALLEO_CLUSTER_DIR.
+std::string clusterDir(const GlobalOptions &options);
+
+// The one agent a command such as `status` talks to: --agent, --node or
+// MALLEO_AGENT, else the default endpoint when its socket exists, else the
+// first node of the virtual cluster when one is up, else the default endpoint.
+std::optional<Target> singleTarget(const GlobalOptions &options, Failure &failure);
+
+// The agents `top` watches: the one named by --agent, --node or MALLEO_AGENT,
+// else every node of the virtual cluster when one is up, else the default endpoint.
+std::optional<std::vector<Target>> watchTargets(const GlobalOptions &options, Failure &failure);
+
+} // namespace malleo::cli

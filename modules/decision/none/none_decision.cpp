@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// Decision module "none": never reconfigures — the static baseline.
+#include <malleo/decision_module.h>
+
+namespace malleo {
+
+namespace {
+
+class NoneDecision : public DecisionModule
+{
+public:
+	std::string configure(const nlohmann::json &table) override
+	{
+		if (!table.is_object() || !table.empty())
+			return "config key 'none': this module takes no options";
+		return {};
+	}
+
+	WorkVerdict onWorkRequest(const OverlayView &, const WorkRequest &) override
+	{
+		return {false, {{"module", "none"}}};
+	}
+};
+
+} // namespace
+
+} // namespace malleo
+
+MALLEO_MODULE(malleo::ModuleKind::Decision, "none", "1.0", malleo::NoneDecision)

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+// The "host" module's table of the configuration.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace malleo {
+
+struct HostConfig {
+	std::vector<int> cpus;	  // empty: the agent's own CPU affinity
+	std::optional<double> pw; // empty: calibrate at start()
+	int calibrationMs = 100;
+	int stabilityWindow = 10;
+	std::string procStat = "/proc/stat";
+};
+
+// Reads the table strictly: unknown keys, wrong types and values out of range
+// are errors. Returns an empty string or one line naming the key; `config` is
+// changed only on success.
+std::string parseHostConfig(const nlohmann::json &table, HostConfig &config);
+
+} // namespace malleo

@@ -1,0 +1,182 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Starts real malleod processes on loopback and talks to them as the CLI and
+peers do. Paths come from the environment set by tests/integration/meson.build."""
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import msgpack
+import zmq
+
+MALLEOD = os.environ.get("MALLEOD", "malleod")
+MALLEO = os.environ.get("MALLEO", "malleo")
+SKIP = 77
+
+HEADER = struct.Struct(">BBBBI")
+MAGIC, WIRE_VERSION = 0x6D, 1
+
+
+def frames(body: dict, version=WIRE_VERSION, magic=MAGIC, json_text=False):
+    payload = json.dumps(body).encode() if json_text else msgpack.packb(body)
+    return [HEADER.pack(magic, version, 1 if json_text else 0, 0, 1), payload]
+
+
+def envelope(type_, sender="test", id_=1, **fields):
+    return {"v": 1, "type": type_, "from": sender, "id": id_, **fields}
+
+
+class Agent:
+    def __init__(self, cluster, name, config, seeds):
+        self.name = name
+        self.run_dir = os.path.join(cluster.dir, name)
+        os.makedirs(self.run_dir, exist_ok=True)
+        config = json.loads(json.dumps(config))
+        config.setdefault("agent", {}).update(
+            {"id": name, "listen": "tcp://127.0.0.1:*", "run_dir": self.run_dir, "peers": seeds})
+        self.config_path = os.path.join(self.run_dir, "config.json")
+        with open(self.config_path, "w") as f:
+            json.dump(config, f)
+        self.log = open(os.path.join(self.run_dir, "malleod.log"), "w")
+        self.proc = subprocess.Popen([MALLEOD, "--config", self.config_path],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        self.info = self._wait_info()
+        self.endpoint = self.info["endpoint"]
+        self.local = self.info["local"]
+
+    def _wait_info(self, timeout=10.0):
+        path = os.path.join(self.run_dir, "agent.json")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.proc.returncode}: "
+                                   + open(os.path.join(self.run_dir, "malleod.log")).read())
+            try:
+                with open(path) as f:
+                    return json.load(f)
+            except (FileNotFoundError, json.JSONDecodeError):
+                time.sleep(0.02)
+        raise RuntimeError(f"{self.name} wrote no agent.json within {timeout} s")
+
+    def request(self, type_, timeout=2.0):
+        return local_request(self.local, envelope(type_, "test"), timeout)
+
+    def status(self):
+        return self.request("status")
+
+    def counters(self):
+        return self.status()["counters"]
+
+    def cli(self, *args, timeout=10):
+        return subprocess.run([MALLEO, "--agent", self.local, *args], capture_output=True,
+                              text=True, timeout=timeout)
+
+    def peers_via_cli(self):
+        r = self.cli("peers", "--json")
+        if r.returncode != 0:
+            raise RuntimeError(f"malleo peers failed for {self.name}: {r.stderr}")
+        return {p["id"] for p in json.loads(r.stdout)["peers"]}
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self, sig=signal.SIGTERM, timeout=5.0):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+
+class Cluster:
+    """A set of agents in one temporary directory; stopped on exit."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="malleo-it-")
+        self.agents = {}
+
+    def add(self, name, config=None, seeds=()):
+        agent = Agent(self, name, config or {}, list(seeds))
+        self.agents[name] = agent
+        return agent
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for a in self.agents.values():
+            a.stop()
+        if exc[0] is None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        else:
+            print(f"agents' logs kept in {self.dir}", file=sys.stderr)
+
+
+_ctx = zmq.Context.instance()
+
+
+def local_request(endpoint, body, timeout=2.0, raw=None):
+    """Sends one message (or raw frames) to a ROUTER and returns the decoded reply."""
+    s = _ctx.socket(zmq.DEALER)
+    s.setsockopt(zmq.LINGER, 0)
+    s.connect(endpoint)
+    try:
+        s.send_multipart(raw if raw is not None else frames(body))
+        if not s.poll(int(timeout * 1000)):
+            raise TimeoutError(f"no reply from {endpoint}")
+        header, payload = s.recv_multipart()
+        magic, version, flags, _, _ = HEADER.unpack(header)
+        assert magic == MAGIC and version == WIRE_VERSION
+        return json.loads(payload) if flags & 1 else msgpack.unpackb(payload)
+    finally:
+        s.close()
+
+
+_raw_senders = 0
+
+
+def send_raw(endpoint, parts):
+    """Sends frames to a peer inbox as a DEALER would, without waiting for anything.
+    Each call is a new connection with its own routing id (a reused id would hand
+    the routing over from one connection to the next and lose what is in flight)."""
+    global _raw_senders
+    _raw_senders += 1
+    identity = b"raw-%d" % _raw_senders
+    s = _ctx.socket(zmq.DEALER)
+    s.setsockopt(zmq.LINGER, 1000)
+    s.setsockopt(zmq.IDENTITY, identity)
+    s.connect(endpoint)
+    s.send_multipart(parts)
+    s.close()
+
+
+def wait_for(predicate, timeout, interval=0.05):
+    """Polls `predicate` until it returns a true value; returns it or None."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(interval)
+
+
+def check(condition, message):
+    if not condition:
+        print("FAIL: " + message, file=sys.stderr)
+        sys.exit(1)
+    print("ok: " + message)
+
+
+def static_profile(apw, pw=1.0):
+    return {"pw": pw, "apw": apw, "upw": round(1.0 - apw, 6), "cores": 1}

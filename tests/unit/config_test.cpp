@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// The configuration: defaults, strict keys, one line naming the bad key.
+#include <doctest/doctest.h>
+
+#include "config.h"
+
+using namespace malleo;
+
+namespace {
+
+std::string parse(const char *text, AgentConfig &config)
+{
+	return parseConfig(nlohmann::json::parse(text), config, {"host", "static", "p2p"});
+}
+
+} // namespace
+
+TEST_SUITE("config")
+{
+	TEST_CASE("values are read and defaults kept")
+	{
+		AgentConfig c;
+		CHECK(parse(R"({"agent": {"id": "n1", "peers": ["tcp://a:1"]},
+				"membership": {"failure_timeout": 3.5},
+				"modules": {"protocol": "p2p", "on_error": "fallback"},
+				"p2p": {"view_size": 4}})", c) == "");
+		CHECK(c.core.id == "n1");
+		CHECK(c.core.seeds == std::vector<std::string>{"tcp://a:1"});
+		CHECK(c.core.failureTimeout == 3.5);
+		CHECK(c.core.heartbeatInterval == 0.5);
+		CHECK(c.modules.fallback);
+		CHECK(c.moduleTable("p2p")["view_size"] == 4);
+		CHECK(c.moduleTable("host").empty());
+	}
+
+	TEST_CASE("every problem is one line naming the key")
+	{
+		AgentConfig c;
+		CHECK(parse(R"({"agent": {"idd": "x"}})", c) == "config key 'agent.idd': unknown key");
+		CHECK(parse(R"({"membership": {"failure_timeout": "soon"}})", c) ==
+		      "config key 'membership.failure_timeout': expected a number, got \"soon\"");
+		CHECK(parse(R"({"work_stealing": {"ttl": 100}})", c) ==
+		      "config key 'work_stealing.ttl': 100 is outside [0, 64]");
+		CHECK(parse(R"({"modules": {"on_error": "shrug"}})", c).find("modules.on_error") !=
+		      std::string::npos);
+		CHECK(parse(R"({"gossipp": {}})", c).find("'gossipp': unknown section") != std::string::npos);
+		CHECK(parse(R"({"agent": {"id": "has space"}})", c).find("agent.id") != std::string::npos);
+		CHECK(parse(R"({"agent": {"peers": "tcp://a:1"}})", c).find("agent.peers") != std::string::npos);
+		CHECK(parse(R"([1, 2])", c) == "config: the document must be a JSON object");
+	}
+}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// The codec and the schema: what is refused, and why.
+#include <doctest/doctest.h>
+
+#include <malleo/message.h>
+#include <malleo/profile.h>
+
+using namespace malleo;
+
+namespace {
+
+std::optional<Rejection> decode(const WireFrames &f, Message &out, std::size_t max = kDefaultMaxMessageBytes)
+{
+	auto body = std::span(reinterpret_cast<const uint8_t *>(f.body.data()), f.body.size());
+	return decodeMessage(f.header, body, max, out);
+}
+
+Message heartbeat()
+{
+	Message m = makeMessage("heartbeat", "n1", 1);
+	m["endpoint"] = "tcp://127.0.0.1:5000";
+	m["profile"] = toJson(NodeProfile{});
+	return m;
+}
+
+} // namespace
+
+TEST_SUITE("message")
+{
+	TEST_CASE("a message survives the codec, in MessagePack and in JSON text")
+	{
+		for (bool json : {false, true}) {
+			Message out;
+			WireFrames f = encodeMessage(heartbeat(), 0x01020304, json);
+			REQUIRE(f.header.size() == kWireHeaderSize);
+			CHECK(f.header[0] == kWireMagic);
+			CHECK(f.header[4] == 1);
+			CHECK(f.header[7] == 4);
+			CHECK_FALSE(decode(f, out));
+			CHECK(out == heartbeat());
+			CHECK_FALSE(validateMessage(out, Channel::Peer));
+		}
+	}
+
+	TEST_CASE("the header is checked before the body")
+	{
+		Message out;
+		WireFrames f = encodeMessage(heartbeat(), 1);
+		f.header.pop_back();
+		CHECK(decode(f, out)->reason == "bad_header");
+		f = encodeMessage(heartbeat(), 1);
+		f.header[1] = 9;
+		CHECK(decode(f, out)->reason == "newer_version");
+		f = encodeMessage(heartbeat(), 1);
+		CHECK(decode(f, out, f.body.size() - 1)->reason == "oversized");
+		f.body = std::string("\xc1\xc1\xc1", 3); // 0xc1 is never used in MessagePack
+		CHECK(decode(f, out)->reason == "undecodable");
+	}
+
+	TEST_CASE("envelope and fields are validated against the schema")
+	{
+		Message m = heartbeat();
+		m.erase("from");
+		CHECK(validateMessage(m, Channel::Peer)->reason == "bad_envelope");
+		m = heartbeat();
+		m["id"] = -1;
+		CHECK(validateMessage(m, Channel::Peer)->reason == "bad_envelope");
+		m = heartbeat();
+		m["v"] = kSchemaVersion + 1;
+		CHECK(validateMessage(m, Channel::Peer)->reason == "newer_version");
+		m = heartbeat();
+		m["type"] = "status";
+		CHECK(validateMessage(m, Channel::Peer)->reason == "wrong_channel");
+		m["type"] = "nonsense";
+		CHECK(validateMessage(m, Channel::Peer)->reason == "unknown_type");
+		m = heartbeat();
+		m["endpoint"] = std::string(300, 'x');
+		CHECK(validateMessage(m, Channel::Peer)->reason == "bad_field");
+		m = heartbeat();
+		m["profile"].erase("apw");
+		auto r = validateMessage(m, Channel::Peer);
+		REQUIRE(r);
+		CHECK(r->reason == "bad_field");
+		CHECK(r->detail.find("apw") != std::string::npos);
+		m = heartbeat();
+		m["unknown_field_is_ignored"] = true;
+		CHECK_FALSE(validateMessage(m, Channel::Peer));
+		CHECK_FALSE(validateMessage(Message::array(), Channel::Local) == std::nullopt);
+	}
+
+	TEST_CASE("profiles outside their ranges are refused")
+	{
+		NodeProfile p;
+		nlohmann::json j = toJson(p);
+		j["apw"] = 1.5;
+		CHECK(fromJson(j, p).find("apw") != std::string::npos);
+		j = toJson(p);
+		j["pw"] = -1;
+		CHECK(fromJson(j, p).find("pw") != std::string::npos);
+		j = toJson(p);
+		CHECK(fromJson(j, p) == "");
+	}
+}
