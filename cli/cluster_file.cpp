@@ -64,6 +64,13 @@ std::string clusterFilePath(const std::string &dir)
 	return (fs::path(dir) / "cluster.json").string();
 }
 
+std::string localEndpoint(const ClusterNode &node)
+{
+	if (!node.local.empty() || node.runDir.empty())
+		return node.local;
+	return "ipc://" + (fs::path(node.runDir) / "agent.sock").string();
+}
+
 std::optional<ClusterFile> readClusterFile(const std::string &dir, Failure &failure)
 {
 	const std::string path = clusterFilePath(dir);

@@ -32,6 +32,10 @@ struct ClusterFile {
 
 std::string clusterFilePath(const std::string &dir);
 
+// The node's local endpoint; before the agent has said it (a node still
+// starting), where the agent will bind it: ipc://<run-dir>/agent.sock.
+std::string localEndpoint(const ClusterNode &node);
+
 // The cluster in dir; nullopt with an empty failure line when there is none.
 std::optional<ClusterFile> readClusterFile(const std::string &dir, Failure &failure);
 

@@ -13,6 +13,7 @@ namespace malleo::cli {
 
 int statusCommand(const GlobalOptions &options, bool json);
 int peersCommand(const GlobalOptions &options, bool json);
+int appsCommand(const GlobalOptions &options, bool json);
 
 struct EventsOptions {
 	bool json = false;

@@ -58,6 +58,9 @@ int main(int argc, char **argv)
 	CLI::App *peers = app.add_subcommand("peers", "the peers one agent knows and what they last reported");
 	peers->add_flag("--json", o.json, "print {\"agent\": id, \"peers\": [...]} as JSON");
 
+	CLI::App *apps = app.add_subcommand("apps", "the MPI applications registered with one agent");
+	apps->add_flag("--json", o.json, "print {\"agent\": id, \"apps\": [...]} as JSON");
+
 	CLI::App *events = app.add_subcommand("events", "follow one agent's events, one line each");
 	events->add_flag("--json", o.events.json, "one JSON object per event and line");
 	CLI::Option *count = events->add_option("--count", o.count, "stop after N events")->check(CLI::PositiveNumber);
@@ -114,6 +117,8 @@ int main(int argc, char **argv)
 		return statusCommand(o.global, o.json);
 	if (peers->parsed())
 		return peersCommand(o.global, o.json);
+	if (apps->parsed())
+		return appsCommand(o.global, o.json);
 	if (events->parsed())
 		return eventsCommand(o.global, o.events);
 	if (top->parsed())

@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // `malleo peers`: the peers one agent knows, with what they last reported.
-#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
 
-#include "agent_client.h"
 #include "commands.h"
 #include "human_units.h"
+#include "list_request.h"
 #include "reply_fields.h"
-#include "target.h"
 #include "text_table.h"
 
 namespace malleo::cli {
@@ -37,31 +35,16 @@ void printTable(const nlohmann::json &peers)
 int peersCommand(const GlobalOptions &options, bool json)
 {
 	Failure failure;
-	std::optional<Target> target = singleTarget(options, failure);
-	if (!target)
+	std::optional<ListReply> r = requestList(options, "peers", "peers", "id", failure);
+	if (!r)
 		return report(failure);
-	zmq::context_t context(1);
-	std::unique_ptr<AgentClient> client = AgentClient::create(context, target->endpoint, options.timeout, failure);
-	if (!client)
-		return report(failure);
-	std::optional<Message> reply = client->request("peers", failure);
-	if (!reply)
-		return report(failure);
-	const nlohmann::json *list = field(*reply, {"peers"});
-	if ((*reply)["type"] != "peers_reply" || !list || !list->is_array())
-		return report({kExitFailed, fmt::format("the agent at {} answered 'peers' with '{}' "
-							"and no peer list",
-							target->endpoint, text(*reply, {"type"}))});
-	nlohmann::json peers = *list;
-	std::sort(peers.begin(), peers.end(), [](const nlohmann::json &a, const nlohmann::json &b) {
-		return text(a, {"id"}) < text(b, {"id"});
-	});
+	const nlohmann::json &peers = r->list;
 	if (json) {
-		nlohmann::json out = {{"agent", (*reply)["from"]}, {"peers", peers}};
+		nlohmann::json out = {{"agent", r->reply["from"]}, {"peers", peers}};
 		std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 		return kExitOk;
 	}
-	std::cout << fmt::format("agent {}: {} peer{}\n", text(*reply, {"from"}), peers.size(),
+	std::cout << fmt::format("agent {}: {} peer{}\n", text(r->reply, {"from"}), peers.size(),
 				 peers.size() == 1 ? "" : "s");
 	if (!peers.empty())
 		printTable(peers);

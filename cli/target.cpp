@@ -33,7 +33,7 @@ std::optional<Target> nodeTarget(const GlobalOptions &options, Failure &failure)
 						      options.node, dir, cluster->names())};
 		return std::nullopt;
 	}
-	return Target{node->name, node->local};
+	return Target{node->name, localEndpoint(*node)};
 }
 
 std::optional<Target> explicitTarget(const GlobalOptions &options, Failure &failure)
@@ -98,7 +98,7 @@ std::optional<std::vector<Target>> watchTargets(const GlobalOptions &options, Fa
 	}
 	std::vector<Target> targets;
 	for (const ClusterNode &node : cluster->nodes)
-		targets.push_back({node.name, node.local});
+		targets.push_back({node.name, localEndpoint(node)});
 	return targets;
 }
 

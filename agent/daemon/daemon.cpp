@@ -129,7 +129,8 @@ void Daemon::apply(CoreOutputs &out)
 			log_->warn("rejected {} message ({}): {}", event["channel"].get<std::string>(),
 				   event["reason"].get<std::string>(), event["detail"].get<std::string>());
 		else if (type == "peer_up" || type == "peer_down" || type == "joined" ||
-			 type == "wrm_answered" || type == "wrm_reply")
+			 type == "wrm_answered" || type == "wrm_reply" || type == "action" ||
+			 type == "app_registered" || type == "app_gone")
 			log_->info("{}", event.dump());
 		else
 			log_->debug("{}", event.dump());

@@ -58,6 +58,7 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 		r.number("profile_interval", config.profileInterval, 0.01, 3600);
 		r.integer("max_message_bytes", config.maxMessageBytes, 256, 16 << 20);
 		r.boolean("debug_json", config.debugJson);
+		r.number("decision_interval", config.core.decisionInterval, 0.01, 3600);
 		r.finish();
 		if (!r.error().empty())
 			return r.error();

@@ -49,6 +49,7 @@ void Core::start(double now, CoreOutputs &out)
 	nextHeartbeat_ = now + config_.heartbeatInterval;
 	nextGossip_ = now + config_.gossipInterval;
 	nextWrmAt_ = now;
+	nextDecision_ = now + config_.decisionInterval;
 	backoff_ = config_.backoffInitial;
 	emit({{"type", "started"}, {"endpoint", config_.endpoint}, {"group", group_}}, now, out);
 	tick(now, out);
@@ -61,6 +62,7 @@ void Core::tick(double now, CoreOutputs &out)
 	heartbeat(now, out);
 	gossip(now, out);
 	workStealing(now, out);
+	decide(now, out);
 }
 
 // ---------------------------------------------------------------- messages in
@@ -458,6 +460,14 @@ Message Core::onLocalRequest(const Message &message, double now, CoreOutputs &ou
 		reply = peersReply(now);
 	else if (type == "events")
 		reply = envelope("events_ok");
+	else if (type == "apps")
+		reply = appsReply();
+	else if (type == "register")
+		reply = onRegister(message, now, out);
+	else if (type == "app_report")
+		reply = onAppReport(message, now, out);
+	else if (type == "deregister")
+		reply = onDeregister(message, now, out);
 	else {
 		reject(Channel::Local, {"unknown_type", "no handler for " + type}, &message, now, out);
 		reply = envelope("error");
@@ -481,6 +491,7 @@ Message Core::statusReply(double now) const
 	m["modules"] = moduleNames_;
 	m["profile"] = toJson(local_);
 	m["node"] = description_;
+	m["applications"] = apps_.size();
 	m["peers"] = {{"alive", peers_.size()},
 		      {"in_view", std::count_if(peers_.begin(), peers_.end(),
 						[](const auto &p) { return p.second.inView; })},

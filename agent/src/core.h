@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include <malleo/application.h>
 #include <malleo/decision_module.h>
 #include <malleo/message.h>
 #include <malleo/protocol_module.h>
@@ -71,6 +72,7 @@ public:
 
 	const Counters &counters() const { return counters_; }
 	const std::map<std::string, PeerEntry> &peers() const { return peers_; }
+	const std::map<std::string, ApplicationInfo> &applications() const { return apps_; }
 	const CoreConfig &config() const { return config_; }
 
 private:
@@ -115,6 +117,15 @@ private:
 	Message statusReply(double now) const;
 	Message peersReply(double now) const;
 
+	// applications.cpp: the registry of local MPI processes
+	Message onRegister(const Message &m, double now, CoreOutputs &out);
+	Message onAppReport(const Message &m, double now, CoreOutputs &out);
+	Message onDeregister(const Message &m, double now, CoreOutputs &out);
+	Message appsReply() const;
+	void decide(double now, CoreOutputs &out);
+	void emitAction(const Action &action, const char *trigger, double now, CoreOutputs &out);
+	std::vector<ApplicationInfo> applicationList() const;
+
 	CoreConfig config_;
 	ProtocolModule &protocol_;
 	DecisionModule &decision_;
@@ -136,6 +147,9 @@ private:
 	double nextSeedHello_ = 0.0;
 	double nextHeartbeat_ = 0.0;
 	double nextGossip_ = 0.0;
+
+	std::map<std::string, ApplicationInfo> apps_;
+	double nextDecision_ = 0.0;
 
 	std::optional<OutstandingWrm> wrm_;
 	uint64_t nextWrmId_ = 1;

@@ -22,6 +22,11 @@ struct CoreConfig {
 	double joinRetry = 1.0;
 	unsigned maxCandidates = 256;
 
+	// decisions
+	double decisionInterval = 1.0; // seconds between calls of the decision module's onTick
+	unsigned maxApplications = 64;
+	unsigned maxProcessesPerApp = 4096;
+
 	// work stealing
 	bool wrmEnabled = true;
 	bool wrmOnJoin = true;

@@ -17,7 +17,7 @@ struct Field {
 	const char *name;
 	Kind kind;
 	bool required;
-	std::size_t maxItems; // strings: length, arrays: elements
+	std::size_t maxItems; // strings: length, arrays: elements, unsigned: value (0: any)
 };
 
 struct TypeSpec {
@@ -29,6 +29,9 @@ struct TypeSpec {
 constexpr std::size_t kEndpointMax = 256;
 constexpr std::size_t kPeersMax = 64;
 constexpr std::size_t kVisitedMax = 64;
+constexpr std::size_t kRankMax = 1u << 24;
+constexpr std::size_t kPidMax = (1u << 31) - 1;
+constexpr std::size_t kUnitsMax = std::size_t{1} << 40;
 
 // clang-format off
 const std::vector<TypeSpec> &schema()
@@ -53,13 +56,13 @@ const std::vector<TypeSpec> &schema()
 					  {"origin_endpoint", Kind::String, true, kEndpointMax},
 					  {"origin_profile", Kind::Profile, true, 0},
 					  {"wrm_id", Kind::UInt, true, 0},
-					  {"ttl", Kind::UInt, true, 0},
-					  {"hops", Kind::UInt, true, 0},
+					  {"ttl", Kind::UInt, true, 64},
+					  {"hops", Kind::UInt, true, 1024},
 					  {"visited", Kind::Array, true, kVisitedMax}}},
 		{"wrm_reply", Channel::Peer, {{"wrm_id", Kind::UInt, true, 0},
 					  {"endpoint", Kind::String, true, kEndpointMax},
 					  {"profile", Kind::Profile, true, 0},
-					  {"hops", Kind::UInt, true, 0},
+					  {"hops", Kind::UInt, true, 1024},
 					  {"reasons", Kind::Object, true, 0}}},
 		{"unlink",    Channel::Peer, {}},
 		{"leave",     Channel::Peer, {}},
@@ -69,6 +72,25 @@ const std::vector<TypeSpec> &schema()
 		{"status",    Channel::Local, {}},
 		{"peers",     Channel::Local, {}},
 		{"events",    Channel::Local, {}},
+		{"apps",      Channel::Local, {}},
+		// MPI processes ↔ local agent
+		{"register",  Channel::Local, {{"app", Kind::Id, true, kMaxIdLength},
+					   {"rank", Kind::UInt, true, kRankMax},
+					   {"pid", Kind::UInt, true, kPidMax},
+					   {"size", Kind::UInt, true, kRankMax},
+					   {"malleable", Kind::Bool, true, 0},
+					   {"units", Kind::UInt, false, kUnitsMax}}},
+		{"app_report", Channel::Local, {{"app", Kind::Id, true, kMaxIdLength},
+					    {"rank", Kind::UInt, true, kRankMax},
+					    {"size", Kind::UInt, false, kRankMax},
+					    {"units", Kind::UInt, false, kUnitsMax},
+					    {"iteration_times", Kind::Array, false, 1024},
+					    {"bytes_local", Kind::Number, false, 0},
+					    {"bytes_remote", Kind::Number, false, 0},
+					    {"cpu_share", Kind::Number, false, 0},
+					    {"active", Kind::Bool, false, 0}}},
+		{"deregister", Channel::Local, {{"app", Kind::Id, true, kMaxIdLength},
+					    {"rank", Kind::UInt, true, kRankMax}}},
 		{"error",     Channel::Local, {{"code", Kind::String, true, 64},
 					   {"text", Kind::String, true, 512}}},
 	};
@@ -87,6 +109,13 @@ const TypeSpec *findSpec(std::string_view type, Channel channel, bool *otherChan
 		*otherChannel = true;
 	}
 	return nullptr;
+}
+
+// MessagePack decodes every non-negative integer as unsigned; messages built in
+// memory may hold them as signed.
+bool isUnsigned(const nlohmann::json &value)
+{
+	return value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0);
 }
 
 std::optional<std::string> checkProfile(const nlohmann::json &value)
@@ -116,8 +145,10 @@ std::optional<std::string> checkField(const Field &field, const nlohmann::json &
 			return "is empty";
 		return std::nullopt;
 	case Kind::UInt:
-		if (!value.is_number_unsigned())
+		if (!isUnsigned(value))
 			return "is not an unsigned integer";
+		if (field.maxItems && value.get<uint64_t>() > field.maxItems)
+			return fmt::format("exceeds {}", field.maxItems);
 		return std::nullopt;
 	case Kind::Number:
 		if (!value.is_number())
@@ -153,7 +184,7 @@ std::optional<Rejection> validateMessage(const Message &message, Channel channel
 	auto type = message.find("type");
 	auto from = message.find("from");
 	auto id = message.find("id");
-	if (v == message.end() || !v->is_number_unsigned())
+	if (v == message.end() || !isUnsigned(*v))
 		return Rejection{"bad_envelope", "'v' is missing or not an unsigned integer"};
 	if (v->get<uint64_t>() > kSchemaVersion)
 		return Rejection{"newer_version",
@@ -164,7 +195,7 @@ std::optional<Rejection> validateMessage(const Message &message, Channel channel
 	if (from == message.end() || !from->is_string() ||
 	    from->get_ref<const std::string &>().size() > kMaxIdLength)
 		return Rejection{"bad_envelope", "'from' is missing, not a string or too long"};
-	if (id == message.end() || !id->is_number_unsigned())
+	if (id == message.end() || !isUnsigned(*id))
 		return Rejection{"bad_envelope", "'id' is missing or not an unsigned integer"};
 
 	const std::string &typeName = type->get_ref<const std::string &>();

@@ -103,7 +103,8 @@ void Core::onWrm(const Message &m, double now, CoreOutputs &out)
 	std::vector<PeerEntry> alive;
 	std::vector<Candidate> candidates;
 	OverlayView v = view(now, alive, candidates);
-	WorkVerdict verdict = decision_.onWorkRequest(v, request);
+	std::vector<ApplicationInfo> apps = applicationList();
+	WorkVerdict verdict = decision_.onWorkRequest(DecisionView{v, apps}, request);
 	nlohmann::json event = {{"wrm_id", wrmId},	   {"origin", request.origin},
 				{"hops", request.hops},	   {"ttl", request.ttl},
 				{"reasons", verdict.reasons}};
@@ -118,6 +119,8 @@ void Core::onWrm(const Message &m, double now, CoreOutputs &out)
 		send(m["origin_endpoint"].get<std::string>(), std::move(reply), out);
 		event["type"] = "wrm_answered";
 		emit(std::move(event), now, out);
+		for (const Action &action : verdict.actions)
+			emitAction(action, "wrm", now, out);
 		return;
 	}
 

@@ -25,9 +25,9 @@ public:
 		return t.error();
 	}
 
-	WorkVerdict onWorkRequest(const OverlayView &view, const WorkRequest &request) override
+	WorkVerdict onWorkRequest(const DecisionView &view, const WorkRequest &request) override
 	{
-		double local = view.local ? view.local->upw : 0.0;
+		double local = view.overlay.local ? view.overlay.local->upw : 0.0;
 		double difference = local - request.originProfile.upw;
 		WorkVerdict v;
 		v.answer = difference >= threshold_ && local >= minUpw_;
@@ -36,6 +36,8 @@ public:
 			     {"threshold", threshold_},	   {"min_upw", minUpw_}};
 		return v;
 	}
+
+	std::vector<Action> onTick(const DecisionView &) override { return {}; }
 
 private:
 	double threshold_ = 0.25;

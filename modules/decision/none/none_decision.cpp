@@ -16,10 +16,12 @@ public:
 		return {};
 	}
 
-	WorkVerdict onWorkRequest(const OverlayView &, const WorkRequest &) override
+	WorkVerdict onWorkRequest(const DecisionView &, const WorkRequest &) override
 	{
-		return {false, {{"module", "none"}}};
+		return {false, {{"module", "none"}}, {}};
 	}
+
+	std::vector<Action> onTick(const DecisionView &) override { return {}; }
 };
 
 } // namespace

@@ -22,11 +22,13 @@ public:
 		return t.error();
 	}
 
-	malleo::WorkVerdict onWorkRequest(const malleo::OverlayView &,
+	malleo::WorkVerdict onWorkRequest(const malleo::DecisionView &,
 					  const malleo::WorkRequest &request) override
 	{
-		return {answer_, {{"module", "skeleton"}, {"origin", request.origin}}};
+		return {answer_, {{"module", "skeleton"}, {"origin", request.origin}}, {}};
 	}
+
+	std::vector<malleo::Action> onTick(const malleo::DecisionView &) override { return {}; }
 
 private:
 	bool answer_ = false;

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cluster_starter.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "agent_client.h"
+#include "node_process.h"
+#include "node_stop.h"
+#include "text_table.h"
+
+namespace malleo::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kReadyTimeout = 10.0;
+constexpr double kRollbackGrace = 2.0;
+constexpr auto kPollPeriod = std::chrono::milliseconds(50);
+
+std::string lastLogLine(const std::string &path)
+{
+	std::ifstream in(path);
+	std::string line, last;
+	while (std::getline(in, line))
+		if (line.find_first_not_of(" \t\r") != std::string::npos)
+			last = line;
+	return last;
+}
+
+std::string logHint(const Launch &launch)
+{
+	std::string last = lastLogLine(launch.logPath);
+	return last.empty() ? fmt::format("log: {}", launch.logPath)
+			    : fmt::format("\"{}\"; log: {}", clip(last, 200), launch.logPath);
+}
+
+// Reads <run-dir>/agent.json once the agent has written it.
+bool readAgentFile(Launch &launch)
+{
+	std::ifstream in(launch.node.runDir + "/agent.json");
+	if (!in)
+		return false;
+	nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+	if (!j.is_object())
+		return false;
+	auto pid = j.find("pid");
+	auto endpoint = j.find("endpoint");
+	auto local = j.find("local");
+	if (pid == j.end() || !pid->is_number_integer() || pid->get<long>() != launch.node.pid ||
+	    endpoint == j.end() || !endpoint->is_string() || local == j.end() || !local->is_string())
+		return false;
+	launch.node.endpoint = endpoint->get<std::string>();
+	launch.node.local = local->get<std::string>();
+	return true;
+}
+
+// Waits until every launch is ready; fails on the first agent that dies or is late.
+std::optional<Failure> waitReady(std::vector<Launch *> launches)
+{
+	const double deadline = steadyNow() + kReadyTimeout;
+	for (;;) {
+		bool waiting = false;
+		for (Launch *l : launches) {
+			if (l->ready)
+				continue;
+			if (readAgentFile(*l)) {
+				l->ready = true;
+				continue;
+			}
+			std::string ended = reapChild(static_cast<pid_t>(l->node.pid));
+			if (!ended.empty() || !processRuns(l->node.pid, 0))
+				return Failure{kExitFailed,
+					       fmt::format("{} (pid {}) ended ({}) before it was ready: {}",
+							   l->node.name, l->node.pid,
+							   ended.empty() ? "ended" : ended, logHint(*l))};
+			waiting = true;
+		}
+		if (!waiting)
+			return std::nullopt;
+		if (steadyNow() >= deadline) {
+			for (Launch *l : launches)
+				if (!l->ready)
+					return Failure{kExitFailed,
+						       fmt::format("{} (pid {}) wrote no {}/agent.json within {:.0f} s: {}",
+								   l->node.name, l->node.pid, l->node.runDir,
+								   kReadyTimeout, logHint(*l))};
+		}
+		std::this_thread::sleep_for(kPollPeriod);
+	}
+}
+
+} // namespace
+
+ClusterStarter::ClusterStarter(unsigned nodes, std::string logLevel, std::string dir,
+			       std::string malleod, NodeConfigInput input,
+			       std::map<std::string, nlohmann::json> nodeFiles)
+	: nodes_(nodes), logLevel_(std::move(logLevel)), dir_(std::move(dir)),
+	  malleod_(std::move(malleod)), input_(std::move(input)), nodeFiles_(std::move(nodeFiles)),
+	  cpus_(usableCpus())
+{
+}
+
+std::optional<Failure> ClusterStarter::launch(unsigned index, const std::vector<std::string> &peers)
+{
+	Launch l;
+	l.node.name = fmt::format("n{}", index);
+	l.node.runDir = (fs::path(dir_) / l.node.name).string();
+	l.node.cpus = {cpus_[(index - 1) % cpus_.size()]};
+	l.logPath = l.node.runDir + "/malleod.log";
+
+	std::error_code ec;
+	fs::create_directories(l.node.runDir, ec);
+	if (ec)
+		return Failure{kExitFailed, fmt::format("cannot create {}: {}", l.node.runDir, ec.message())};
+	// No node of this directory runs (checked before), so this is a leftover.
+	fs::remove(l.node.runDir + "/agent.json", ec);
+
+	NodeConfigInput input = input_;
+	if (auto it = nodeFiles_.find(l.node.name); it != nodeFiles_.end())
+		input.node = it->second;
+	const std::string configPath = l.node.runDir + "/config.json";
+	{
+		std::ofstream out(configPath, std::ios::trunc);
+		out << nodeConfig(input, l.node.name, peers, l.node.runDir).dump(2) << '\n';
+		if (!out.flush())
+			return Failure{kExitFailed, fmt::format("cannot write {}", configPath)};
+	}
+
+	std::vector<std::string> argv = {malleod_,   "--config", configPath,	      "--id",
+					 l.node.name, "--listen", "tcp://127.0.0.1:*", "--run-dir",
+					 l.node.runDir};
+	for (const std::string &peer : peers)
+		argv.insert(argv.end(), {"--peer", peer});
+	if (!logLevel_.empty())
+		argv.insert(argv.end(), {"--log-level", logLevel_});
+
+	Failure failure;
+	std::optional<pid_t> pid = spawnDetached(argv, l.node.cpus[0], l.logPath, failure);
+	if (!pid)
+		return failure;
+	l.node.pid = *pid;
+	l.node.startTime = processStartTime(*pid);
+	launches_.push_back(std::move(l));
+	return std::nullopt;
+}
+
+// Records every node started so far, ready or not, so that `cluster down`
+// finds them all even if we are interrupted before the last one is up.
+std::optional<Failure> ClusterStarter::record()
+{
+	cluster_.nodes.clear();
+	for (const Launch &l : launches_)
+		cluster_.nodes.push_back(l.node);
+	return writeClusterFile(dir_, cluster_);
+}
+
+std::optional<Failure> ClusterStarter::start()
+{
+	launches_.reserve(nodes_);
+	if (auto f = launch(1, {}))
+		return f;
+	if (auto f = record())
+		return f;
+	if (auto f = waitReady({&launches_[0]}))
+		return f;
+
+	const std::vector<std::string> seed = {launches_[0].node.endpoint};
+	for (unsigned i = 2; i <= nodes_; ++i)
+		if (auto f = launch(i, seed))
+			return f;
+	if (auto f = record())
+		return f;
+	std::vector<Launch *> rest;
+	for (std::size_t i = 1; i < launches_.size(); ++i)
+		rest.push_back(&launches_[i]);
+	std::optional<Failure> f = waitReady(rest);
+	if (auto g = record(); g && !f)
+		f = g;
+	return f;
+}
+
+void ClusterStarter::rollback()
+{
+	std::vector<ClusterNode> nodes;
+	for (const Launch &l : launches_)
+		nodes.push_back(l.node);
+	for (const NodeStop &stop : stopNodes(nodes, kRollbackGrace))
+		if (stop.result != "stopped" && stop.result != "not_running")
+			std::cerr << "malleo: " << describe(stop) << '\n';
+	std::error_code ec;
+	fs::remove(clusterFilePath(dir_), ec);
+}
+
+} // namespace malleo::cli
