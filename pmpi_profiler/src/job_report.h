@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+namespace malleo::pmpi {
+
+// Collective over MPI_COMM_WORLD, from the MPI_Finalize wrapper before PMPI_Finalize: every rank's
+// profile goes to rank 0, which writes malleo-profile-<app>-<job>.json and .txt into
+// MALLEO_PROFILE_DIR (default: the current directory) and names them on stderr.
+void writeJobReport();
+
+// This rank alone (MPI_Abort, exit without MPI_Finalize): malleo-profile-<app>-<job>.rank<N>.json
+// and .txt.
+void writeRankReport(const char *ended);
+
+} // namespace malleo::pmpi

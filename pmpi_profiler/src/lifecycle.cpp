@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lifecycle.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "agent_hook.h"
+#include "clock.h"
+#include "comm_table.h"
+#include "iterations.h"
+#include "job_report.h"
+#include "mpi_include.h"
+
+namespace malleo::pmpi {
+
+Mode gMode = Mode::Full;
+
+namespace {
+
+int gWorldSize = 0;
+int gWorldRank = 0;
+uint64_t gStartTicks = 0;
+uint64_t gStartNs = 0;
+std::atomic<bool> gInitialized{false};
+std::atomic<bool> gReported{false};
+
+Mode modeFromEnvironment()
+{
+	const char *value = std::getenv("MALLEO_PROFILE");
+	if (!value || !*value || !std::strcmp(value, "full"))
+		return Mode::Full;
+	if (!std::strcmp(value, "off") || !std::strcmp(value, "0"))
+		return Mode::Off;
+	if (!std::strcmp(value, "summary"))
+		return Mode::Summary;
+	std::fprintf(stderr,
+		     "malleo-pmpi: MALLEO_PROFILE=%s is not off, summary or full; using full\n",
+		     value);
+	return Mode::Full;
+}
+
+// A program that returns from main or calls exit() without MPI_Finalize: the other ranks may be
+// gone, so this rank writes its own report instead of gathering.
+void atExit()
+{
+	if (gInitialized.load() && !gReported.exchange(true))
+		writeRankReport("exit without MPI_Finalize");
+}
+
+__attribute__((constructor)) void loadProfiler()
+{
+	gMode = modeFromEnvironment();
+	gStartTicks = ticks();
+	gStartNs = monotonicNs();
+}
+
+} // namespace
+
+int worldSize()
+{
+	return gWorldSize;
+}
+
+int worldRank()
+{
+	return gWorldRank;
+}
+
+uint64_t startTicks()
+{
+	return gStartTicks;
+}
+
+double nsPerTick()
+{
+	const uint64_t t = ticks(), ns = monotonicNs();
+	if (t <= gStartTicks || ns <= gStartNs)
+		return 1.0;
+	return double(ns - gStartNs) / double(t - gStartTicks);
+}
+
+void onInit()
+{
+	if (gInitialized.exchange(true))
+		return;
+	PMPI_Comm_size(MPI_COMM_WORLD, &gWorldSize);
+	PMPI_Comm_rank(MPI_COMM_WORLD, &gWorldRank);
+	gWorldInfo = lookupCommSlow(MPI_COMM_WORLD);
+	startIterations();
+	std::atexit(atExit);
+}
+
+void onFinalize()
+{
+	if (!gInitialized.load() || gReported.exchange(true))
+		return;
+	agentFinalDelta();
+	writeJobReport();
+}
+
+void onAbort()
+{
+	if (gInitialized.load() && !gReported.exchange(true))
+		writeRankReport("MPI_Abort");
+}
+
+} // namespace malleo::pmpi
