@@ -79,19 +79,26 @@ void Core::reject(Channel channel, const Rejection &rejection, const Message *me
 	counters_.add(fmt::format("rejected.{}.{}", where, rejection.reason));
 	nlohmann::json event = {{"type", "rejected"}, {"channel", where},
 				{"reason", rejection.reason}, {"detail", rejection.detail}};
-	// Answer a known peer, so that a version mismatch is visible on both sides.
+	// Answer a known peer, or an agent whose hello names its endpoint, so that a
+	// version mismatch is visible on both sides.
 	if (channel == Channel::Peer && message && message->is_object()) {
 		auto from = message->find("from");
 		if (from != message->end() && from->is_string()) {
 			event["from"] = from->get<std::string>().substr(0, kMaxIdLength);
-			auto it = peers_.find(from->get<std::string>());
+			std::string endpoint;
+			if (auto it = peers_.find(from->get<std::string>()); it != peers_.end())
+				endpoint = it->second.endpoint;
+			auto said = message->find("endpoint");
+			if (endpoint.empty() && message->value("type", "") == "hello" &&
+			    said != message->end() && said->is_string() && said->size() <= 256)
+				endpoint = said->get<std::string>();
 			bool answerable = rejection.reason == "unknown_type" ||
 					  rejection.reason == "newer_version";
-			if (it != peers_.end() && answerable) {
+			if (!endpoint.empty() && answerable) {
 				Message error = envelope("error");
 				error["code"] = rejection.reason;
 				error["text"] = rejection.detail;
-				send(it->second.endpoint, std::move(error), out);
+				send(endpoint, std::move(error), out);
 			}
 		}
 	}

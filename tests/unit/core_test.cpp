@@ -159,6 +159,13 @@ TEST_SUITE("core")
 		net.inject("a", encodeMessage(newer, 1));
 		CHECK(a.counters().get("rejected.peer.newer_version") == 1);
 
+		// A newer agent's hello is answered at the endpoint it names, naming both versions.
+		Message futureHello = makeMessage("hello", "z", 1);
+		futureHello.update({{"v", kSchemaVersion + 1}, {"endpoint", "tcp://z"}, {"agent_version", "9.0"},
+				    {"profile", toJson(NodeProfile{})}});
+		net.inject("a", encodeMessage(futureHello, 1));
+		CHECK(net.sentTo("error") == std::vector<std::string>{"tcp://b", "tcp://b", "tcp://z"});
+
 		Message noProfile = makeMessage("heartbeat", "b", 9);
 		noProfile["endpoint"] = "tcp://b";
 		net.inject("a", encodeMessage(noProfile, 1));
