@@ -32,6 +32,15 @@ Message refusal(std::string_view self, const std::string &code, const std::strin
 
 } // namespace
 
+void Core::setLocalProfile(const NodeProfile &profile)
+{
+	local_ = profile;
+	local_.processes = 0;
+	for (const auto &[id, app] : apps_)
+		for (const ProcessInfo &p : app.local)
+			local_.processes += p.active && app.malleable;
+}
+
 std::vector<ApplicationInfo> Core::applicationList() const
 {
 	std::vector<ApplicationInfo> list;

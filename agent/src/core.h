@@ -63,7 +63,8 @@ public:
 	// A message the adapter could not decode (bad header, oversized, ...).
 	void onRejected(Channel channel, const Rejection &rejection, double now, CoreOutputs &out);
 
-	void setLocalProfile(const NodeProfile &profile) { local_ = profile; }
+	// The profiling module's sample; the process count comes from the registry.
+	void setLocalProfile(const NodeProfile &profile);
 	void setNodeDescription(nlohmann::json description) { description_ = std::move(description); }
 	void setModuleNames(nlohmann::json names) { moduleNames_ = std::move(names); }
 

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: Apache-2.0
+// Decision module "ios": the transfer, split and merge policies of seed 001,
+// section 5 (DESIGN.md, "The policies"). The math lives in split_policy.h,
+// transfer_policy.h and merge_policy.h; this file maps what the agent knows
+// onto their inputs and turns their plans into actions with their reasons.
+//
+// A WRM from an idle origin i reaches this node j. For each malleable
+// application with active processes here:
+//  - N_j is the sum of the data units of its active local processes. N_i is
+//    0: a WRM does not say what the origin hosts, and an origin asking for
+//    work is taken to hold none of this application. N_total = N_i + N_j.
+//  - ρ = APW_i·PW_i / (APW_i·PW_i + UPW_j·PW_j) and the split policy give the
+//    smallest n ≥ N_total that can be shared within the tolerance. n > N_total
+//    means there are too few processes to reach the ratio: propose a split
+//    into n (l stay, r go to the origin) and a transfer of the r new
+//    processes, if moving them gains more than θ. The r pieces are identical,
+//    so their gain is that of moving them as one block of r units of size
+//    N_total/n.
+//  - Otherwise the transfer policy ranks the local processes by gain and
+//    moves those above θ, at most N_transfer units.
+// The gain maps each process's bytes as: bytes with the origin = 0 (it holds
+// none of the application), bytes with processes on this node = bytesLocal.
+// bytesRemote go to third nodes and stay inter-node whether the process moves
+// or not, so they do not change the difference the gain measures.
+// The application whose plan has the largest gain is the answer; every
+// application considered is listed in the verdict's reasons.
+//
+// Every tick: one APW sample of this node into a window of the last
+// `stability_window` ticks, σ_i from it, σ from the peers' reported σ_j, and
+// the merge policy; a merge folds the co-located processes of the malleable
+// application with the most of them, enough to bring the node back to one
+// process per core. A merge is proposed once per application until its local
+// process count changes.
+//
+// Options (table "ios"):
+//   theta                        0.05   a move must cut the predicted iteration time by more than this fraction
+//   tolerance                    0.05   accepted predicted imbalance of a split
+//   n_max                        1024   never split into more processes than this
+//   epsilon1                     0.05   merge only while σ_i is below this
+//   epsilon2                     0.05   and σ of the peers' σ_j is below this
+//   ctxsw_threshold              5000   and the context-switch rate (per second) is above this
+//   hold_down                    60     seconds after a split with no merge
+//   stability_window             10     ticks of APW that σ_i is computed over (1..64)
+//   work_per_unit                1.0    seconds one data unit takes per iteration on a power of 1
+//   inter_node_seconds_per_byte  1e-9   cost of a byte between nodes
+//   intra_node_seconds_per_byte  1e-10  cost of a byte within a node
+//
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include <malleo/config_table.h>
+#include <malleo/decision_module.h>
+
+#include "merge_policy.h"
+#include "split_policy.h"
+#include "transfer_policy.h"
+
+namespace malleo {
+
+namespace {
+
+struct IosOptions {
+	double theta = 0.05;
+	double tolerance = 0.05;
+	int64_t nMax = 1024;
+	policy::MergeParams merge;
+	size_t stabilityWindow = 10;
+	policy::TransferCosts costs{1.0, 1e-9, 1e-10};
+};
+
+// What the module found for one application on a WRM.
+struct AppPlan {
+	std::vector<Action> actions;
+	double gain = 0.0;
+	nlohmann::json summary;
+};
+
+const char *splitStatusName(policy::SplitStatus status)
+{
+	switch (status) {
+	case policy::SplitStatus::Found:
+		return "found";
+	case policy::SplitStatus::NoneWithinLimit:
+		return "none-within-n_max";
+	case policy::SplitStatus::InvalidInput:
+		return "invalid-input";
+	}
+	return "unknown";
+}
+
+const char *transferStopName(policy::TransferStop stop)
+{
+	switch (stop) {
+	case policy::TransferStop::BudgetReached:
+		return "budget-reached";
+	case policy::TransferStop::BelowThreshold:
+		return "below-theta";
+	case policy::TransferStop::NoCandidates:
+		return "no-candidate-fits";
+	case policy::TransferStop::NothingToTransfer:
+		return "nothing-to-transfer";
+	case policy::TransferStop::InvalidInput:
+		return "invalid-input";
+	}
+	return "unknown";
+}
+
+int64_t activeCount(const ApplicationInfo &app)
+{
+	return std::count_if(app.local.begin(), app.local.end(),
+			     [](const ProcessInfo &p) { return p.active; });
+}
+
+class IosDecision : public DecisionModule
+{
+public:
+	std::string configure(const nlohmann::json &table) override
+	{
+		IosOptions o = options_;
+		ConfigTable t(table, "ios");
+		t.number("theta", o.theta, 0, 1);
+		t.number("tolerance", o.tolerance, 0, 1);
+		t.integer("n_max", o.nMax, 2, 1u << 20);
+		t.number("epsilon1", o.merge.epsilon1, 0, 1);
+		t.number("epsilon2", o.merge.epsilon2, 0, 1);
+		t.number("ctxsw_threshold", o.merge.contextSwitchThreshold, 0, 1e9);
+		t.number("hold_down", o.merge.holdDown, 0, 86400);
+		t.integer("stability_window", o.stabilityWindow, 1,
+			  policy::StabilityWindow::kCapacity);
+		t.number("work_per_unit", o.costs.workPerUnit, 1e-9, 1e9);
+		t.number("inter_node_seconds_per_byte", o.costs.interNodeSecondsPerByte, 0, 1);
+		t.number("intra_node_seconds_per_byte", o.costs.intraNodeSecondsPerByte, 0, 1);
+		t.finish();
+		if (!t.error().empty())
+			return t.error();
+		// A new window length makes the old samples meaningless for σ_i.
+		if (o.stabilityWindow != options_.stabilityWindow)
+			window_ = policy::StabilityWindow(o.stabilityWindow);
+		options_ = o;
+		return {};
+	}
+
+	WorkVerdict onWorkRequest(const DecisionView &view, const WorkRequest &request) override;
+	std::vector<Action> onTick(const DecisionView &view) override;
+
+private:
+	AppPlan planFor(const DecisionView &view, const WorkRequest &request,
+			const ApplicationInfo &app) const;
+	AppPlan planSplit(const WorkRequest &request, const ApplicationInfo &app,
+			  const policy::SplitPlan &split, const policy::TransferInput &base,
+			  double bytesLocal, nlohmann::json reasons) const;
+	AppPlan planTransfer(const WorkRequest &request, const ApplicationInfo &app,
+			     policy::TransferInput input, nlohmann::json reasons) const;
+
+	IosOptions options_;
+	policy::StabilityWindow window_{options_.stabilityWindow};
+	std::optional<double> lastSplitProposed_;
+	std::map<std::string, int64_t> mergeProposed_; // app -> local processes when proposed
+};
+
+WorkVerdict IosDecision::onWorkRequest(const DecisionView &view, const WorkRequest &request)
+{
+	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
+	const NodeProfile &origin = request.originProfile;
+	WorkVerdict v;
+	v.reasons = {{"module", "ios"},		{"origin", request.origin},
+		     {"apw_i", origin.apw},	{"pw_i", origin.pw},
+		     {"upw_j", here.upw},	{"pw_j", here.pw},
+		     {"theta", options_.theta}, {"tolerance", options_.tolerance}};
+	if (!(origin.apw * origin.pw > 0)) {
+		v.reasons["why"] = "the origin has no free power (APW_i·PW_i = 0)";
+		return v;
+	}
+	if (!(here.upw * here.pw > 0)) {
+		v.reasons["why"] = "this node uses no power (UPW_j·PW_j = 0): nothing to give";
+		return v;
+	}
+
+	nlohmann::json considered = nlohmann::json::array();
+	std::optional<AppPlan> best;
+	for (const ApplicationInfo &app : view.apps) {
+		if (!app.malleable)
+			continue;
+		AppPlan plan = planFor(view, request, app);
+		considered.push_back(plan.summary);
+		if (!plan.actions.empty() && (!best || plan.gain > best->gain))
+			best = std::move(plan);
+	}
+	v.reasons["apps"] = considered;
+	if (!best) {
+		v.reasons["why"] =
+		    considered.empty()
+			? "no malleable application on this node"
+			: "no malleable application has work worth moving to the origin";
+		return v;
+	}
+	v.answer = true;
+	v.reasons["chosen"] = best->summary["app"];
+	v.reasons["gain"] = best->gain;
+	for (const Action &a : best->actions)
+		if (a.kind == "split")
+			lastSplitProposed_ = view.overlay.now;
+	v.actions = std::move(best->actions);
+	return v;
+}
+
+AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &request,
+			     const ApplicationInfo &app) const
+{
+	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
+	const NodeProfile &origin = request.originProfile;
+	int64_t unitsHere = 0;
+	double bytesLocal = 0.0;
+	for (const ProcessInfo &p : app.local) {
+		if (!p.active)
+			continue;
+		unitsHere += p.units;
+		bytesLocal += p.bytesLocal;
+	}
+	AppPlan plan;
+	plan.summary = {{"app", app.id}, {"n_i", 0}, {"n_j", unitsHere}};
+	if (unitsHere == 0) {
+		plan.summary["outcome"] = "no active process here";
+		return plan;
+	}
+
+	policy::TransferInput base;
+	base.requester = {0, origin.pw, origin.apw};
+	base.receiver = {unitsHere, here.pw, here.upw};
+	base.costs = options_.costs;
+	base.theta = options_.theta;
+
+	const int64_t nTotal = unitsHere;
+	const double rho = policy::powerRatio(origin.apw, origin.pw, here.upw, here.pw);
+	policy::SplitPlan split =
+	    policy::planSplit({nTotal, rho, options_.tolerance, options_.nMax});
+	nlohmann::json reasons = {
+	    {"apw_i", origin.apw},
+	    {"pw_i", origin.pw},
+	    {"upw_j", here.upw},
+	    {"pw_j", here.pw},
+	    {"n_i", 0},
+	    {"n_j", unitsHere},
+	    {"n_total", nTotal},
+	    {"rho", rho},
+	    {"tolerance", options_.tolerance},
+	    {"n_max", options_.nMax},
+	    {"theta", options_.theta},
+	    {"split_search", splitStatusName(split.status)},
+	};
+	plan.summary["rho"] = rho;
+	if (split.status == policy::SplitStatus::Found) {
+		reasons["split_n"] = split.n;
+		reasons["split_needed"] = split.splitNeeded;
+	}
+	if (split.status == policy::SplitStatus::Found && split.splitNeeded)
+		return planSplit(request, app, split, base, bytesLocal, std::move(reasons));
+	return planTransfer(request, app, base, std::move(reasons));
+}
+
+// Too few processes to reach ρ: split into n, then move the r new ones.
+AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo &app,
+			       const policy::SplitPlan &split, const policy::TransferInput &base,
+			       double bytesLocal, nlohmann::json reasons) const
+{
+	policy::TransferInput after = base;
+	after.receiver.units = split.n;
+	// Each of the n pieces holds N_total/n of the data.
+	after.costs.workPerUnit = options_.costs.workPerUnit *
+				  static_cast<double>(base.receiver.units) /
+				  static_cast<double>(split.n);
+	const policy::TransferState state{0, split.n};
+	const policy::TransferCandidate block{0, split.remote, 0.0,
+					      bytesLocal * static_cast<double>(split.remote) /
+						  static_cast<double>(split.n)};
+	const double gain = policy::migrationGain(after, state, block);
+	const double before = policy::predictedIterationTime(after, state, block, false);
+	const double moved = policy::predictedIterationTime(after, state, block, true);
+
+	reasons["n"] = split.n;
+	reasons["l"] = split.local;
+	reasons["r"] = split.remote;
+	reasons["imbalance"] = split.imbalance;
+	reasons["gain"] = gain;
+	reasons["iteration_time_before"] = before;
+	reasons["iteration_time_after"] = moved;
+
+	AppPlan plan;
+	plan.gain = gain;
+	plan.summary = {{"app", app.id},	 {"n_total", base.receiver.units},
+			{"rho", reasons["rho"]}, {"n", split.n},
+			{"l", split.local},	 {"r", split.remote},
+			{"gain", gain}};
+	if (!(gain > options_.theta)) {
+		plan.summary["outcome"] = "split would not pay: gain <= theta";
+		return plan;
+	}
+	plan.summary["outcome"] = "split and transfer";
+	Action s{"split",
+		 app.id,
+		 {{"app", app.id},
+		  {"n", split.n},
+		  {"l", split.local},
+		  {"r", split.remote},
+		  {"n_total", base.receiver.units},
+		  {"target", request.origin}},
+		 reasons};
+	Action t{"transfer",
+		 app.id,
+		 {{"app", app.id},
+		  {"processes", split.remote},
+		  {"units", split.remote},
+		  {"after_split", true},
+		  {"target", request.origin}},
+		 std::move(reasons)};
+	plan.actions = {std::move(s), std::move(t)};
+	return plan;
+}
+
+// Enough processes: eq. 1-5 and the gain of each candidate against θ.
+AppPlan IosDecision::planTransfer(const WorkRequest &request, const ApplicationInfo &app,
+				  policy::TransferInput input, nlohmann::json reasons) const
+{
+	std::vector<policy::TransferCandidate> candidates;
+	for (const ProcessInfo &p : app.local)
+		if (p.active)
+			candidates.push_back({p.rank, p.units, 0.0, p.bytesLocal});
+	input.candidates = candidates;
+	policy::TransferPlan tp = policy::planTransfer(input);
+
+	nlohmann::json chosen = nlohmann::json::array();
+	nlohmann::json ranks = nlohmann::json::array();
+	for (const policy::ChosenProcess &c : tp.chosen) {
+		chosen.push_back({{"rank", c.id},
+				  {"units", c.units},
+				  {"gain", c.gain},
+				  {"iteration_time_before", c.iterationTimeBefore},
+				  {"iteration_time_after", c.iterationTimeAfter}});
+		ranks.push_back(c.id);
+	}
+	reasons["na_i"] = tp.shares.targetRequester;
+	reasons["na_j"] = tp.shares.targetReceiver;
+	reasons["n_transfer_exact"] = tp.shares.exactTransfer;
+	reasons["n_transfer"] = tp.shares.nTransfer;
+	reasons["chosen"] = chosen;
+	reasons["stop"] = transferStopName(tp.stop);
+	if (tp.stop == policy::TransferStop::BelowThreshold)
+		reasons["best_rejected_gain"] = tp.bestRejectedGain;
+
+	AppPlan plan;
+	plan.gain = tp.chosen.empty() ? 0.0 : tp.chosen.front().gain;
+	plan.summary = {{"app", app.id},
+			{"n_total", tp.shares.nTotal},
+			{"rho", reasons["rho"]},
+			{"n_transfer", tp.shares.nTransfer},
+			{"units_chosen", tp.unitsChosen},
+			{"stop", transferStopName(tp.stop)}};
+	if (tp.stop == policy::TransferStop::BelowThreshold)
+		plan.summary["best_rejected_gain"] = tp.bestRejectedGain;
+	if (tp.chosen.empty()) {
+		plan.summary["outcome"] = "nothing moves";
+		return plan;
+	}
+	plan.summary["outcome"] = "transfer";
+	plan.summary["gain"] = plan.gain;
+	reasons["gain"] = plan.gain;
+	plan.actions.push_back({"transfer",
+				app.id,
+				{{"app", app.id},
+				 {"ranks", ranks},
+				 {"processes", tp.chosen.size()},
+				 {"units", tp.unitsChosen},
+				 {"after_split", false},
+				 {"target", request.origin}},
+				std::move(reasons)});
+	return plan;
+}
+
+std::vector<Action> IosDecision::onTick(const DecisionView &view)
+{
+	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
+	window_.push(here.apw);
+
+	std::vector<double> peerSigmas;
+	for (const PeerEntry &peer : view.overlay.alive)
+		peerSigmas.push_back(peer.profile.sigma);
+	// The registry counts the processes that reported; the profile may know
+	// more (non-registered ones): the larger is the node's load.
+	int64_t processes = 0;
+	std::optional<double> lastSplit = lastSplitProposed_;
+	for (const ApplicationInfo &app : view.apps) {
+		processes += activeCount(app);
+		if (app.lastSplit >= 0)
+			lastSplit = std::max(lastSplit.value_or(app.lastSplit), app.lastSplit);
+	}
+	processes = std::max<int64_t>(processes, here.processes);
+
+	policy::MergeInput input{peerSigmas,	 processes,	   here.cores,
+				 here.ctxswRate, view.overlay.now, lastSplit};
+	policy::MergeVerdict verdict = policy::decideMerge(window_, input, options_.merge);
+
+	// Forget proposals whose application changed size or left.
+	std::erase_if(mergeProposed_, [&](const auto &entry) {
+		auto it =
+		    std::find_if(view.apps.begin(), view.apps.end(),
+				 [&](const ApplicationInfo &a) { return a.id == entry.first; });
+		return it == view.apps.end() || activeCount(*it) != entry.second;
+	});
+	if (!verdict.merge)
+		return {};
+
+	const ApplicationInfo *target = nullptr;
+	for (const ApplicationInfo &app : view.apps) {
+		int64_t count = activeCount(app);
+		if (!app.malleable || count < 2 || mergeProposed_.count(app.id))
+			continue;
+		if (!target || count > activeCount(*target))
+			target = &app;
+	}
+	if (!target)
+		return {};
+
+	const int64_t count = activeCount(*target);
+	const int64_t excess = processes - here.cores;
+	const int64_t into = std::max<int64_t>(1, count - excess);
+	nlohmann::json ranks = nlohmann::json::array();
+	for (const ProcessInfo &p : target->local)
+		if (p.active)
+			ranks.push_back(p.rank);
+	nlohmann::json reasons = {
+	    {"apw_i", here.apw},
+	    {"apw_mean", window_.mean()},
+	    {"sigma_i", verdict.sigmaLocal},
+	    {"sigma", verdict.sigmaPeers},
+	    {"peers", peerSigmas.size()},
+	    {"samples", verdict.samples},
+	    {"epsilon1", options_.merge.epsilon1},
+	    {"epsilon2", options_.merge.epsilon2},
+	    {"processes", processes},
+	    {"cores", here.cores},
+	    {"ctxsw_rate", here.ctxswRate},
+	    {"ctxsw_threshold", options_.merge.contextSwitchThreshold},
+	    {"hold_down", options_.merge.holdDown},
+	    {"since_last_split", verdict.sinceLastSplit ? nlohmann::json(*verdict.sinceLastSplit)
+							: nlohmann::json(nullptr)},
+	    {"local_processes", count},
+	};
+	mergeProposed_[target->id] = count;
+	return {Action{"merge",
+		       target->id,
+		       {{"app", target->id}, {"ranks", ranks}, {"from", count}, {"into", into}},
+		       std::move(reasons)}};
+}
+
+} // namespace
+
+} // namespace malleo
+
+MALLEO_MODULE(malleo::ModuleKind::Decision, "ios", "1.0", malleo::IosDecision)

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+// Decision module "sweetspot": ReSHAPE's sweet-spot probing (seed 003). The
+// math is in policy/sweet_spot_policy.h; this file feeds it what the agent
+// knows of each application and turns its decision into an action.
+//
+// Only the agent hosting rank 0 (ApplicationInfo.rootAgent) decides for an
+// application, so one resize is proposed per application, not one per node.
+// Every tick, for each malleable application rooted here:
+//  - the history is ApplicationInfo.sizes, one sample per size measured;
+//  - it waits while the application's size differs from its newest sample
+//    (a resize is under way, the new size not yet measured);
+//  - the horizon is remainingIterations, or `unknown_horizon` when the
+//    application does not say; the redistribution cost is the measured one
+//    (0 until a resize was measured), for growing and shrinking alike;
+//  - a grow or shrink is proposed once per size: the module remembers the
+//    size it acted on and stays quiet until a sample at another size arrives.
+// It never answers a WRM: growing happens from the tick, on the root agent.
+//
+// Options (table "sweetspot"):
+//   slope_threshold  0.2   grow while the normalized slope -(dT/dp)·p/T is above this
+//   step             1     processors added per growth
+//   max_processors   0     largest size; 0: the cores of this node and its alive peers
+//   min_improvement  0.0   a growth paid only if T fell by more than this fraction
+//   unknown_horizon  100   iterations assumed left when the application does not say
+#include <algorithm>
+#include <map>
+
+#include <malleo/config_table.h>
+#include <malleo/decision_module.h>
+
+#include "sweet_spot_policy.h"
+
+namespace malleo {
+
+namespace {
+
+class SweetSpotDecision : public DecisionModule
+{
+public:
+	std::string configure(const nlohmann::json &table) override
+	{
+		policy::SweetSpotParams p = params_;
+		int64_t horizon = unknownHorizon_;
+		ConfigTable t(table, "sweetspot");
+		t.number("slope_threshold", p.slopeThreshold, 0, 100);
+		t.integer("step", p.step, 1, 1u << 20);
+		t.integer("max_processors", p.maxProcessors, 0, 1u << 24);
+		t.number("min_improvement", p.minImprovement, 0, 1);
+		t.integer("unknown_horizon", horizon, 0, 1ull << 40);
+		t.finish();
+		if (!t.error().empty())
+			return t.error();
+		params_ = p;
+		unknownHorizon_ = horizon;
+		return {};
+	}
+
+	WorkVerdict onWorkRequest(const DecisionView &, const WorkRequest &request) override
+	{
+		return {
+		    false,
+		    {{"module", "sweetspot"},
+		     {"origin", request.origin},
+		     {"why", "sweetspot resizes applications from its tick on their root agent; "
+			     "it never answers work requests"}},
+		    {}};
+	}
+
+	std::vector<Action> onTick(const DecisionView &view) override;
+
+private:
+	int64_t maxProcessors(const DecisionView &view) const;
+
+	policy::SweetSpotParams params_;
+	int64_t unknownHorizon_ = 100;
+	std::map<std::string, int64_t> actedAt_; // app -> the size it was last resized from
+};
+
+// 0 means "as many as this agent can see": its cores and its alive peers'.
+int64_t SweetSpotDecision::maxProcessors(const DecisionView &view) const
+{
+	if (params_.maxProcessors > 0)
+		return params_.maxProcessors;
+	int64_t cores = view.overlay.local ? view.overlay.local->cores : 1;
+	for (const PeerEntry &peer : view.overlay.alive)
+		cores += peer.profile.cores;
+	return cores;
+}
+
+std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
+{
+	std::vector<Action> actions;
+	std::erase_if(actedAt_, [&](const auto &entry) {
+		return std::none_of(view.apps.begin(), view.apps.end(),
+				    [&](const ApplicationInfo &a) { return a.id == entry.first; });
+	});
+	policy::SweetSpotParams params = params_;
+	params.maxProcessors = maxProcessors(view);
+
+	for (const ApplicationInfo &app : view.apps) {
+		if (!app.malleable || app.rootAgent != view.overlay.self || app.sizes.empty())
+			continue;
+		const int64_t current = app.sizes.back().processes;
+		if (app.totalProcesses > 0 && app.totalProcesses != current)
+			continue; // resized, the new size not measured yet
+		if (auto it = actedAt_.find(app.id); it != actedAt_.end() && it->second == current)
+			continue; // already acted on this size
+		std::vector<policy::SizeSample> history;
+		for (const IterationSample &s : app.sizes)
+			history.push_back({s.processes, s.seconds});
+		const int64_t remaining =
+		    app.remainingIterations >= 0 ? app.remainingIterations : unknownHorizon_;
+		policy::SizeDecision d = policy::decideSize(
+		    {history, remaining, app.redistributionCost, app.redistributionCost}, params);
+		if (d.action == policy::SizeAction::Stay)
+			continue;
+
+		nlohmann::json sizes = nlohmann::json::array();
+		for (const policy::SizeSample &s : history)
+			sizes.push_back(
+			    {{"processes", s.processors}, {"seconds", s.iterationTime}});
+		nlohmann::json reasons = {
+		    {"reason", policy::sizeReasonName(d.reason)},
+		    {"current", d.current},
+		    {"target", d.target},
+		    {"points", d.model.points},
+		    {"slope", d.model.slope},
+		    {"normalized_slope", d.model.normalizedSlope},
+		    {"slope_threshold", params.slopeThreshold},
+		    {"gain_per_iteration", d.gainPerIteration},
+		    {"remaining_iterations", remaining},
+		    {"remaining_known", app.remainingIterations >= 0},
+		    {"horizon_gain", d.horizonGain},
+		    {"cost", d.cost},
+		    {"min_improvement", params.minImprovement},
+		    {"max_processors", params.maxProcessors},
+		    {"sizes", std::move(sizes)},
+		};
+		actedAt_[app.id] = current;
+		actions.push_back({d.action == policy::SizeAction::Grow ? "grow" : "shrink",
+				   app.id,
+				   {{"app", app.id}, {"from", d.current}, {"size", d.target}},
+				   std::move(reasons)});
+	}
+	return actions;
+}
+
+} // namespace
+
+} // namespace malleo
+
+MALLEO_MODULE(malleo::ModuleKind::Decision, "sweetspot", "1.0", malleo::SweetSpotDecision)

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: Apache-2.0
+// The "ios" decision module: the policies of seed 001 as the agent drives them,
+// with hand-made views and once through the core harness. The policy math
+// itself is tested in ios_policy_test.cpp.
+#include <vector>
+
+#include "core_harness.h"
+
+using namespace malleo;
+using namespace malleo::test;
+
+namespace {
+
+ModuleHandle ios(nlohmann::json table = nlohmann::json::object())
+{
+	ModuleLoadResult r = loadModule(ModuleKind::Decision, "ios", {});
+	REQUIRE(r.error == "");
+	REQUIRE(r.handle.get()->configure(table) == "");
+	return std::move(r.handle);
+}
+
+DecisionModule &decision(ModuleHandle &h)
+{
+	return static_cast<DecisionModule &>(*h.get());
+}
+
+NodeProfile profile(double pw, double apw, double upw, int cores = 1)
+{
+	NodeProfile p;
+	p.pw = pw;
+	p.apw = apw;
+	p.upw = upw;
+	p.cores = cores;
+	return p;
+}
+
+ApplicationInfo app(const std::string &id, std::vector<ProcessInfo> local)
+{
+	ApplicationInfo a;
+	a.id = id;
+	a.malleable = true;
+	a.rootAgent = "j";
+	a.local = std::move(local);
+	a.totalProcesses = static_cast<int64_t>(a.local.size());
+	return a;
+}
+
+ProcessInfo process(uint32_t rank, int64_t units = 1, double bytesLocal = 0.0)
+{
+	ProcessInfo p;
+	p.rank = rank;
+	p.units = units;
+	p.bytesLocal = bytesLocal;
+	return p;
+}
+
+WorkRequest request(const NodeProfile &origin)
+{
+	return {"i", origin, 4, 1};
+}
+
+struct View {
+	View(NodeProfile l, std::vector<PeerEntry> p, std::vector<ApplicationInfo> a)
+	    : local(l), peers(std::move(p)), apps(std::move(a))
+	{
+	}
+
+	NodeProfile local;
+	std::vector<PeerEntry> peers;
+	std::vector<ApplicationInfo> apps;
+	double now = 100.0;
+	OverlayView overlay;
+
+	DecisionView get()
+	{
+		overlay.self = "j";
+		overlay.now = now;
+		overlay.alive = peers;
+		overlay.local = &local;
+		return {overlay, apps};
+	}
+};
+
+} // namespace
+
+TEST_SUITE("ios_decision")
+{
+	TEST_CASE("the paper's example: one process here, an origin three times faster -> split 4 "
+		  "= 1 + 3")
+	{
+		ModuleHandle h = ios();
+		View v{profile(1.0, 0.0, 1.0), {}, {app("heat", {process(0)})}};
+		WorkVerdict verdict =
+		    decision(h).onWorkRequest(v.get(), request(profile(3.0, 1.0, 0.0)));
+		REQUIRE(verdict.answer);
+		REQUIRE(verdict.actions.size() == 2);
+		const Action &split = verdict.actions[0];
+		CHECK(split.kind == "split");
+		CHECK(split.app == "heat");
+		CHECK(split.params["n"] == 4);
+		CHECK(split.params["l"] == 1);
+		CHECK(split.params["r"] == 3);
+		CHECK(split.params["target"] == "i");
+		CHECK(split.reasons["rho"].get<double>() == doctest::Approx(0.75));
+		CHECK(split.reasons["n_total"] == 1);
+		CHECK(split.reasons["apw_i"] == 1.0);
+		CHECK(split.reasons["pw_i"] == 3.0);
+		CHECK(split.reasons["upw_j"] == 1.0);
+		CHECK(split.reasons["pw_j"] == 1.0);
+		// One unit on j takes 1 s; 1/4 + 3/4 on j and i take 0.25 s each.
+		CHECK(split.reasons["gain"].get<double>() == doctest::Approx(0.75));
+		const Action &transfer = verdict.actions[1];
+		CHECK(transfer.kind == "transfer");
+		CHECK(transfer.params["processes"] == 3);
+		CHECK(transfer.params["after_split"] == true);
+		CHECK(transfer.params["target"] == "i");
+		CHECK(verdict.reasons["chosen"] == "heat");
+	}
+
+	TEST_CASE("transfer with heterogeneous PW and APW: N_transfer from eq. 1-5, chattiest "
+		  "process stays")
+	{
+		ModuleHandle h = ios();
+		// P_j = UPW_j*PW_j = 2, P_i = APW_i*PW_i = 0.5*12 = 6: rho = 3/4, and four
+		// units split 1 + 3 exactly, so no split. Rank 0 exchanges 1 GB per
+		// iteration with its neighbours here: moving it costs more than it saves.
+		View v{profile(2.0, 0.0, 1.0, 2),
+		       {},
+		       {app("heat", {process(0, 1, 1e9), process(1), process(2), process(3)})}};
+		WorkVerdict verdict =
+		    decision(h).onWorkRequest(v.get(), request(profile(12.0, 0.5, 0.5)));
+		REQUIRE(verdict.answer);
+		REQUIRE(verdict.actions.size() == 1);
+		const Action &t = verdict.actions[0];
+		CHECK(t.kind == "transfer");
+		CHECK(t.params["ranks"] == nlohmann::json{1, 2, 3});
+		CHECK(t.params["units"] == 3);
+		CHECK(t.reasons["n_transfer"] == 3);
+		CHECK(t.reasons["na_i"].get<double>() == doctest::Approx(3.0));
+		CHECK(t.reasons["split_needed"] == false);
+		CHECK(t.reasons["chosen"][0]["gain"].get<double>() == doctest::Approx(0.25));
+		CHECK(t.reasons["chosen"][2]["gain"].get<double>() == doctest::Approx(0.5));
+
+		// A slower origin: P_i = 0.5*4 = 2 = P_j, half of the four units move.
+		WorkVerdict half =
+		    decision(h).onWorkRequest(v.get(), request(profile(4.0, 0.5, 0.5)));
+		REQUIRE(half.answer);
+		CHECK(half.actions[0].reasons["n_transfer"] == 2);
+		CHECK(half.actions[0].params["ranks"] == nlohmann::json{1, 2});
+	}
+
+	TEST_CASE("theta filters candidates: below it nothing moves, between gains only some do")
+	{
+		View v{profile(2.0, 0.0, 1.0, 2),
+		       {},
+		       {app("heat",
+			    {process(0), process(1), process(2, 1, 1e9), process(3, 1, 1e9)})}};
+		const NodeProfile origin = profile(6.0, 1.0, 0.0);
+
+		ModuleHandle strict = ios({{"theta", 0.3}});
+		WorkVerdict none = decision(strict).onWorkRequest(v.get(), request(origin));
+		CHECK_FALSE(none.answer);
+		CHECK(none.actions.empty());
+		REQUIRE(none.reasons["apps"].size() == 1);
+		CHECK(none.reasons["apps"][0]["stop"] == "below-theta");
+		CHECK(none.reasons["apps"][0]["best_rejected_gain"].get<double>() ==
+		      doctest::Approx(0.25));
+		CHECK(none.reasons["why"].get<std::string>().find("worth moving") !=
+		      std::string::npos);
+
+		// With theta 0.2 ranks 0 and 1 move (0.25, then 0.33); the third unit
+		// would have to be a chatty one, whose gain is negative.
+		ModuleHandle loose = ios({{"theta", 0.2}});
+		WorkVerdict some = decision(loose).onWorkRequest(v.get(), request(origin));
+		REQUIRE(some.answer);
+		const Action &t = some.actions.at(0);
+		CHECK(t.params["ranks"] == nlohmann::json{0, 1});
+		CHECK(t.reasons["n_transfer"] == 3);
+		CHECK(t.reasons["stop"] == "below-theta");
+		CHECK(t.reasons["best_rejected_gain"].get<double>() < 0.2);
+	}
+
+	TEST_CASE(
+	    "no malleable application, or nothing to give: the WRM travels on, reasons say why")
+	{
+		ModuleHandle h = ios();
+		View empty{profile(1.0, 0.0, 1.0), {}, {}};
+		WorkVerdict v1 =
+		    decision(h).onWorkRequest(empty.get(), request(profile(3.0, 1.0, 0.0)));
+		CHECK_FALSE(v1.answer);
+		CHECK(v1.reasons["why"] == "no malleable application on this node");
+
+		View rigid{profile(1.0, 0.0, 1.0), {}, {app("rigid", {process(0)})}};
+		rigid.apps[0].malleable = false;
+		CHECK_FALSE(
+		    decision(h).onWorkRequest(rigid.get(), request(profile(3.0, 1.0, 0.0))).answer);
+
+		View idle{profile(1.0, 1.0, 0.0), {}, {app("heat", {process(0)})}};
+		WorkVerdict v2 =
+		    decision(h).onWorkRequest(idle.get(), request(profile(3.0, 1.0, 0.0)));
+		CHECK_FALSE(v2.answer);
+		CHECK(v2.reasons["why"].get<std::string>().find("UPW_j") != std::string::npos);
+	}
+
+	TEST_CASE("options are read strictly")
+	{
+		ModuleLoadResult r = loadModule(ModuleKind::Decision, "ios", {});
+		REQUIRE(r.error == "");
+		Module &m = *r.handle.get();
+		CHECK(m.configure({{"thetaa", 0.1}}) == "config key 'ios.thetaa': unknown key");
+		CHECK(m.configure({{"theta", "big"}}).find("ios.theta") != std::string::npos);
+		CHECK(m.configure({{"stability_window", 65}}).find("ios.stability_window") !=
+		      std::string::npos);
+		CHECK(m.configure({{"n_max", 1}}).find("ios.n_max") != std::string::npos);
+		CHECK(m.configure({{"theta", 0.1},
+				   {"tolerance", 0.02},
+				   {"n_max", 64},
+				   {"epsilon1", 0.1},
+				   {"epsilon2", 0.1},
+				   {"ctxsw_threshold", 100},
+				   {"hold_down", 5},
+				   {"stability_window", 4},
+				   {"work_per_unit", 2.0},
+				   {"inter_node_seconds_per_byte", 1e-8},
+				   {"intra_node_seconds_per_byte", 1e-9}}) == "");
+	}
+}
+
+TEST_SUITE("ios_decision_merge")
+{
+	// Two processes of one application on one core, many context switches: the
+	// merge fires once σ_i, σ and the hold-down allow it.
+	struct MergeNode {
+		ModuleHandle h =
+		    ios({{"stability_window", 3}, {"hold_down", 10}, {"ctxsw_threshold", 100}});
+		View v{profile(1.0, 0.5, 0.5), {}, {app("heat", {process(0), process(1)})}};
+
+		MergeNode()
+		{
+			v.local.ctxswRate = 1000;
+			for (const char *id : {"p", "q"}) {
+				PeerEntry peer;
+				peer.id = id;
+				peer.profile.sigma = 0.01;
+				v.peers.push_back(peer);
+			}
+		}
+
+		std::vector<Action> tick(double apw)
+		{
+			v.local.apw = apw;
+			v.now += 1.0;
+			return decision(h).onTick(v.get());
+		}
+	};
+
+	TEST_CASE("merge never fires while sigma_i >= epsilon1")
+	{
+		MergeNode node;
+		for (int k = 0; k < 30; ++k)
+			CHECK(node.tick(k % 2 ? 0.9 : 0.1).empty());
+		// Once APW settles, the window forgets the swings and the merge comes.
+		std::vector<Action> merged;
+		for (int k = 0; k < 3 && merged.empty(); ++k)
+			merged = node.tick(0.5);
+		REQUIRE(merged.size() == 1);
+		CHECK(merged[0].kind == "merge");
+		CHECK(merged[0].reasons["sigma_i"].get<double>() < 0.05);
+	}
+
+	TEST_CASE("merge never fires while sigma of the peers' sigma_j >= epsilon2")
+	{
+		MergeNode node;
+		node.v.peers[0].profile.sigma = 0.0;
+		node.v.peers[1].profile.sigma = 0.2; // σ = 0.1
+		for (int k = 0; k < 30; ++k)
+			CHECK(node.tick(0.5).empty());
+		node.v.peers[1].profile.sigma = 0.05; // σ = 0.025
+		std::vector<Action> merged = node.tick(0.5);
+		REQUIRE(merged.size() == 1);
+		CHECK(merged[0].reasons["sigma"].get<double>() == doctest::Approx(0.025));
+	}
+
+	TEST_CASE("merge never fires during the hold-down after a split, then fires once")
+	{
+		MergeNode node;
+		node.v.apps[0].lastSplit = node.v.now + 1.0; // split at the first tick
+		double firstMerge = -1;
+		for (int k = 0; k < 20; ++k) {
+			std::vector<Action> actions = node.tick(0.5);
+			if (actions.empty())
+				continue;
+			CHECK(firstMerge < 0); // proposed once, not every tick
+			firstMerge = node.v.now;
+			const Action &m = actions[0];
+			CHECK(m.kind == "merge");
+			CHECK(m.app == "heat");
+			CHECK(m.params["ranks"] == nlohmann::json{0, 1});
+			CHECK(m.params["into"] == 1);
+			CHECK(m.reasons["processes"] == 2);
+			CHECK(m.reasons["cores"] == 1);
+			CHECK(m.reasons["since_last_split"].get<double>() >= 10.0);
+			CHECK(m.reasons.contains("sigma_i"));
+			CHECK(m.reasons.contains("sigma"));
+		}
+		CHECK(firstMerge == doctest::Approx(node.v.apps[0].lastSplit + 10.0));
+	}
+
+	TEST_CASE("a split this module proposed holds merges down too")
+	{
+		// The registry has not recorded it (lastSplit stays -1): the module's
+		// own memory of the split it answered with holds the merge down.
+		MergeNode other;
+		View wrm{profile(1.0, 0.0, 1.0), {}, {app("solo", {process(0)})}};
+		wrm.now = other.v.now;
+		REQUIRE(decision(other.h)
+			    .onWorkRequest(wrm.get(), request(profile(3.0, 1.0, 0.0)))
+			    .answer);
+		for (int k = 0; k < 9; ++k)
+			CHECK(other.tick(0.5).empty());
+		CHECK(other.tick(0.5).size() == 1);
+	}
+
+	TEST_CASE("no merge with no more processes than cores or few context switches")
+	{
+		MergeNode node;
+		node.v.local.cores = 2;
+		for (int k = 0; k < 10; ++k)
+			CHECK(node.tick(0.5).empty());
+		MergeNode quiet;
+		quiet.v.local.ctxswRate = 50;
+		for (int k = 0; k < 10; ++k)
+			CHECK(quiet.tick(0.5).empty());
+	}
+}
+
+TEST_SUITE("ios_decision_core")
+{
+	TEST_CASE(
+	    "an ios agent with a registered application answers a faster idle agent with a split")
+	{
+		TestNetwork net;
+		CoreConfig slowConfig = agentConfig("slow");
+		slowConfig.wrmEnabled = false;
+		TestNode &slow = net.add(slowConfig, "p2p", nlohmann::json::object(), "ios");
+		slow.core->setLocalProfile(profile(1.0, 0.0, 1.0));
+
+		Message reg = makeMessage("register", "rank", 1);
+		reg.update({{"app", "heat"},
+			    {"rank", 0},
+			    {"pid", 4242},
+			    {"size", 1},
+			    {"malleable", true}});
+		CoreOutputs out;
+		CHECK(slow.core->onLocalRequest(reg, net.now(), out)["type"] == "ack");
+
+		TestNode &fast =
+		    net.add(agentConfig("fast", {"slow"}), "p2p", nlohmann::json::object(), "none");
+		fast.core->setLocalProfile(profile(3.0, 1.0, 0.0));
+		net.run(3.0);
+
+		REQUIRE(fast.eventsOf("wrm_reply").size() >= 1);
+		CHECK(fast.eventsOf("wrm_reply").front()["responder"] == "slow");
+		REQUIRE(slow.eventsOf("wrm_answered").size() >= 1);
+		std::vector<nlohmann::json> actions = slow.eventsOf("action");
+		REQUIRE(actions.size() >= 2);
+		const nlohmann::json &split = actions[0];
+		CHECK(split["kind"] == "split");
+		CHECK(split["app"] == "heat");
+		CHECK(split["trigger"] == "wrm");
+		CHECK(split["params"]["n"] == 4);
+		CHECK(split["params"]["l"] == 1);
+		CHECK(split["params"]["r"] == 3);
+		CHECK(split["params"]["target"] == "fast");
+		CHECK(split["reasons"]["rho"].get<double>() == doctest::Approx(0.75));
+		CHECK(split["reasons"]["pw_i"] == 3.0);
+		CHECK(actions[1]["kind"] == "transfer");
+		// The core recorded the split: the registry's hold-down clock started.
+		CHECK(slow.core->applications().at("heat").lastSplit >= 0);
+	}
+}

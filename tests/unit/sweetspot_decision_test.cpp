@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+// The "sweetspot" decision module driven tick by tick over synthetic speed-up
+// curves fed as ApplicationInfo.sizes, as the registry would fill them. The
+// policy math is tested in sweetspot_policy_test.cpp.
+#include <functional>
+#include <vector>
+
+#include "core_harness.h"
+
+using namespace malleo;
+using namespace malleo::test;
+
+namespace {
+
+ModuleHandle sweetspot(nlohmann::json table)
+{
+	ModuleLoadResult r = loadModule(ModuleKind::Decision, "sweetspot", {});
+	REQUIRE(r.error == "");
+	REQUIRE(r.handle.get()->configure(table) == "");
+	return std::move(r.handle);
+}
+
+// One application rooted on agent "root", resized by whatever the module asks.
+struct Run {
+	ModuleHandle h;
+	std::function<double(int64_t)> curve;
+	NodeProfile local;
+	std::vector<ApplicationInfo> apps;
+	double now = 100.0;
+	OverlayView overlay;
+
+	Run(nlohmann::json table, std::function<double(int64_t)> t, int64_t start)
+	    : h(sweetspot(std::move(table))), curve(std::move(t))
+	{
+		ApplicationInfo a;
+		a.id = "heat";
+		a.malleable = true;
+		a.rootAgent = "root";
+		a.remainingIterations = 1000;
+		a.redistributionCost = 0.5;
+		apps.push_back(a);
+		measure(start);
+	}
+
+	// The application runs at `size` and reports its iteration time.
+	void measure(int64_t size)
+	{
+		apps[0].totalProcesses = size;
+		apps[0].sizes.push_back({size, curve(size)});
+	}
+
+	std::vector<Action> tick()
+	{
+		overlay.self = "root";
+		overlay.now = now += 1.0;
+		overlay.local = &local;
+		return static_cast<DecisionModule &>(*h.get()).onTick({overlay, apps});
+	}
+};
+
+} // namespace
+
+TEST_SUITE("sweetspot_decision")
+{
+	TEST_CASE("grows while the iteration time improves, then shrinks back after a growth that "
+		  "did not pay")
+	{
+		// Perfect scaling up to 8 processors, then communication takes over:
+		// the sweet spot is 8.
+		Run run(
+		    {{"step", 2}, {"max_processors", 64}},
+		    [](int64_t p) { return p <= 8 ? 100.0 / static_cast<double>(p) : 15.0; }, 2);
+		std::vector<int64_t> sizes = {2};
+		for (int k = 0; k < 10; ++k) {
+			std::vector<Action> actions = run.tick();
+			if (actions.empty())
+				continue;
+			REQUIRE(actions.size() == 1);
+			const Action &a = actions[0];
+			CHECK(a.app == "heat");
+			CHECK(a.params["from"] == sizes.back());
+			CHECK(a.reasons.contains("slope"));
+			CHECK(a.reasons.contains("normalized_slope"));
+			CHECK(a.reasons["cost"] == 0.5);
+			CHECK(a.reasons["remaining_iterations"] == 1000);
+			int64_t size = a.params["size"].get<int64_t>();
+			if (a.kind == "grow") {
+				CHECK(size == sizes.back() + 2);
+				CHECK(a.reasons["horizon_gain"].get<double>() > 0.5);
+				if (sizes.size() >= 2)
+					CHECK(a.reasons["normalized_slope"].get<double>() > 0.2);
+			} else {
+				CHECK(a.kind == "shrink");
+				CHECK(a.reasons["reason"] == "growth-did-not-pay");
+			}
+			sizes.push_back(size);
+			run.measure(size);
+		}
+		CHECK(sizes == std::vector<int64_t>{2, 4, 6, 8, 10, 8});
+	}
+
+	TEST_CASE("one decision per size: nothing more until a sample at the new size arrives")
+	{
+		Run run(
+		    {{"step", 2}, {"max_processors", 64}},
+		    [](int64_t p) { return 100.0 / static_cast<double>(p); }, 4);
+		std::vector<Action> first = run.tick();
+		REQUIRE(first.size() == 1);
+		CHECK(first[0].reasons["reason"] == "first-probe");
+		CHECK(run.tick().empty());
+		// The application resized but has not reported at the new size yet.
+		run.apps[0].totalProcesses = 6;
+		CHECK(run.tick().empty());
+		run.apps[0].sizes.push_back({6, 100.0 / 6});
+		std::vector<Action> second = run.tick();
+		REQUIRE(second.size() == 1);
+		CHECK(second[0].kind == "grow");
+		CHECK(second[0].reasons["normalized_slope"].get<double>() == doctest::Approx(1.0));
+	}
+
+	TEST_CASE("on a smooth curve growth stops near the sweet spot, not past it")
+	{
+		// T = 400/p + p: minimum at p = 20.
+		Run run(
+		    {{"step", 4}, {"max_processors", 256}},
+		    [](int64_t p) {
+			    return 400.0 / static_cast<double>(p) + static_cast<double>(p);
+		    },
+		    4);
+		int64_t size = 4;
+		for (int k = 0; k < 20; ++k)
+			for (const Action &a : run.tick()) {
+				size = a.params["size"].get<int64_t>();
+				run.measure(size);
+			}
+		CHECK(size >= 12);
+		CHECK(size <= 20);
+	}
+
+	TEST_CASE(
+	    "only the root agent decides, only for malleable applications; WRMs are never answered")
+	{
+		Run run(
+		    {{"max_processors", 64}},
+		    [](int64_t p) { return 10.0 / static_cast<double>(p); }, 2);
+		run.apps[0].rootAgent = "elsewhere";
+		CHECK(run.tick().empty());
+		run.apps[0].rootAgent = "root";
+		run.apps[0].malleable = false;
+		CHECK(run.tick().empty());
+
+		WorkVerdict v = static_cast<DecisionModule &>(*run.h.get())
+				    .onWorkRequest({run.overlay, run.apps}, {"i", {}, 3, 1});
+		CHECK_FALSE(v.answer);
+		CHECK(v.reasons["why"].get<std::string>().find("never answers") !=
+		      std::string::npos);
+	}
+
+	TEST_CASE("max_processors 0: the cores this agent can see bound the growth")
+	{
+		Run run(
+		    nlohmann::json::object(),
+		    [](int64_t p) { return 10.0 / static_cast<double>(p); }, 2);
+		run.local.cores = 2;
+		CHECK(run.tick().empty()); // 3 > 2 cores
+		Run wider(
+		    nlohmann::json::object(),
+		    [](int64_t p) { return 10.0 / static_cast<double>(p); }, 2);
+		wider.local.cores = 4;
+		std::vector<Action> a = wider.tick();
+		REQUIRE(a.size() == 1);
+		CHECK(a[0].reasons["max_processors"] == 4);
+	}
+
+	TEST_CASE("options are read strictly")
+	{
+		ModuleLoadResult r = loadModule(ModuleKind::Decision, "sweetspot", {});
+		REQUIRE(r.error == "");
+		Module &m = *r.handle.get();
+		CHECK(m.configure({{"slope", 0.1}}) == "config key 'sweetspot.slope': unknown key");
+		CHECK(m.configure({{"step", 0}}).find("sweetspot.step") != std::string::npos);
+		CHECK(m.configure({{"slope_threshold", 0.3},
+				   {"step", 2},
+				   {"max_processors", 16},
+				   {"min_improvement", 0.01},
+				   {"unknown_horizon", 50}}) == "");
+	}
+}
