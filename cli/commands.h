@@ -43,4 +43,14 @@ int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &up);
 int clusterDownCommand(const GlobalOptions &options, bool json);
 int clusterStatusCommand(const GlobalOptions &options, bool json);
 
+struct RunOptions {
+	unsigned ranks = 0;
+	std::string mpi = "openmpi";
+	std::string hosts;      // H1,H2,...: the launcher's host list
+	std::string profileDir; // default: the current directory
+	std::vector<std::string> command;
+};
+int runCommand(const GlobalOptions &options, const RunOptions &run);
+int reportCommand(const std::string &file, bool json);
+
 } // namespace malleo::cli

@@ -25,6 +25,8 @@ struct Options {
 	EventsOptions events;
 	TopOptions top;
 	ClusterUpOptions up;
+	RunOptions run;
+	std::string reportFile;
 };
 
 void addGlobalOptions(CLI::App &app, GlobalOptions &g)
@@ -94,6 +96,17 @@ int main(int argc, char **argv)
 	CLI::App *clusterStatus = cluster->add_subcommand("status", "which nodes of the cluster run, and where");
 	clusterStatus->add_flag("--json", o.json, "print the nodes as JSON");
 
+	CLI::App *run = app.add_subcommand("run", "run an MPI program with the PMPI profiler in its ranks");
+	run->add_option("-n", o.run.ranks, "number of ranks")->required()->check(CLI::PositiveNumber);
+	run->add_option("--mpi", o.run.mpi, "openmpi or mpich")->check(CLI::IsMember({"openmpi", "mpich"}))
+		->capture_default_str();
+	run->add_option("--hosts", o.run.hosts, "H1,H2,...: hosts to run the ranks on");
+	run->add_option("--profile-dir", o.run.profileDir, "where the report goes (default: .)");
+	run->add_option("command", o.run.command, "-- PROGRAM ARGS")->required();
+	CLI::App *reportView = app.add_subcommand("report", "print a saved PMPI profile report as tables");
+	reportView->add_option("file", o.reportFile, "the report's .json file")->required();
+	reportView->add_flag("--json", o.json, "print the report as JSON");
+
 	if (argc == 1) {
 		std::cout << app.help();
 		return kExitBadInput;
@@ -129,5 +142,9 @@ int main(int argc, char **argv)
 		return clusterDownCommand(o.global, o.json);
 	if (clusterStatus->parsed())
 		return clusterStatusCommand(o.global, o.json);
+	if (run->parsed())
+		return runCommand(o.global, o.run);
+	if (reportView->parsed())
+		return reportCommand(o.reportFile, o.json);
 	return report({kExitBadInput, "no subcommand (see malleo --help)"});
 }

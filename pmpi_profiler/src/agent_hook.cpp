@@ -1,14 +1,113 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "agent_hook.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "agent_reporter.h"
+#include "job_report.h"
+#include "lifecycle.h"
+#include "mpi_include.h"
+
 namespace malleo::pmpi {
 
+namespace {
+
+constexpr const char *kDefaultSocket = "/run/malleo/agent.sock";
+constexpr size_t kMaxAppId = 64; // the agent's limit on ids (agent/include/malleo/message.h)
+
+uint64_t hostHash()
+{
+	char host[256] = {};
+	gethostname(host, sizeof(host) - 1);
+	uint64_t h = 1469598103934665603ull; // FNV-1a
+	for (const char *c = host; *c; ++c)
+		h = (h ^ uint8_t(*c)) * 1099511628211ull;
+	return h;
+}
+
+// MALLEO_AGENT when set (empty, `off` or `none`: no reporting); else the default endpoint, but
+// only when its socket exists, so a machine without an agent gets no thread at all.
+std::string agentEndpoint()
+{
+	const char *value = std::getenv("MALLEO_AGENT");
+	if (value)
+		return !*value || !std::strcmp(value, "off") || !std::strcmp(value, "none") ? "" : value;
+	if (access(kDefaultSocket, F_OK) == 0)
+		return std::string("ipc://") + kDefaultSocket;
+	return {};
+}
+
+double reportInterval()
+{
+	const char *value = std::getenv("MALLEO_REPORT_INTERVAL");
+	if (!value || !*value)
+		return 1.0;
+	char *end = nullptr;
+	const double seconds = std::strtod(value, &end);
+	if (*end || !(seconds >= 0.05 && seconds <= 3600)) {
+		std::fprintf(stderr,
+			     "malleo-pmpi: MALLEO_REPORT_INTERVAL=%s is not a number of seconds in "
+			     "[0.05, 3600]; using 1\n",
+			     value);
+		return 1.0;
+	}
+	return seconds;
+}
+
+// <program>-<job>, the name of the job report too. MPICH's hydra exports no job id, so the ranks
+// take rank 0's pid, as the report does.
+std::string appId(uint64_t rank0Pid)
+{
+	std::string job = launcherJobId();
+	if (job.empty())
+		job = std::to_string(rank0Pid);
+	job = job.substr(0, kMaxAppId / 2);
+	const std::string name = program_invocation_short_name;
+	return name.substr(0, kMaxAppId - job.size() - 1) + "-" + job;
+}
+
+} // namespace
+
+void agentInit()
+{
+	// Collective, so every rank makes it whether or not it will report: an agent may be reachable
+	// on some hosts and not on others.
+	const int size = worldSize(), rank = worldRank();
+	const uint64_t mine[2] = {hostHash(), uint64_t(getpid())};
+	std::vector<uint64_t> all(2 * size_t(size));
+	if (PMPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, MPI_COMM_WORLD) !=
+	    MPI_SUCCESS)
+		return;
+
+	const std::string endpoint = agentEndpoint();
+	if (endpoint.empty())
+		return;
+	ReporterSetup setup;
+	setup.endpoint = endpoint;
+	setup.app = appId(all[1]);
+	setup.rank = rank;
+	setup.size = size;
+	setup.interval = reportInterval();
+	setup.sameHost.resize(size_t(size));
+	for (int r = 0; r < size; ++r)
+		setup.sameHost[size_t(r)] = all[2 * size_t(r)] == mine[0];
+	startReporter(std::move(setup));
+}
+
+// The reporter reads the marks when it reports, so a mark costs nothing more for the agent.
 void agentIterationDelta()
 {
 }
 
 void agentFinalDelta()
 {
+	stopReporter();
 }
 
 } // namespace malleo::pmpi

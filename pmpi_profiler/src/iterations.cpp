@@ -43,6 +43,15 @@ std::vector<IterationEnd> iterationEnds(IterationEnd *firstStart)
 	return gEnds;
 }
 
+std::vector<IterationEnd> iterationEndsSince(size_t from, IterationEnd *previous)
+{
+	std::lock_guard<std::mutex> lock(gLock);
+	if (from > gEnds.size())
+		from = gEnds.size();
+	*previous = from == 0 ? gFirstStart : gEnds[from - 1];
+	return std::vector<IterationEnd>(gEnds.begin() + long(from), gEnds.end());
+}
+
 } // namespace malleo::pmpi
 
 // Ends the current iteration; the first one started when MPI_Init returned.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -14,5 +15,8 @@ struct IterationEnd {
 // The start of the first iteration: MPI_Init's return.
 void startIterations();
 std::vector<IterationEnd> iterationEnds(IterationEnd *firstStart);
+// The ends from index `from` on, and in *previous the end (or the first start) just before them: the
+// agent reporter's deltas, without copying the whole history under the lock the marks take.
+std::vector<IterationEnd> iterationEndsSince(size_t from, IterationEnd *previous);
 
 } // namespace malleo::pmpi

@@ -29,18 +29,8 @@ const char *modeName()
 // process's pid (rank 0 writes the job report, so its pid names the job).
 std::string jobId()
 {
-	for (const char *var :
-	     {"OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID", "PBS_JOBID", "PMI_JOBID"}) {
-		const char *value = std::getenv(var);
-		if (value && *value) {
-			std::string id = value;
-			const char *step = std::getenv("SLURM_STEP_ID");
-			if (!std::strcmp(var, "SLURM_JOB_ID") && step)
-				id += std::string(".") + step;
-			return id;
-		}
-	}
-	return std::to_string(getpid());
+	std::string id = launcherJobId();
+	return id.empty() ? std::to_string(getpid()) : id;
 }
 
 std::string mpiLibrary()
@@ -92,6 +82,22 @@ void writeFiles(const std::string &stem, const ReportHeader &h,
 }
 
 } // namespace
+
+std::string launcherJobId()
+{
+	for (const char *var :
+	     {"OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID", "PBS_JOBID", "PMI_JOBID"}) {
+		const char *value = std::getenv(var);
+		if (value && *value) {
+			std::string id = value;
+			const char *step = std::getenv("SLURM_STEP_ID");
+			if (!std::strcmp(var, "SLURM_JOB_ID") && step)
+				id += std::string(".") + step;
+			return id;
+		}
+	}
+	return {};
+}
 
 void writeJobReport()
 {

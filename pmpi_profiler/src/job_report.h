@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <string>
+
 namespace malleo::pmpi {
+
+// The job id the launcher exports (Open MPI, Slurm, PBS), or empty: MPICH's hydra exports none.
+std::string launcherJobId();
 
 // Collective over MPI_COMM_WORLD, from the MPI_Finalize wrapper before PMPI_Finalize: every rank's
 // profile goes to rank 0, which writes malleo-profile-<app>-<job>.json and .txt into

@@ -87,6 +87,7 @@ void onInit()
 	PMPI_Comm_size(MPI_COMM_WORLD, &gWorldSize);
 	PMPI_Comm_rank(MPI_COMM_WORLD, &gWorldRank);
 	gWorldInfo = lookupCommSlow(MPI_COMM_WORLD);
+	agentInit(); // collective: before the first iteration starts
 	startIterations();
 	std::atexit(atExit);
 }

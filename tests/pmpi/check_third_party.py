@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""An unmodified third-party MPI program from Debian, HPC Challenge (`hpcc`, package hpcc), run on 2 ranks with and
-without libmalleo_pmpi preloaded: its verification results must be the same (timings and rates are blanked out:
+"""An unmodified third-party MPI program from Debian, HPC Challenge (`hpcc`, package hpcc), run on 2 ranks plain and
+unmodified under `malleo run` (libmalleo_pmpi preloaded into the ranks): its verification results must be the same (timings and rates are blanked out:
 they differ between any two runs) and the report must be plausible: complete, a nonzero matrix in both
 directions, time in MPI below wall time on every rank.
 
@@ -43,7 +43,8 @@ def linked_mpi(path):
     return None
 
 
-def run_hpcc(mpi, workdir, preload=None, profile_dir=None):
+def run_hpcc(mpi, workdir, malleo=None, profile_dir=None):
+    """hpcc on RANKS ranks in workdir: plain, or through `malleo run` when malleo is given."""
     with open(EXAMPLE_INPUT, encoding='utf-8') as f:
         text = f.read()
     for pattern, repl in SHRINK:
@@ -53,11 +54,19 @@ def run_hpcc(mpi, workdir, preload=None, profile_dir=None):
     cwd = os.getcwd()
     os.chdir(workdir)
     try:
-        proc = pmpi_launch.run(mpi, RANKS, [shutil.which(PROGRAM)], preload=preload, profile_dir=profile_dir)
+        if malleo:
+            env = pmpi_launch.launcher_env(True)
+            env['MALLEO_AGENT'] = ''
+            proc = subprocess.run([malleo, 'run', '-n', str(RANKS), '--mpi', mpi, '--profile-dir', profile_dir,
+                                   '--', shutil.which(PROGRAM)], env=env, capture_output=True, text=True,
+                                  timeout=50, stdin=subprocess.DEVNULL)
+        else:
+            proc = pmpi_launch.run(mpi, RANKS, [shutil.which(PROGRAM)])
     finally:
         os.chdir(cwd)
+    how = 'under malleo run' if malleo else 'plain'
     if proc.returncode != 0:
-        sys.exit(f'FAIL: hpcc exited with {proc.returncode} (preload {preload}):\n{proc.stdout}\n{proc.stderr}')
+        sys.exit(f'FAIL: hpcc exited with {proc.returncode} ({how}):\n{proc.stdout}\n{proc.stderr}')
     with open(os.path.join(workdir, 'hpccoutf.txt'), encoding='utf-8', errors='replace') as f:
         out = f.read()
     verdicts = [' '.join(NUMBER.sub('#', line).split()) for line in out.splitlines() if VERDICT.search(line)]
@@ -69,9 +78,9 @@ def run_hpcc(mpi, workdir, preload=None, profile_dir=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument('--mpi', required=True)
-    ap.add_argument('--lib', required=True)
+    ap.add_argument('--malleo', required=True)
     opts = ap.parse_args()
-    opts.lib = os.path.abspath(opts.lib)  # hpcc runs in its own directory
+    opts.malleo = os.path.abspath(opts.malleo)  # hpcc runs in its own directory
     path = shutil.which(PROGRAM)
     if not path or not os.path.exists(EXAMPLE_INPUT):
         skip(f'{PROGRAM} is not installed (Debian package hpcc)')
@@ -83,10 +92,10 @@ def main():
             tempfile.TemporaryDirectory(prefix='malleo-hpcc-') as profiled, \
             tempfile.TemporaryDirectory(prefix='malleo-pmpi-') as reports_dir:
         base = run_hpcc(opts.mpi, plain)
-        with_lib = run_hpcc(opts.mpi, profiled, preload=opts.lib, profile_dir=reports_dir)
+        with_lib = run_hpcc(opts.mpi, profiled, malleo=opts.malleo, profile_dir=reports_dir)
         for what, a, b in zip(['stdout', 'verification lines', 'summary keys'], base, with_lib):
             if a != b:
-                errors.append(f'{what} differ with the preload:\n  without: {a}\n  with:    {b}')
+                errors.append(f'{what} differ under malleo run:\n  without: {a}\n  with:    {b}')
         if not base[1]:
             errors.append('hpcc printed no verification lines: the comparison would be empty')
         reports = glob.glob(f'{reports_dir}/malleo-profile-*.json')

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+// `malleo report FILE`: a saved libmalleo_pmpi report (schema malleo.pmpi.profile/1,
+// docs/pmpi-profiler.md) as tables. Fields are read without trusting their shape,
+// so a report of another version shows "-" where it differs.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "failure.h"
+#include "reply_fields.h"
+#include "text_table.h"
+
+namespace malleo::cli {
+
+namespace {
+
+constexpr std::size_t kMatrixRanks = 16; // wider matrices do not fit a terminal
+
+std::string bytesText(double bytes)
+{
+	static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+	while (bytes >= 1024 && u < 4) {
+		bytes /= 1024;
+		++u;
+	}
+	return u == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.1f} {}", bytes, units[u]);
+}
+
+void printFunctions(const nlohmann::json &report)
+{
+	const nlohmann::json *functions = field(report, {"functions"});
+	if (!functions || !functions->is_object())
+		return;
+	const double mpi = number(report, {"totals", "mpi_time_s"}).value_or(0);
+	std::vector<std::pair<std::string, const nlohmann::json *>> rows;
+	for (const auto &[name, f] : functions->items())
+		rows.emplace_back(name, &f);
+	std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+		return number(*a.second, {"time_s"}).value_or(0) > number(*b.second, {"time_s"}).value_or(0);
+	});
+	TextTable table({"FUNCTION", "CALLS", "TIME_S", "%MPI", "BYTES"});
+	for (std::size_t c : {1, 2, 3, 4})
+		table.alignRight(c);
+	for (const auto &[name, f] : rows) {
+		const double t = number(*f, {"time_s"}).value_or(0);
+		table.addRow({name, text(*f, {"calls"}), fixed(*f, {"time_s"}, 6),
+			      mpi > 0 ? fmt::format("{:.1f}", 100 * t / mpi) : "-",
+			      bytesText(number(*f, {"bytes"}).value_or(0))});
+	}
+	std::cout << "\nTime in MPI by function (all ranks)\n" << table.render();
+}
+
+void printCollectives(const nlohmann::json &report)
+{
+	const nlohmann::json *collectives = field(report, {"collectives"});
+	if (!collectives || !collectives->is_object() || collectives->empty())
+		return;
+	TextTable table({"COLLECTIVE", "CALLS", "TIME_S", "BYTES"});
+	for (std::size_t c : {1, 2, 3})
+		table.alignRight(c);
+	for (const auto &[kind, c] : collectives->items())
+		table.addRow({kind, text(c, {"calls"}), fixed(c, {"time_s"}, 6),
+			      bytesText(number(c, {"bytes"}).value_or(0))});
+	std::cout << "\nCollectives by kind (all ranks)\n" << table.render();
+}
+
+// The log2 bins of every rank summed, one column per kind of operation.
+void printSizes(const nlohmann::json &ranks)
+{
+	const char *kinds[] = {"p2p", "coll", "rma"};
+	std::vector<std::array<double, 3>> counts(65, {0, 0, 0});
+	bool any = false;
+	for (const nlohmann::json &rank : ranks)
+		for (int k = 0; k < 3; ++k) {
+			const nlohmann::json *bins = field(rank, {"size_histograms", kinds[k]});
+			for (std::size_t i = 0; bins && bins->is_array() && i < bins->size(); ++i) {
+				const auto bin = number((*bins)[i], {"bin"});
+				if (bin && *bin >= 0 && *bin < 65) {
+					counts[std::size_t(*bin)][std::size_t(k)] +=
+					    number((*bins)[i], {"count"}).value_or(0);
+					any = true;
+				}
+			}
+		}
+	if (!any)
+		return;
+	TextTable table({"SIZE", "P2P", "COLL", "RMA"});
+	for (std::size_t c : {1, 2, 3})
+		table.alignRight(c);
+	for (std::size_t b = 0; b < counts.size(); ++b) {
+		if (counts[b][0] + counts[b][1] + counts[b][2] == 0)
+			continue;
+		const double low = b ? double(uint64_t(1) << (b - 1)) : 0;
+		const double high = b ? 2 * low - 1 : 0;
+		table.addRow({b ? fmt::format("{} .. {}", bytesText(low), bytesText(high)) : "0 B",
+			      fmt::format("{:.0f}", counts[b][0]), fmt::format("{:.0f}", counts[b][1]),
+			      fmt::format("{:.0f}", counts[b][2])});
+	}
+	std::cout << "\nMessage sizes (operations per size, all ranks)\n" << table.render();
+}
+
+void printMatrix(const nlohmann::json &report)
+{
+	const nlohmann::json *matrix = field(report, {"matrix_bytes"});
+	if (!matrix || !matrix->is_array()) {
+		std::cout << "\nNo rank x rank matrix (only in a complete report with MALLEO_PROFILE=full)\n";
+		return;
+	}
+	std::cout << "\nPoint-to-point bytes sent, row = sender, column = receiver (world ranks)\n";
+	if (matrix->size() > kMatrixRanks) {
+		std::cout << fmt::format("({} ranks: see matrix_bytes with --json)\n", matrix->size());
+		return;
+	}
+	std::vector<std::string> header = {"FROM\\TO"};
+	for (std::size_t j = 0; j < matrix->size(); ++j)
+		header.push_back(std::to_string(j));
+	TextTable table(header);
+	for (std::size_t c = 0; c < header.size(); ++c)
+		table.alignRight(c);
+	for (std::size_t i = 0; i < matrix->size(); ++i) {
+		std::vector<std::string> row = {std::to_string(i)};
+		const nlohmann::json &line = (*matrix)[i];
+		for (std::size_t j = 0; j < matrix->size(); ++j)
+			row.push_back(line.is_array() && j < line.size() && line[j].is_number()
+					  ? bytesText(line[j].get<double>())
+					  : "-");
+		table.addRow(row);
+	}
+	std::cout << table.render();
+}
+
+void printIterations(const nlohmann::json &ranks)
+{
+	TextTable table({"RANK", "ITERATIONS", "MIN_S", "MEDIAN_S", "MAX_S", "%MPI"});
+	for (std::size_t c : {0, 1, 2, 3, 4, 5})
+		table.alignRight(c);
+	std::vector<std::string> unmarked;
+	for (const nlohmann::json &rank : ranks) {
+		const nlohmann::json *times = field(rank, {"iterations", "time_s"});
+		const nlohmann::json *mpi = field(rank, {"iterations", "mpi_time_s"});
+		std::vector<double> t;
+		double inMpi = 0;
+		for (std::size_t i = 0; times && times->is_array() && i < times->size(); ++i) {
+			t.push_back((*times)[i].is_number() ? (*times)[i].get<double>() : 0);
+			if (mpi && mpi->is_array() && i < mpi->size() && (*mpi)[i].is_number())
+				inMpi += (*mpi)[i].get<double>();
+		}
+		if (t.empty()) {
+			unmarked.push_back(text(rank, {"rank"}));
+			continue;
+		}
+		double total = 0;
+		for (double x : t)
+			total += x;
+		std::sort(t.begin(), t.end());
+		table.addRow({text(rank, {"rank"}), std::to_string(t.size()), fmt::format("{:.6f}", t.front()),
+			      fmt::format("{:.6f}", t[t.size() / 2]), fmt::format("{:.6f}", t.back()),
+			      total > 0 ? fmt::format("{:.1f}", 100 * inMpi / total) : "-"});
+	}
+	std::cout << "\nIteration times\n";
+	if (!table.empty())
+		std::cout << table.render();
+	if (!unmarked.empty())
+		std::cout << fmt::format("no iteration markers on rank(s) {}\n", fmt::join(unmarked, ", "));
+}
+
+} // namespace
+
+int reportCommand(const std::string &file, bool json)
+{
+	std::ifstream in(file);
+	if (!in)
+		return report({kExitBadInput, fmt::format("{}: cannot read the report", file)});
+	const nlohmann::json r = nlohmann::json::parse(in, nullptr, false);
+	if (r.is_discarded() || !r.is_object())
+		return report({kExitBadInput, fmt::format("{}: not a JSON report", file)});
+	const std::string schema = text(r, {"schema"});
+	if (!schema.starts_with("malleo.pmpi.profile/"))
+		return report({kExitBadInput,
+			       fmt::format("{}: schema {} is not a malleo PMPI profile", file, schema)});
+	if (json) {
+		std::cout << r.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+		return kExitOk;
+	}
+	const nlohmann::json *ranksField = field(r, {"ranks"});
+	const nlohmann::json ranks = ranksField && ranksField->is_array() ? *ranksField : nlohmann::json::array();
+	std::cout << fmt::format("{}  job {}  {} of {} ranks  mode {}  ended by {}{}\n", text(r, {"app"}),
+				 text(r, {"job"}), ranks.size(), text(r, {"world_size"}), text(r, {"mode"}),
+				 text(r, {"ended"}),
+				 r.value("complete", false) ? "" : "  (partial report)");
+	std::cout << fmt::format("MPI library: {}\n", text(r, {"mpi_library"}));
+	std::cout << fmt::format("wall time {} s (slowest rank), time in MPI {} s (summed over ranks)\n",
+				 fixed(r, {"totals", "wall_time_s"}, 3), fixed(r, {"totals", "mpi_time_s"}, 3));
+	printFunctions(r);
+	printCollectives(r);
+	printSizes(ranks);
+	printMatrix(r);
+	printIterations(ranks);
+	return kExitOk;
+}
+
+} // namespace malleo::cli

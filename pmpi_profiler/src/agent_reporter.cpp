@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: Apache-2.0
+// The agent delta reporter: one thread per process that tells the local agent what this rank does
+// (docs/protocol.md, "MPI processes"). It reads the per-thread counters the way the final report
+// does, so the wrappers' hot path is the same with or without it; every send is non-blocking, and
+// what the agent cannot take at once is dropped and counted.
+#include "agent_reporter.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "agent_msgpack.h"
+#include "clock.h"
+#include "iterations.h"
+#include "lifecycle.h"
+#include "thread_counters.h"
+
+namespace malleo::pmpi {
+
+namespace {
+
+constexpr uint8_t kWireMagic = 0x6d;
+constexpr uint8_t kWireVersion = 1;
+constexpr uint64_t kSchemaVersion = 1;
+constexpr const char *kClientName = "malleo-pmpi";
+// The agent refuses more than 1024 iteration times per report; at 1 report per second only a program
+// with sub-millisecond iterations has more, and the agent's running estimate needs the latest ones.
+constexpr size_t kMaxIterationTimes = 1024;
+constexpr size_t kBodyBytes = 16384;
+// Reports queued while the agent is absent or slow: a few seconds' worth, then they are dropped.
+constexpr int kSendHighWaterMark = 16;
+// At MPI_Finalize, how long to wait for the agent to acknowledge what was sent (so `deregister`
+// is not lost with the socket): longer when it has answered before, short when it never did.
+constexpr int kFinalWaitMs = 250;
+constexpr int kFinalWaitSilentMs = 50;
+
+uint64_t processCpuNs()
+{
+	rusage usage{};
+	getrusage(RUSAGE_SELF, &usage);
+	auto ns = [](const timeval &t) {
+		return uint64_t(t.tv_sec) * 1000000000u + uint64_t(t.tv_usec) * 1000u;
+	};
+	return ns(usage.ru_utime) + ns(usage.ru_stime);
+}
+
+class Reporter
+{
+public:
+	explicit Reporter(ReporterSetup setup) : setup_(std::move(setup)) {}
+
+	void run();
+	void requestStop();
+	void printLosses() const;
+
+private:
+	bool open();
+	void close();
+	void send(const MsgpackWriter &body);
+	void beginMessage(MsgpackWriter &w, const char *type, uint32_t extraFields);
+	void sendRegister();
+	void sendReport();
+	void sendDeregister();
+	void drainReplies();
+	void awaitAcks();
+	void sumPeerBytes(uint64_t *local, uint64_t *remote) const;
+
+	ReporterSetup setup_;
+	void *context_ = nullptr;
+	void *socket_ = nullptr;
+	uint8_t body_[kBodyBytes];
+	uint32_t sequence_ = 0;
+	uint64_t sent_ = 0;
+	uint64_t refused_ = 0; // the send queue was full: dropped at once
+	uint64_t replies_ = 0;
+	bool needRegister_ = true;
+
+	// Where the previous report left off.
+	uint64_t lastWallNs_ = 0;
+	uint64_t lastCpuNs_ = 0;
+	size_t iterationsSeen_ = 0;
+	uint64_t iterationsSinceBytes_ = 0;
+	uint64_t lastBytesLocal_ = 0;
+	uint64_t lastBytesRemote_ = 0;
+
+	std::mutex lock_;
+	std::condition_variable wake_;
+	bool stop_ = false;
+};
+
+bool Reporter::open()
+{
+	context_ = zmq_ctx_new();
+	if (!context_)
+		return false;
+	zmq_ctx_set(context_, ZMQ_IO_THREADS, 1);
+	socket_ = zmq_socket(context_, ZMQ_DEALER);
+	if (!socket_)
+		return false;
+	const int zero = 0, hwm = kSendHighWaterMark;
+	const int64_t maxReply = 65536;
+	zmq_setsockopt(socket_, ZMQ_LINGER, &zero, sizeof(zero));
+	zmq_setsockopt(socket_, ZMQ_SNDTIMEO, &zero, sizeof(zero));
+	zmq_setsockopt(socket_, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+	zmq_setsockopt(socket_, ZMQ_MAXMSGSIZE, &maxReply, sizeof(maxReply));
+	if (zmq_connect(socket_, setup_.endpoint.c_str()) != 0) {
+		std::fprintf(stderr, "malleo-pmpi: rank %d: MALLEO_AGENT=%s: %s; not reporting\n",
+			     setup_.rank, setup_.endpoint.c_str(), zmq_strerror(zmq_errno()));
+		return false;
+	}
+	return true;
+}
+
+void Reporter::close()
+{
+	if (socket_)
+		zmq_close(socket_);
+	if (context_)
+		zmq_ctx_term(context_);
+	socket_ = context_ = nullptr;
+}
+
+void Reporter::send(const MsgpackWriter &body)
+{
+	if (body.overflow)
+		return;
+	const uint32_t seq = ++sequence_;
+	const uint8_t header[8] = {kWireMagic,	   kWireVersion,      0, 0, uint8_t(seq >> 24),
+				   uint8_t(seq >> 16), uint8_t(seq >> 8), uint8_t(seq)};
+	// Once the first frame is queued ZeroMQ queues the second too: a message goes whole or not at all.
+	if (zmq_send(socket_, header, sizeof(header), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+	    zmq_send(socket_, body.data, body.size, ZMQ_DONTWAIT) < 0) {
+		++refused_;
+		return;
+	}
+	++sent_;
+}
+
+void Reporter::beginMessage(MsgpackWriter &w, const char *type, uint32_t extraFields)
+{
+	w.mapHeader(6 + extraFields);
+	w.string("v");
+	w.unsignedInt(kSchemaVersion);
+	w.string("type");
+	w.string(type);
+	w.string("from");
+	w.string(kClientName);
+	w.string("id");
+	w.unsignedInt(sequence_ + 1);
+	w.string("app");
+	w.string(setup_.app.c_str(), setup_.app.size());
+	w.string("rank");
+	w.unsignedInt(uint64_t(setup_.rank));
+}
+
+void Reporter::sendRegister()
+{
+	MsgpackWriter w{body_, sizeof(body_)};
+	beginMessage(w, "register", 4);
+	w.string("pid");
+	w.unsignedInt(uint64_t(getpid()));
+	w.string("size");
+	w.unsignedInt(uint64_t(setup_.size));
+	// Only the PCM bridge knows whether the application can change its size.
+	w.string("malleable");
+	w.boolean(false);
+	w.string("units");
+	w.unsignedInt(1);
+	send(w);
+	needRegister_ = false;
+}
+
+// Point-to-point bytes sent so far to ranks on this host and elsewhere. Processes outside
+// MPI_COMM_WORLD (spawned ones) count as elsewhere: where they run is not known here.
+void Reporter::sumPeerBytes(uint64_t *local, uint64_t *remote) const
+{
+	const int peers = worldSize() + 1;
+	*local = *remote = 0;
+	for (const ThreadCounters *ts = firstThread(); ts; ts = ts->next) {
+		const PeerCounters *pc = ts->peers.load(std::memory_order_acquire);
+		for (int i = 0; pc && i < peers; ++i) {
+			const bool here = size_t(i) < setup_.sameHost.size() && setup_.sameHost[size_t(i)];
+			(here ? *local : *remote) += pc[i].bytes.get();
+		}
+	}
+}
+
+void Reporter::sendReport()
+{
+	const uint64_t nowNs = monotonicNs(), cpuNs = processCpuNs();
+	const double cpuShare = nowNs > lastWallNs_ ? double(cpuNs - lastCpuNs_) /
+							  double(nowNs - lastWallNs_)
+						    : 0.0;
+	lastWallNs_ = nowNs;
+	lastCpuNs_ = cpuNs;
+
+	IterationEnd previous;
+	const std::vector<IterationEnd> ends = iterationEndsSince(iterationsSeen_, &previous);
+	iterationsSeen_ += ends.size();
+	iterationsSinceBytes_ += ends.size();
+
+	// Bytes are per iteration: with no iteration ended since the last report that had bytes, they
+	// wait for the next one; a program without marks never reports them (no guessing).
+	bool withBytes = false;
+	uint64_t local = 0, remote = 0;
+	if (perPeer() && iterationsSinceBytes_ > 0) {
+		sumPeerBytes(&local, &remote);
+		withBytes = true;
+	}
+	const bool withTimes = setup_.rank == 0 && !ends.empty();
+
+	MsgpackWriter w{body_, sizeof(body_)};
+	beginMessage(w, "app_report", 1 + (withTimes ? 1 : 0) + (withBytes ? 2 : 0));
+	w.string("cpu_share");
+	w.real(cpuShare);
+	if (withTimes) {
+		const double nsPer = nsPerTick();
+		const size_t first = ends.size() > kMaxIterationTimes ? ends.size() - kMaxIterationTimes : 0;
+		w.string("iteration_times");
+		w.arrayHeader(uint32_t(ends.size() - first));
+		for (size_t i = 0; i < ends.size(); ++i) {
+			const uint64_t start = i == 0 ? previous.ticks : ends[i - 1].ticks;
+			if (i >= first)
+				w.real(double(ends[i].ticks - start) * nsPer * 1e-9);
+		}
+	}
+	if (withBytes) {
+		const double n = double(iterationsSinceBytes_);
+		w.string("bytes_local");
+		w.real(double(local - lastBytesLocal_) / n);
+		w.string("bytes_remote");
+		w.real(double(remote - lastBytesRemote_) / n);
+		lastBytesLocal_ = local;
+		lastBytesRemote_ = remote;
+		iterationsSinceBytes_ = 0;
+	}
+	send(w);
+}
+
+void Reporter::sendDeregister()
+{
+	MsgpackWriter w{body_, sizeof(body_)};
+	beginMessage(w, "deregister", 0);
+	send(w);
+}
+
+// Every request gets one reply (`ack` or `error`); replies are not decoded beyond spotting the
+// refusals that mean the agent no longer knows this process (it restarted): register again.
+void Reporter::drainReplies()
+{
+	uint8_t frame[512];
+	for (;;) {
+		const int n = zmq_recv(socket_, frame, sizeof(frame), ZMQ_DONTWAIT);
+		if (n < 0)
+			return;
+		int more = 0;
+		size_t moreSize = sizeof(more);
+		zmq_getsockopt(socket_, ZMQ_RCVMORE, &more, &moreSize);
+		if (more)
+			continue; // the header; the body follows
+		++replies_;
+		const size_t size = std::min(size_t(n), sizeof(frame));
+		for (const char *code : {"\xabunknown_app", "\xacunknown_rank"})
+			if (std::search(frame, frame + size, code, code + std::strlen(code)) !=
+			    frame + size)
+				needRegister_ = true;
+	}
+}
+
+void Reporter::awaitAcks()
+{
+	const int budget = replies_ ? kFinalWaitMs : kFinalWaitSilentMs;
+	const uint64_t deadline = monotonicNs() + uint64_t(budget) * 1000000u;
+	for (;;) {
+		drainReplies();
+		const uint64_t now = monotonicNs();
+		if (replies_ >= sent_ || now >= deadline)
+			return;
+		zmq_pollitem_t item{socket_, 0, ZMQ_POLLIN, 0};
+		zmq_poll(&item, 1, long((deadline - now) / 1000000u) + 1);
+	}
+}
+
+void Reporter::run()
+{
+	lastWallNs_ = monotonicNs();
+	lastCpuNs_ = processCpuNs();
+	if (!open()) {
+		close();
+		return;
+	}
+	const auto interval = std::chrono::duration<double>(setup_.interval);
+	sendRegister();
+	std::unique_lock<std::mutex> guard(lock_);
+	while (!stop_) {
+		wake_.wait_for(guard, interval, [this] { return stop_; });
+		guard.unlock();
+		drainReplies();
+		if (needRegister_)
+			sendRegister();
+		sendReport();
+		guard.lock();
+	}
+	guard.unlock();
+	sendDeregister();
+	awaitAcks();
+	close();
+}
+
+void Reporter::requestStop()
+{
+	{
+		std::lock_guard<std::mutex> guard(lock_);
+		stop_ = true;
+	}
+	wake_.notify_one();
+}
+
+void Reporter::printLosses() const
+{
+	const uint64_t unanswered = sent_ > replies_ ? sent_ - replies_ : 0;
+	if (refused_ || unanswered)
+		std::fprintf(stderr,
+			     "malleo-pmpi: rank %d: agent at %s: %llu of %llu messages dropped, %llu "
+			     "unanswered (agent absent or slow)\n",
+			     setup_.rank, setup_.endpoint.c_str(), (unsigned long long)refused_,
+			     (unsigned long long)(sent_ + refused_), (unsigned long long)unanswered);
+}
+
+Reporter *gReporter = nullptr;
+pthread_t gThread;
+pid_t gOwner = 0;
+std::mutex gStartStop;
+
+void *reporterMain(void *reporter)
+{
+	static_cast<Reporter *>(reporter)->run();
+	return nullptr;
+}
+
+// A program that returns from main without MPI_Finalize still deregisters.
+void stopAtExit()
+{
+	stopReporter();
+}
+
+} // namespace
+
+void startReporter(ReporterSetup setup)
+{
+	std::lock_guard<std::mutex> guard(gStartStop);
+	if (gReporter)
+		return;
+	auto *reporter = new Reporter(std::move(setup));
+	// The thread (and ZeroMQ's I/O thread, which inherits the mask) takes no signal: the
+	// application's handlers run on its own threads as they did without the library.
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	const int rc = pthread_create(&gThread, nullptr, reporterMain, reporter);
+	pthread_sigmask(SIG_SETMASK, &old, nullptr);
+	if (rc != 0) {
+		delete reporter;
+		return;
+	}
+	gReporter = reporter;
+	gOwner = getpid();
+	std::atexit(stopAtExit);
+}
+
+void stopReporter()
+{
+	std::lock_guard<std::mutex> guard(gStartStop);
+	// A forked child inherits the pointer but neither the thread nor a usable ZeroMQ context.
+	if (!gReporter || gOwner != getpid())
+		return;
+	gReporter->requestStop();
+	pthread_join(gThread, nullptr);
+	gReporter->printLosses();
+	delete gReporter;
+	gReporter = nullptr;
+}
+
+} // namespace malleo::pmpi
