@@ -220,10 +220,22 @@ def role_code(fn, fid, fortran):
     return before, after
 
 
+# MPI_Abort names MPI_COMM_WORLD to end the whole job, parked processes included: never substituted.
+KEEP_WORLD = {'MPI_Abort'}
+
+
+def world_params(fn):
+    """The by-value communicator arguments in which MPI_COMM_WORLD is replaced by the malleable world."""
+    if fn.name in KEEP_WORLD:
+        return []
+    return [p.name for p in fn.params if p.ctype == 'MPI_Comm' and not p.is_array]
+
+
 def c_wrapper(fn, fid):
     decl = ', '.join(f'{p.ctype} {p.name}{p.suffix}' for p in fn.params)
     args = ', '.join(p.name for p in fn.params)
     before, after = role_code(fn, fid, fortran=False)
+    before = [f'{name} = malleo::pmpi::currentWorld({name});' for name in world_params(fn)] + before
     return WRAPPER.format(ret=fn.ret, name=fn.name, decl=decl or 'void', real=f'P{fn.name}({args})', fid=fid,
                           args=args, before=indent(before), after=indent(after))
 
@@ -256,9 +268,13 @@ def fortran_wrapper(fn, fid):
             return None
     before, after = role_code(fn, fid, fortran=True) if fn.name not in ('MPI_Init', 'MPI_Init_thread') \
         else ([], ['malleo::pmpi::onInit();'])
-    decl = ', '.join(f'{t}{n}' for t, n in params)
+    # A substituted communicator is a local copy of the handle: the parameter is renamed and `name` points at it.
+    substituted = set(world_params(fn)) if fn.name not in ('MPI_Init', 'MPI_Init_thread') else set()
+    decl = ', '.join(f'{t}{n}_given' if n in substituted else f'{t}{n}' for t, n in params)
+    prologue = ''.join(f'    MPI_Fint {n}_value = malleo::pmpi::currentWorldFortran(*{n}_given);\n'
+                       f'    MPI_Fint *{n} = &{n}_value;\n' for _, n in params if n in substituted)
     args = ', '.join(n for _, n in params)
-    text = FORTRAN_WRAPPER.format(name=f'{lower}_', real=f'p{lower}_', decl=decl,
+    text = FORTRAN_WRAPPER.format(name=f'{lower}_', real=f'p{lower}_', decl=decl, prologue=prologue,
                                   types=', '.join(t for t, _ in params), args=args,
                                   fid=fid, before=indent(before), after=indent(after))
     # gfortran and the other compilers Open MPI supports spell the same entry point in these four ways.
@@ -268,9 +284,9 @@ def fortran_wrapper(fn, fid):
 
 FORTRAN_WRAPPER = '''MALLEO_EXPORT void {name}({decl})
 {{
-    static std::atomic<void *> real{{nullptr}};
+{prologue}    static std::atomic<void *> real{{nullptr}};
     const auto call = reinterpret_cast<void (*)({types})>(malleo::pmpi::fortranEntry(real, "{real}"));
-    if (malleo::pmpi::profilingOff()) [[unlikely]] {{
+    if (malleo::pmpi::bypassWrappers()) [[unlikely]] {{
         call({args});
         return;
     }}
@@ -311,7 +327,7 @@ WRAPPER = '''static __attribute__((noinline)) {ret} profiled_{name}({decl})
 
 MALLEO_EXPORT {ret} {name}({decl})
 {{
-    if (malleo::pmpi::profilingOff()) [[unlikely]]
+    if (malleo::pmpi::bypassWrappers()) [[unlikely]]
         return {real};
     return profiled_{name}({args});
 }}

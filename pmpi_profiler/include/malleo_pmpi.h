@@ -7,8 +7,15 @@
  * before calling).
  */
 
+#ifdef MALLEO_PMPI_BUILDING
+/* The library uses MPI's C API only (src/mpi_include.h). */
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+
 #define MALLEO_PMPI_VERSION_MAJOR 0
-#define MALLEO_PMPI_VERSION_MINOR 1
+#define MALLEO_PMPI_VERSION_MINOR 2
 
 #ifdef MALLEO_PMPI_BUILDING
 #define MALLEO_PMPI_WEAK __attribute__((visibility("default")))
@@ -23,6 +30,13 @@ extern "C" {
 /* Ends the current iteration of the application's main loop (the first began when MPI_Init
  * returned). */
 void MALLEO_Iteration_mark(void) MALLEO_PMPI_WEAK;
+
+/* From now on every MPI call of the application that names MPI_COMM_WORLD gets `world` instead
+ * (MPI_Abort excepted: it ends the whole job); MPI_COMM_NULL or MPI_COMM_WORLD stops substituting.
+ * Local, not collective: the PCM bridge calls it on each process of the new world after every
+ * reconfiguration, with no other thread inside MPI. Returns MPI_SUCCESS, or MPI_ERR_COMM for an
+ * intercommunicator. Fortran: CALL MALLEO_SET_WORLD(COMM, IERROR). */
+int MALLEO_Set_world(MPI_Comm world) MALLEO_PMPI_WEAK;
 
 /* MALLEO_PMPI_VERSION_MAJOR * 1000 + MALLEO_PMPI_VERSION_MINOR of the preloaded library. */
 int MALLEO_Pmpi_version(void) MALLEO_PMPI_WEAK;

@@ -69,7 +69,7 @@ extern "C" void MALLEO_Iteration_mark(void)
 }
 
 // Fortran: `call malleo_iteration_mark()`.
-extern "C" void malleo_iteration_mark_(void)
+extern "C" __attribute__((visibility("default"))) void malleo_iteration_mark_(void)
 {
 	MALLEO_Iteration_mark();
 }

@@ -11,6 +11,7 @@
 #include "iterations.h"
 #include "job_report.h"
 #include "mpi_include.h"
+#include "world_substitution.h"
 
 namespace malleo::pmpi {
 
@@ -51,6 +52,7 @@ void atExit()
 __attribute__((constructor)) void loadProfiler()
 {
 	gMode = modeFromEnvironment();
+	updateBypass();
 	gStartTicks = ticks();
 	gStartNs = monotonicNs();
 }

@@ -13,6 +13,7 @@
 #include "lifecycle.h"
 #include "mpi_include.h"
 #include "thread_counters.h"
+#include "world_substitution.h"
 
 #define MALLEO_EXPORT __attribute__((visibility("default")))
 
