@@ -45,6 +45,7 @@ int clusterStatusCommand(const GlobalOptions &options, bool json);
 
 struct RunOptions {
 	unsigned ranks = 0;
+	unsigned maxRanks = 0;  // --max: launch this many, ranks active (pool mode of the PCM bridge)
 	std::string mpi = "openmpi";
 	std::string hosts;      // H1,H2,...: the launcher's host list
 	std::string profileDir; // default: the current directory

@@ -98,6 +98,10 @@ int main(int argc, char **argv)
 
 	CLI::App *run = app.add_subcommand("run", "run an MPI program with the PMPI profiler in its ranks");
 	run->add_option("-n", o.run.ranks, "number of ranks")->required()->check(CLI::PositiveNumber);
+	run->add_option("--max", o.run.maxRanks,
+			"launch this many ranks, -n of them active and the rest parked for a malleable "
+			"application to grow into (PCM bridge pool mode)")
+		->check(CLI::PositiveNumber);
 	run->add_option("--mpi", o.run.mpi, "openmpi or mpich")->check(CLI::IsMember({"openmpi", "mpich"}))
 		->capture_default_str();
 	run->add_option("--hosts", o.run.hosts, "H1,H2,...: hosts to run the ranks on");

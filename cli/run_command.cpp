@@ -69,6 +69,18 @@ std::vector<std::pair<std::string, std::string>> rankEnvironment(const GlobalOpt
 	return env;
 }
 
+// Pool mode (docs/pcm-api.md): --max ranks are launched and the PCM bridge keeps -n of them active.
+void addPool(const RunOptions &run, std::vector<std::pair<std::string, std::string>> &env)
+{
+	if (run.maxRanks > 0)
+		env.emplace_back("MALLEO_POOL_ACTIVE", std::to_string(run.ranks));
+}
+
+unsigned launched(const RunOptions &run)
+{
+	return run.maxRanks > 0 ? run.maxRanks : run.ranks;
+}
+
 std::vector<std::string> launcherCommand(const RunOptions &run,
 					 const std::vector<std::pair<std::string, std::string>> &env)
 {
@@ -77,13 +89,13 @@ std::vector<std::string> launcherCommand(const RunOptions &run,
 		argv = {"mpirun.openmpi"};
 		if (geteuid() == 0)
 			argv.push_back("--allow-run-as-root");
-		argv.insert(argv.end(), {"--oversubscribe", "-n", std::to_string(run.ranks)});
+		argv.insert(argv.end(), {"--oversubscribe", "-n", std::to_string(launched(run))});
 		if (!run.hosts.empty())
 			argv.insert(argv.end(), {"--host", run.hosts});
 		for (const auto &[key, value] : env)
 			argv.insert(argv.end(), {"-x", key + "=" + value});
 	} else {
-		argv = {"mpiexec.mpich", "-n", std::to_string(run.ranks)};
+		argv = {"mpiexec.mpich", "-n", std::to_string(launched(run))};
 		if (!run.hosts.empty())
 			argv.insert(argv.end(), {"-hosts", run.hosts});
 		for (const auto &[key, value] : env)
@@ -146,6 +158,10 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 		return report({kExitBadInput, fmt::format("--mpi {}: expected openmpi or mpich", run.mpi)});
 	if (run.command.empty())
 		return report({kExitBadInput, "no program to run (malleo run -n N -- PROGRAM ARGS)"});
+	if (run.maxRanks > 0 && run.maxRanks < run.ranks)
+		return report({kExitBadInput, fmt::format("--max {} is below -n {}: the pool holds the "
+							  "active ranks and the parked ones",
+							  run.maxRanks, run.ranks)});
 	Failure failure;
 	const std::optional<std::string> library = findProfiler(run.mpi, failure);
 	if (!library)
@@ -161,8 +177,9 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 
 	// A second of slack: file times may be coarser than the clock.
 	const auto start = fs::file_time_type::clock::now() - std::chrono::seconds(1);
-	const int status =
-	    runLauncher(launcherCommand(run, rankEnvironment(options, *library, profileDir)), failure);
+	std::vector<std::pair<std::string, std::string>> env = rankEnvironment(options, *library, profileDir);
+	addPool(run, env);
+	const int status = runLauncher(launcherCommand(run, env), failure);
 	if (status < 0)
 		return report(failure);
 
