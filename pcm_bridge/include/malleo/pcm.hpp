@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C++ API of libmalleo_pcm, for new codes: register the distributed buffers once, call probe() at the top of
+// the iteration loop, and the reconfiguration (command, agreement, data movement, new communicator) happens inside
+// it. The same machinery runs the PCM C API (pcm_api.h); docs/pcm-api.md documents both.
+//
+//	auto &session = malleo::malleable::Session::start(&argc, &argv);
+//	auto &grid = session.distribute("grid", Distribution::block1d, MPI_DOUBLE, rows, columns, 1);
+//	auto &step = session.replicate<std::int64_t>("step", 0);
+//	for (; step < steps; ++step) {
+//		const auto event = session.probe();
+//		if (event.left)
+//			break;           // this process is no longer part of the computation
+//		... compute on grid.data<double>(), grid.count() columns from grid.offset() ...
+//	}
+//	session.finish();            // collective; calls MPI_Finalize
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace malleo::malleable {
+
+// How a buffer is spread over the active processes (the values of the redistribution's own enum).
+enum class Distribution {
+	independent = 0,  // any process may hold any elements: only the counts matter
+	block1d = 1,      // contiguous blocks in rank order: neighbours stay neighbours
+};
+
+enum class Operation { none, split, merge, migrate };
+
+struct ProbeResult {
+	Operation operation = Operation::none;  // what happened at this probe
+	bool failed = false;  // an operation was asked for and did not happen: everything is as it was
+	std::string error;    // why, when failed
+	bool left = false;    // this process is no longer active: leave the loop and call finish()
+	bool changed() const { return operation != Operation::none && !failed; }
+};
+
+// A distributed buffer the session owns: `count()` elements of `element_length` items of `type`, with `halo`
+// spare elements on each side (ghost columns). data() points at the first element of the block, past the halo.
+class Buffer
+{
+public:
+	const std::string &name() const { return name_; }
+	template<typename T> T *data() { return reinterpret_cast<T *>(block()); }
+	void *block() { return storage_.empty() ? nullptr : storage_.data() + halo_ * elementBytes(); }
+	std::int64_t count() const { return count_; }
+	std::int64_t offset() const { return offset_; }  // global index of the first local element
+	std::int64_t global() const { return global_; }
+	std::int64_t elementBytes() const { return element_length_ * item_bytes_; }
+
+private:
+	friend class Session;
+	std::string name_;
+	Distribution distribution_ = Distribution::block1d;
+	MPI_Datatype type_ = MPI_BYTE;
+	std::int64_t item_bytes_ = 1;
+	std::int64_t element_length_ = 1;
+	std::int64_t halo_ = 0;
+	std::int64_t count_ = 0;
+	std::int64_t offset_ = 0;
+	std::int64_t global_ = 0;
+	std::vector<unsigned char> storage_;
+};
+
+class Session
+{
+public:
+	// MPI_Init and the pool: a spare process returns from here only once it is activated (joined() is then
+	// true, and the buffers it registers arrive with their data), or never (it finalizes MPI and exits).
+	static Session &start(int *argc, char ***argv);
+
+	// Registers a buffer of `global_count` elements, each `element_length` items of `type` (MPI_INT,
+	// MPI_INT64_T, MPI_FLOAT, MPI_DOUBLE or MPI_BYTE). Starting processes get a balanced block (zeroed);
+	// a joined process gets the data it was sent. Register in the same order on every process.
+	Buffer &distribute(const std::string &name, Distribution distribution, MPI_Datatype type,
+			   std::int64_t element_length, std::int64_t global_count, std::int64_t halo = 0);
+
+	// A value kept equal on every process (an iteration counter): a joined process gets the current one.
+	template<typename T> T &replicate(const std::string &name, T initial)
+	{
+		static_assert(std::is_trivially_copyable_v<T>);
+		auto &bytes = replicatedBytes(name, sizeof(T), &initial);
+		return *reinterpret_cast<T *>(bytes.data());
+	}
+
+	// Collective over the active processes, at the top of each iteration.
+	ProbeResult probe();
+
+	bool joined() const;
+	MPI_Comm comm() const;
+	int rank() const;
+	int size() const;
+	std::int64_t probes() const;
+
+	// Collective at the end over the active processes; a process that left waits here for them. Calls
+	// MPI_Finalize.
+	void finish();
+
+private:
+	Session() = default;
+	std::vector<unsigned char> &replicatedBytes(const std::string &name, std::size_t size, const void *initial);
+	void place(Buffer &buffer, std::int64_t count);
+
+	std::vector<std::unique_ptr<Buffer>> buffers_;
+	std::vector<std::pair<std::string, std::vector<unsigned char>>> replicated_;
+};
+
+} // namespace malleo::malleable

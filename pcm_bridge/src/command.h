@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// A reconfiguration command, and the forced schedule (MALLEO_FORCE) that produces commands for tests and
+// experiments before the agents are wired in. Pure: no MPI, so the grammar is tested on its own.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace malleo::pcm {
+
+enum class Operation : int {
+	none = 0,
+	split = 1,    // activate or add `count` processes
+	merge = 2,    // remove `count` processes
+	migrate = 3,  // move `count` processes to `node`
+};
+
+const char *operationName(Operation op);
+
+struct Command {
+	Operation op = Operation::none;
+	std::int64_t iteration = 0;  // the probe (0-based) at which it applies
+	int count = 1;
+	std::string node;  // migrate: the target node; empty = any node with a spare process
+};
+
+// Parses comma-separated operation@iteration[:argument] entries, as docs/pcm-api.md specifies
+// ("split@10:2,merge@20,migrate@30:1/node1").
+// Returns an empty string and fills `out` (sorted by iteration), or one line saying what is wrong.
+std::string parseForcedSchedule(const std::string &text, std::vector<Command> &out);
+
+} // namespace malleo::pcm

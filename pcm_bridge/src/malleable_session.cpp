@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C++ API over the session: here the bridge owns the buffers, so probe() can move them itself.
+#include "malleo/pcm.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "session.h"
+
+#define MALLEO_PCM_EXPORT __attribute__((visibility("default")))
+
+namespace malleo::malleable {
+
+namespace {
+
+pcm::BaseType baseType(MPI_Datatype type)
+{
+	if (type == MPI_INT || type == MPI_INT32_T)
+		return pcm::BaseType::int32;
+	if (type == MPI_INT64_T || type == MPI_LONG_LONG)
+		return pcm::BaseType::int64;
+	if (type == MPI_FLOAT)
+		return pcm::BaseType::float32;
+	if (type == MPI_DOUBLE)
+		return pcm::BaseType::float64;
+	return pcm::BaseType::byte;
+}
+
+Operation operation(pcm::Operation op)
+{
+	switch (op) {
+	case pcm::Operation::split:
+		return Operation::split;
+	case pcm::Operation::merge:
+		return Operation::merge;
+	case pcm::Operation::migrate:
+		return Operation::migrate;
+	case pcm::Operation::none:
+		break;
+	}
+	return Operation::none;
+}
+
+static_assert(static_cast<int>(Distribution::independent) == static_cast<int>(pcm::Distribution::independent));
+static_assert(static_cast<int>(Distribution::block1d) == static_cast<int>(pcm::Distribution::block1d));
+
+} // namespace
+
+MALLEO_PCM_EXPORT Session &Session::start(int *argc, char ***argv)
+{
+	static Session session;
+	if (pcm::Session::get().start(argc, argv) != MPI_SUCCESS) {
+		std::fprintf(stderr, "malleo-pcm: MPI_Init failed\n");
+		std::exit(1);
+	}
+	return session;
+}
+
+void Session::place(Buffer &buffer, std::int64_t count)
+{
+	// Not a collective: a joined process places its buffers while the others compute. Every layout the bridge
+	// makes is balanced, so the offset follows from the global count.
+	buffer.count_ = count;
+	const auto counts = pcm::balancedCounts(buffer.global_, size());
+	buffer.offset_ = 0;
+	for (int slot = 0; slot < rank(); ++slot)
+		buffer.offset_ += counts[static_cast<std::size_t>(slot)];
+}
+
+MALLEO_PCM_EXPORT Buffer &Session::distribute(const std::string &name, Distribution distribution, MPI_Datatype type,
+					       std::int64_t element_length, std::int64_t global_count, std::int64_t halo)
+{
+	auto buffer = std::make_unique<Buffer>();
+	buffer->name_ = name;
+	buffer->distribution_ = distribution;
+	buffer->type_ = type;
+	buffer->item_bytes_ = static_cast<std::int64_t>(pcm::baseSize(baseType(type)));
+	buffer->element_length_ = element_length;
+	buffer->halo_ = halo;
+	buffer->global_ = global_count;
+
+	auto &session = pcm::Session::get();
+	std::int64_t count = 0;
+	bool received = false;
+	for (auto &move : session.joinedBuffers()) {
+		if (move.spec.name != name || !move.new_data)
+			continue;
+		count = move.new_count;
+		const auto *bytes = static_cast<const unsigned char *>(move.new_data);
+		buffer->storage_.assign(bytes, bytes + (count + 2 * halo) * buffer->elementBytes());
+		if (move.allocated)
+			std::free(move.new_data);
+		move.new_data = nullptr;
+		received = true;
+	}
+	if (!received) {
+		count = pcm::balancedCounts(global_count, size())[static_cast<std::size_t>(rank())];
+		buffer->storage_.assign(static_cast<std::size_t>((count + 2 * halo) * buffer->elementBytes()), 0);
+	}
+	place(*buffer, count);
+	buffers_.push_back(std::move(buffer));
+	return *buffers_.back();
+}
+
+MALLEO_PCM_EXPORT std::vector<unsigned char> &Session::replicatedBytes(const std::string &name, std::size_t size, const void *initial)
+{
+	const auto &joined = pcm::Session::get().joinedReplicated();
+	std::vector<unsigned char> bytes(size);
+	if (auto found = joined.find(name); found != joined.end() && found->second.bytes.size() == size)
+		bytes = found->second.bytes;
+	else
+		std::memcpy(bytes.data(), initial, size);
+	replicated_.emplace_back(name, std::move(bytes));
+	return replicated_.back().second;
+}
+
+MALLEO_PCM_EXPORT ProbeResult Session::probe()
+{
+	auto &session = pcm::Session::get();
+	ProbeResult result;
+	const auto outcome = session.decide();
+	result.operation = operation(session.plan().op);
+	if (outcome == pcm::Outcome::none) {
+		result.operation = Operation::none;
+		return result;
+	}
+	if (outcome == pcm::Outcome::failed) {
+		result.failed = true;
+		result.error = session.error();
+		return result;
+	}
+	std::vector<pcm::BufferMove> moves;
+	for (auto &buffer : buffers_) {
+		pcm::BufferMove move;
+		move.spec.name = buffer->name_;
+		move.spec.distribution = static_cast<pcm::Distribution>(buffer->distribution_);
+		move.spec.base = baseType(buffer->type_);
+		move.spec.element_length = buffer->element_length_;
+		move.spec.halo = buffer->halo_;
+		move.old_data = buffer->storage_.data();
+		move.old_count = buffer->count_;
+		moves.push_back(move);
+	}
+	pcm::Store replicated;
+	for (const auto &[name, bytes] : replicated_) {
+		pcm::Blob blob;
+		blob.count = static_cast<std::int64_t>(bytes.size());
+		blob.bytes = bytes;
+		replicated[name] = std::move(blob);
+	}
+	const bool leaving = session.leaving();
+	if (!session.reconfigure(moves, replicated, {})) {
+		result.failed = true;
+		result.error = session.error();
+		return result;
+	}
+	for (std::size_t i = 0; i < moves.size(); ++i) {
+		Buffer &buffer = *buffers_[i];
+		auto &move = moves[i];
+		if (leaving) {
+			buffer.storage_ = {};
+			buffer.count_ = 0;
+			continue;
+		}
+		const auto *bytes = static_cast<const unsigned char *>(move.new_data);
+		buffer.storage_.assign(bytes, bytes + (move.new_count + 2 * buffer.halo_) * buffer.elementBytes());
+		if (move.allocated)
+			std::free(move.new_data);
+		place(buffer, move.new_count);
+	}
+	result.left = leaving;
+	return result;
+}
+
+MALLEO_PCM_EXPORT bool Session::joined() const
+{
+	return pcm::Session::get().startStatus() != pcm::StartStatus::started;
+}
+
+MALLEO_PCM_EXPORT MPI_Comm Session::comm() const
+{
+	return pcm::Session::get().comm();
+}
+
+MALLEO_PCM_EXPORT int Session::rank() const
+{
+	return pcm::Session::get().rank();
+}
+
+MALLEO_PCM_EXPORT int Session::size() const
+{
+	return pcm::Session::get().size();
+}
+
+MALLEO_PCM_EXPORT std::int64_t Session::probes() const
+{
+	return pcm::Session::get().probes();
+}
+
+MALLEO_PCM_EXPORT void Session::finish()
+{
+	auto &session = pcm::Session::get();
+	if (session.comm() != MPI_COMM_NULL)
+		session.finish();
+	else
+		session.waitForEnd();
+	MPI_Finalize();
+}
+
+} // namespace malleo::malleable

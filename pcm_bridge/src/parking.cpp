@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "parking.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unistd.h>
+
+namespace malleo::pcm {
+
+int waitSleeping(MPI_Request *request, MPI_Status *status, int max_sleep_us)
+{
+	int sleep_us = 1000;
+	for (;;) {
+		int done = 0;
+		const int rc = MPI_Test(request, &done, status);
+		if (rc != MPI_SUCCESS || done)
+			return rc;
+		usleep(static_cast<useconds_t>(sleep_us));
+		sleep_us = std::min(sleep_us * 2, max_sleep_us);
+	}
+}
+
+bool waitSleepingFor(MPI_Request *request, MPI_Status *status, double seconds)
+{
+	// MPI_Wtime is not used: it is only meaningful between MPI_Init and MPI_Finalize on every MPI, and this
+	// helper must not care.
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+	int sleep_us = 100;
+	for (;;) {
+		int done = 0;
+		if (MPI_Test(request, &done, status) != MPI_SUCCESS || done)
+			return done;
+		if (std::chrono::steady_clock::now() >= deadline)
+			return false;
+		usleep(static_cast<useconds_t>(sleep_us));
+		sleep_us = std::min(sleep_us * 2, 4000);
+	}
+}
+
+} // namespace malleo::pcm

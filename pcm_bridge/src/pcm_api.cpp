@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: Apache-2.0
+// The PCM C API over the session. The application owns its buffers here (unlike the C++ API), so each call
+// describes the one buffer of the papers' skeleton: columns of yDim elements with a ghost column on each side.
+#include "pcm_api.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "session.h"
+
+using malleo::pcm::BaseType;
+using malleo::pcm::Blob;
+using malleo::pcm::BufferMove;
+using malleo::pcm::Distribution;
+using malleo::pcm::Operation;
+using malleo::pcm::Outcome;
+using malleo::pcm::Session;
+using malleo::pcm::StartStatus;
+using malleo::pcm::Store;
+
+extern "C" {
+__attribute__((visibility("default"))) MPI_Comm PCM_COMM_WORLD = MPI_COMM_NULL;
+}
+
+namespace {
+
+Store gStore;           // PCM_Store'd values of this process
+std::string gError;     // PCM_Error_string
+
+bool validType(int type)
+{
+	return type >= PCM_INT && type <= PCM_CHAR;
+}
+
+BaseType baseType(int type)
+{
+	switch (type) {
+	case PCM_INT:
+		return BaseType::int32;
+	case PCM_LONG:
+		return BaseType::int64;
+	case PCM_FLOAT:
+		return BaseType::float32;
+	case PCM_DOUBLE:
+		return BaseType::float64;
+	default:
+		return BaseType::byte;
+	}
+}
+
+Blob intBlob(int value)
+{
+	Blob blob;
+	blob.type = BaseType::int32;
+	blob.count = 1;
+	blob.bytes.resize(sizeof value);
+	std::memcpy(blob.bytes.data(), &value, sizeof value);
+	return blob;
+}
+
+// After a split activated this process: the keys of Fig. 6, from the manifest and the received columns.
+void storeJoinedSplit(Session &session)
+{
+	for (const auto &[key, blob] : session.joinedReplicated())
+		gStore[key] = blob;
+	for (auto &move : session.joinedBuffers()) {
+		if (move.spec.name != PCM_KEY_DATA)
+			continue;
+		Blob data;
+		data.type = move.spec.base;
+		data.count = (move.new_count + 2 * move.spec.halo) * move.spec.element_length;
+		const auto *bytes = static_cast<const unsigned char *>(move.new_data);
+		data.bytes.assign(bytes, bytes + data.count * static_cast<std::int64_t>(malleo::pcm::baseSize(data.type)));
+		gStore[PCM_KEY_DATA] = std::move(data);
+		gStore[PCM_KEY_DATAWIDTH] = intBlob(static_cast<int>(move.new_count));
+		if (move.allocated)
+			std::free(move.new_data);
+		move.new_data = nullptr;
+	}
+	session.joinedBuffers().clear();
+}
+
+[[noreturn]] void leave(Session &session)
+{
+	gStore.clear();
+	PCM_COMM_WORLD = MPI_COMM_NULL;
+	session.waitForEnd();
+	MPI_Finalize();
+	std::exit(0);
+}
+
+void updateWorld(Session &session, int *rank, int *total, MPI_Comm *comm)
+{
+	PCM_COMM_WORLD = session.comm();
+	if (comm)
+		*comm = session.comm();
+	if (rank)
+		*rank = session.rank();
+	if (total)
+		*total = session.size();
+}
+
+int split(void *data, int type, int *iterations, int *xDim, int *yDim, int *rank, int *total, MPI_Comm *comm)
+{
+	Session &session = Session::get();
+	if (session.plan().op != Operation::split || !validType(type))
+		return PCM_FAILURE;
+	BufferMove move;
+	move.spec.name = PCM_KEY_DATA;
+	move.spec.distribution = Distribution::block1d;
+	move.spec.base = baseType(type);
+	move.spec.element_length = *yDim;
+	move.spec.halo = 1;
+	move.old_data = data;
+	move.old_count = *xDim;
+	Store replicated;
+	replicated[PCM_KEY_ITERATOR] = intBlob(*iterations);
+	replicated[PCM_KEY_DATAROWS] = intBlob(*yDim);
+	std::vector<BufferMove> moves{move};
+	if (!session.reconfigure(moves, replicated, {})) {
+		gError = session.error();
+		return PCM_FAILURE;
+	}
+	// Balanced blocks never grow on a split (balancedCounts), so the columns fit where they were.
+	BufferMove &done = moves.front();
+	const std::size_t column = static_cast<std::size_t>(done.elementBytes());
+	std::memcpy(static_cast<unsigned char *>(data) + column,
+		    static_cast<unsigned char *>(done.new_data) + column,
+		    column * static_cast<std::size_t>(done.new_count));
+	std::free(done.new_data);
+	*xDim = static_cast<int>(done.new_count);
+	updateWorld(session, rank, total, comm);
+	return PCM_SUCCESS;
+}
+
+int merge(void *data, int type, int *xDim, int *yDim, void *new_buffer, int mergecnts, int *rank, int *total,
+	  MPI_Comm *comm)
+{
+	Session &session = Session::get();
+	if (session.plan().op != Operation::merge || !validType(type))
+		return PCM_FAILURE;
+	const bool leaving = session.leaving();
+	BufferMove move;
+	move.spec.name = PCM_KEY_DATA;
+	move.spec.distribution = Distribution::block1d;
+	move.spec.base = baseType(type);
+	move.spec.element_length = *yDim;
+	move.spec.halo = 1;
+	move.old_data = data;
+	move.old_count = *xDim;
+	move.new_data = leaving ? nullptr : new_buffer;
+	std::vector<BufferMove> moves{move};
+	const bool fits = leaving || (new_buffer && mergecnts >= (*xDim + 2) * *yDim);
+	if (!fits || !session.reconfigure(moves, {}, {})) {
+		gError = fits ? session.error() : "PCM_Merge: new_buffer is missing or smaller than PCM_Merge_datacnts said";
+		// The skeleton switches to new_buffer whatever happens: give it the old columns.
+		if (!leaving && new_buffer && mergecnts >= (*xDim + 2) * *yDim)
+			std::memcpy(new_buffer, data,
+				    static_cast<std::size_t>((*xDim + 2) * *yDim) * malleo::pcm::baseSize(baseType(type)));
+		return PCM_FAILURE;
+	}
+	if (leaving)
+		leave(session);
+	*xDim = static_cast<int>(moves.front().new_count);
+	updateWorld(session, rank, total, comm);
+	return PCM_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) int MPI_PCM_Init(int *argc, char ***argv)
+{
+	Session &session = Session::get();
+	const int rc = session.start(argc, argv);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	if (session.startStatus() == StartStatus::splitted)
+		storeJoinedSplit(session);
+	else if (session.startStatus() == StartStatus::migrated)
+		gStore = session.joinedStore();
+	PCM_COMM_WORLD = session.comm();
+	return MPI_SUCCESS;
+}
+
+__attribute__((visibility("default"))) int PCM_Init(MPI_Comm)
+{
+	PCM_COMM_WORLD = Session::get().comm();
+	return PCM_SUCCESS;
+}
+
+__attribute__((visibility("default"))) int PCM_Process_Status(void)
+{
+	switch (Session::get().startStatus()) {
+	case StartStatus::migrated:
+		return PCM_MIGRATED;
+	case StartStatus::splitted:
+		return PCM_SPLITTED;
+	case StartStatus::started:
+		break;
+	}
+	return PCM_STARTED;
+}
+
+__attribute__((visibility("default"))) int PCM_Comm_rank(MPI_Comm comm, int *rank)
+{
+	return MPI_Comm_rank(comm, rank);
+}
+
+__attribute__((visibility("default"))) int PCM_Status(MPI_Comm)
+{
+	Session &session = Session::get();
+	switch (session.decide()) {
+	case Outcome::none:
+		return PCM_NONE;
+	case Outcome::failed:
+		gError = session.error();
+		return PCM_FAILED;
+	case Outcome::agreed:
+		break;
+	}
+	switch (session.plan().op) {
+	case Operation::split:
+		return PCM_SPLIT;
+	case Operation::merge:
+		return PCM_MERGE;
+	case Operation::migrate:
+		return session.leaving() ? PCM_MIGRATE : PCM_RECONFIGURE;
+	case Operation::none:
+		break;
+	}
+	return PCM_NONE;
+}
+
+__attribute__((visibility("default"))) int PCM_Store(int, const char *key, const void *data, int type, int count)
+{
+	if (!key || count < 0 || (count > 0 && !data) || !validType(type))
+		return PCM_FAILURE;
+	Blob blob;
+	blob.type = baseType(type);
+	blob.count = count;
+	const auto *bytes = static_cast<const unsigned char *>(data);
+	blob.bytes.assign(bytes, bytes + static_cast<std::size_t>(count) * malleo::pcm::baseSize(blob.type));
+	gStore[key] = std::move(blob);
+	return PCM_SUCCESS;
+}
+
+__attribute__((visibility("default"))) int PCM_Load(int, const char *key, void *data)
+{
+	const auto found = key ? gStore.find(key) : gStore.end();
+	if (found == gStore.end() || (!data && !found->second.bytes.empty()))
+		return PCM_FAILURE;
+	std::memcpy(data, found->second.bytes.data(), found->second.bytes.size());
+	return PCM_SUCCESS;
+}
+
+__attribute__((visibility("default"))) int PCM_Reconfigure(MPI_Comm *comm, const char *)
+{
+	Session &session = Session::get();
+	if (session.plan().op != Operation::migrate)
+		return PCM_FAILURE;
+	const bool leaving = session.leaving();
+	std::vector<BufferMove> none;
+	if (!session.reconfigure(none, {}, leaving ? gStore : Store{})) {
+		gError = session.error();
+		return PCM_FAILURE;
+	}
+	if (leaving)
+		leave(session);
+	updateWorld(session, nullptr, nullptr, comm);
+	return PCM_SUCCESS;
+}
+
+__attribute__((visibility("default"))) int PCM_Split(void *data, int type, int *iterations, int *xDim, int *yDim,
+						     int *rank, int *totalProcessors, MPI_Comm *comm, const char *)
+{
+	return split(data, type, iterations, xDim, yDim, rank, totalProcessors, comm);
+}
+
+// M to N and 1 to N differ in who decides N, which is the middleware here: both run the agreed plan.
+__attribute__((visibility("default"))) int PCM_Split_Collective(void *data, int type, int *iterations, int *xDim,
+								int *yDim, int *rank, int *totalProcessors,
+								MPI_Comm *comm, const char *)
+{
+	return split(data, type, iterations, xDim, yDim, rank, totalProcessors, comm);
+}
+
+__attribute__((visibility("default"))) int PCM_Merge_datacnts(int xDim, int yDim, int *mergecnts, int *merge_rank,
+							      MPI_Comm)
+{
+	Session &session = Session::get();
+	if (session.plan().op != Operation::merge)
+		return PCM_FAILURE;
+	const std::int64_t after = session.countAfter(xDim);
+	const bool leaving = session.leaving();
+	*mergecnts = leaving ? 0 : static_cast<int>((after + 2) * yDim);
+	*merge_rank = leaving ? -1 : session.rank();
+	return PCM_SUCCESS;
+}
+
+__attribute__((visibility("default"))) int PCM_Merge(void *data, int type, int *xDim, int *yDim, void *new_buffer,
+						     int mergecnts, int *rank, int *totalProcessors, MPI_Comm *comm)
+{
+	return merge(data, type, xDim, yDim, new_buffer, mergecnts, rank, totalProcessors, comm);
+}
+
+__attribute__((visibility("default"))) int PCM_Merge_Collective(void *data, int type, int *xDim, int *yDim,
+								void *new_buffer, int mergecnts, int *rank,
+								int *totalProcessors, MPI_Comm *comm)
+{
+	return merge(data, type, xDim, yDim, new_buffer, mergecnts, rank, totalProcessors, comm);
+}
+
+__attribute__((visibility("default"))) int PCM_Finalize(MPI_Comm)
+{
+	Session::get().finish();
+	return PCM_SUCCESS;
+}
+
+__attribute__((visibility("default"))) int PCM_Exit(void)
+{
+	Session &session = Session::get();
+	if (session.comm() != MPI_COMM_NULL)
+		return PCM_FAILURE;
+	leave(session);
+}
+
+__attribute__((visibility("default"))) const char *PCM_Error_string(void)
+{
+	return gError.c_str();
+}
+
+} // extern "C"

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "plan.h"
+
+#include <algorithm>
+#include <set>
+
+namespace malleo::pcm {
+
+namespace {
+
+std::vector<int> spares(const Membership &membership, const std::string &node)
+{
+	std::vector<int> out;
+	for (std::size_t w = 0; w < membership.state.size(); ++w)
+		if (membership.state[w] == ProcessState::spare && (node.empty() || membership.node[w] == node))
+			out.push_back(static_cast<int>(w));
+	return out;
+}
+
+} // namespace
+
+std::string makePlan(const Command &command, const Membership &membership, Plan &plan)
+{
+	plan.op = Operation::none;
+	plan.iteration = command.iteration;
+	plan.before = membership.active;
+	plan.after = membership.active;
+	plan.joiners.clear();
+	plan.leavers.clear();
+	const int active = static_cast<int>(membership.active.size());
+	const std::string what = std::string(operationName(command.op)) + " of " + std::to_string(command.count);
+
+	switch (command.op) {
+	case Operation::none:
+		return {};
+	case Operation::split: {
+		const auto free = spares(membership, {});
+		if (static_cast<int>(free.size()) < command.count)
+			return what + ": only " + std::to_string(free.size()) + " spare processes";
+		plan.joiners.assign(free.begin(), free.begin() + command.count);
+		plan.after.insert(plan.after.end(), plan.joiners.begin(), plan.joiners.end());
+		break;
+	}
+	case Operation::merge:
+		if (command.count >= active)
+			return what + ": only " + std::to_string(active) + " active processes";
+		plan.leavers.assign(membership.active.end() - command.count, membership.active.end());
+		plan.after.resize(active - command.count);
+		break;
+	case Operation::migrate: {
+		const auto free = spares(membership, command.node);
+		std::vector<int> sources;
+		for (int w : membership.active)
+			if (static_cast<int>(sources.size()) < command.count &&
+			    (command.node.empty() || membership.node[w] != command.node))
+				sources.push_back(w);
+		if (static_cast<int>(sources.size()) < command.count)
+			return what + ": only " + std::to_string(sources.size()) + " active processes off node '" +
+			       command.node + "'";
+		if (static_cast<int>(free.size()) < command.count)
+			return what + ": only " + std::to_string(free.size()) + " spare processes" +
+			       (command.node.empty() ? std::string() : " on node '" + command.node + "'");
+		for (int i = 0; i < command.count; ++i) {
+			auto slot = std::find(plan.after.begin(), plan.after.end(), sources[i]);
+			*slot = free[i];
+		}
+		plan.leavers = sources;
+		plan.joiners.assign(free.begin(), free.begin() + command.count);
+		break;
+	}
+	}
+	plan.op = command.op;
+	return {};
+}
+
+void applyPlan(const Plan &plan, Membership &membership)
+{
+	for (int w : plan.leavers)
+		membership.state[w] = ProcessState::left;
+	for (int w : plan.joiners)
+		membership.state[w] = ProcessState::active;
+	membership.active = plan.after;
+}
+
+std::vector<int> participants(const Plan &plan)
+{
+	std::set<int> all(plan.before.begin(), plan.before.end());
+	all.insert(plan.after.begin(), plan.after.end());
+	return {all.begin(), all.end()};
+}
+
+std::size_t planWords(int world)
+{
+	// op, iteration, epoch, sizes of the four lists; the lists; the state of every world rank.
+	return 7 + 5 * static_cast<std::size_t>(world);
+}
+
+std::vector<std::int64_t> encodePlan(const Plan &plan, const Membership &membership)
+{
+	const int world = static_cast<int>(membership.state.size());
+	std::vector<std::int64_t> words;
+	words.reserve(planWords(world));
+	words.push_back(static_cast<std::int64_t>(plan.op));
+	words.push_back(plan.iteration);
+	words.push_back(plan.epoch);
+	for (const auto *list : {&plan.before, &plan.after, &plan.joiners, &plan.leavers})
+		words.push_back(static_cast<std::int64_t>(list->size()));
+	for (const auto *list : {&plan.before, &plan.after, &plan.joiners, &plan.leavers})
+		words.insert(words.end(), list->begin(), list->end());
+	for (auto s : membership.state)
+		words.push_back(static_cast<std::int64_t>(s));
+	words.resize(planWords(world), 0);
+	return words;
+}
+
+void decodePlan(const std::vector<std::int64_t> &words, Plan &plan, Membership &membership)
+{
+	plan.op = static_cast<Operation>(words[0]);
+	plan.iteration = words[1];
+	plan.epoch = words[2];
+	std::size_t at = 7;
+	std::vector<int> *lists[] = {&plan.before, &plan.after, &plan.joiners, &plan.leavers};
+	for (int i = 0; i < 4; ++i) {
+		const auto n = static_cast<std::size_t>(words[3 + i]);
+		lists[i]->assign(words.begin() + at, words.begin() + at + n);
+		at += n;
+	}
+	for (auto &s : membership.state)
+		s = static_cast<ProcessState>(words[at++]);
+	membership.active = plan.before;
+}
+
+std::vector<std::int64_t> balancedCounts(std::int64_t total, int parts)
+{
+	std::vector<std::int64_t> counts(parts, total / parts);
+	for (std::int64_t i = 0; i < total % parts; ++i)
+		++counts[i];
+	return counts;
+}
+
+} // namespace malleo::pcm

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// Who is in the computation and what a command changes: the active processes in rank order, the spare ones, and
+// the plan that turns one active set into the next. Pure, so planning is tested without MPI; the coordinator
+// computes a plan and broadcasts it (encode/decode), so every process acts on the same one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "command.h"
+
+namespace malleo::pcm {
+
+// What a process of MPI_COMM_WORLD is doing.
+enum class ProcessState : std::int64_t {
+	active = 0,  // in the computation
+	spare = 1,   // parked, never ran the application's loop: may be activated
+	left = 2,    // parked after leaving: waits for the end of the run
+};
+
+struct Membership {
+	std::vector<int> active;                 // world ranks in rank order (slot order)
+	std::vector<ProcessState> state;         // per world rank
+	std::vector<std::string> node;           // per world rank
+};
+
+// The membership an operation leads to. Joiners take the slots of the processes they replace (migration) or new
+// slots at the end (split); a merge removes the last slots; everyone else keeps its slot, so rank order, and with
+// it block adjacency, is kept.
+struct Plan {
+	Operation op = Operation::none;
+	std::int64_t iteration = 0;
+	std::int64_t epoch = 0;       // counts the operations tried, so stale protocol messages are told apart
+	std::vector<int> before;      // active world ranks before, in rank order
+	std::vector<int> after;       // active world ranks after, in rank order
+	std::vector<int> joiners;     // world ranks that become active, in the order of their new slots
+	std::vector<int> leavers;     // world ranks that leave, in slot order
+};
+
+// The plan of `command` on `membership`, or one line saying why it cannot be done (then `plan.op` is none).
+std::string makePlan(const Command &command, const Membership &membership, Plan &plan);
+
+// Applies a committed plan.
+void applyPlan(const Plan &plan, Membership &membership);
+
+// Every world rank that takes part in the plan: before ∪ after, sorted.
+std::vector<int> participants(const Plan &plan);
+
+// Plan and membership states on the wire: a fixed-size int64 array of planWords(world) words, so the coordinator
+// can broadcast it in one call to processes that do not know yet whether anything happens.
+std::size_t planWords(int world);
+std::vector<std::int64_t> encodePlan(const Plan &plan, const Membership &membership);
+void decodePlan(const std::vector<std::int64_t> &words, Plan &plan, Membership &membership);
+
+// The balanced block sizes of `total` elements over `parts` slots, the remainder on the first slots. They do not
+// grow when `parts` grows, so a split always fits in the old buffers (the PCM C API relies on it).
+std::vector<std::int64_t> balancedCounts(std::int64_t total, int parts);
+
+} // namespace malleo::pcm

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// Redistribution schedules: pure functions from (old layout, new layout) to the transfers that turn one into the
+// other. No MPI here, so every distribution is tested without it; executor.h runs a schedule over MPI.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace malleo::pcm {
+
+// How a registered buffer is spread over the processes (seed 000 Figs. 3-4, seed 003).
+enum class Distribution {
+	independent,     // any process may hold any items (astro): only the counts matter
+	block1d,         // contiguous blocks in rank order with adjacency (heat2d columns)
+	block_cyclic1d,  // blocks of `block` elements dealt round-robin over the processes
+	block_cyclic2d,  // a rows x cols matrix in block_rows x block_cols blocks over a prow x pcol process grid
+};
+
+// Where the data lives. Positions are layout slots 0..P-1; `ranks[p]` is the rank, in the communicator that runs the
+// schedule, of the process in slot p (old and new layouts name ranks of the same communicator: the union of the old
+// and the new processes during a reconfiguration).
+// A rank holds at most one slot of a layout. Local buffers are in global order: block1d slot p holds the elements
+// after those of slots 0..p-1; block_cyclic1d holds its blocks in increasing block index; block_cyclic2d holds its
+// local matrix row-major (local row, then local column). `counts` is read only by independent and block1d.
+struct Layout {
+	Distribution distribution = Distribution::block1d;
+	std::vector<int> ranks;
+	std::int64_t global_count = 0;      // elements in all (independent, block1d, block_cyclic1d)
+	std::vector<std::int64_t> counts;   // per slot (independent, block1d); sums to global_count
+	std::int64_t block = 1;             // block_cyclic1d
+	std::int64_t rows = 0, cols = 0;    // block_cyclic2d, in elements
+	std::int64_t block_rows = 1, block_cols = 1;
+	int prow = 1, pcol = 1;             // process grid, slot = r * pcol + c
+};
+
+// A run of consecutive elements in a process's local buffer.
+struct Segment {
+	std::int64_t offset = 0;  // in elements, from the start of the local buffer
+	std::int64_t count = 0;
+};
+
+// Elements moved from one rank to another. The source segments, read in order, give the destination segments,
+// written in order; both lists hold the same number of elements. A transfer with from == to is a local copy.
+// Transfers of the same step may run at once without two of them sharing a sender or a receiver (contention-free
+// steps, seed 003); schedules without that property put everything in step 0.
+struct Transfer {
+	int from = 0;
+	int to = 0;
+	int step = 0;
+	std::vector<Segment> source;
+	std::vector<Segment> destination;
+};
+
+struct Schedule {
+	std::vector<Transfer> transfers;
+	int steps = 1;
+};
+
+// Checks a layout for consistency; returns an empty string or one line saying what is wrong.
+std::string validate(const Layout& layout);
+
+// The transfers that turn `from` into `to`. Both layouts have the same distribution kind and global size
+// (throws std::invalid_argument otherwise, with the reason).
+Schedule schedule(const Layout& from, const Layout& to);
+
+// Local element count of the process in slot `slot` of a layout.
+std::int64_t localCount(const Layout& layout, int slot);
+
+}  // namespace malleo::pcm

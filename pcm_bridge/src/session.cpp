@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "session.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "executor.h"
+#include "manifest.h"
+#include "parking.h"
+
+namespace malleo::pcm {
+
+namespace {
+
+// Tags on the bridge's private communicators; the executor uses its default (7300) on the union communicator.
+constexpr int kTagParked = 7401;    // to a parked process: prepare or exit
+constexpr int kTagDecision = 7402;  // coordinator -> participant: commit or cancel
+constexpr int kTagUnion = 7403;     // MPI_Comm_create_group of the participants
+constexpr int kTagStore = 7404;     // migration source -> replacement
+constexpr int kTagVoteBase = 8000;  // + epoch % 8000: a late vote never matches a later agreement
+
+constexpr std::int64_t kPrepare = 1;
+constexpr std::int64_t kExit = 2;
+
+enum Reason : std::int64_t { kAgreed = 0, kTimeout = 1, kRefused = 2 };
+
+constexpr int kNodeNameBytes = 256;
+
+std::string nodeName()
+{
+	if (const char *node = std::getenv("MALLEO_NODE"); node && *node)
+		return node;
+	char name[MPI_MAX_PROCESSOR_NAME] = {};
+	int length = 0;
+	MPI_Get_processor_name(name, &length);
+	return std::string(name, static_cast<std::size_t>(length));
+}
+
+// A positive integer from the environment, or `fallback` with one line on stderr when it is malformed.
+long positiveFromEnvironment(const char *variable, long fallback, bool report)
+{
+	const char *text = std::getenv(variable);
+	if (!text || !*text)
+		return fallback;
+	char *end = nullptr;
+	errno = 0;
+	const long value = std::strtol(text, &end, 10);
+	if (errno || *end || value < 1) {
+		if (report)
+			std::fprintf(stderr, "malleo-pcm: %s=%s is not a positive integer; using %ld\n", variable,
+				     text, fallback);
+		return fallback;
+	}
+	return value;
+}
+
+double secondsFromEnvironment(const char *variable, double fallback, bool report)
+{
+	const char *text = std::getenv(variable);
+	if (!text || !*text)
+		return fallback;
+	char *end = nullptr;
+	errno = 0;
+	const double value = std::strtod(text, &end);
+	if (errno || *end || !(value > 0)) {
+		if (report)
+			std::fprintf(stderr, "malleo-pcm: %s=%s is not a positive number of seconds; using %g\n",
+				     variable, text, fallback);
+		return fallback;
+	}
+	return value;
+}
+
+bool contains(const std::vector<int> &list, int value)
+{
+	return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+} // namespace
+
+MPI_Datatype mpiType(BaseType type)
+{
+	switch (type) {
+	case BaseType::int32:
+		return MPI_INT32_T;
+	case BaseType::int64:
+		return MPI_INT64_T;
+	case BaseType::float32:
+		return MPI_FLOAT;
+	case BaseType::float64:
+		return MPI_DOUBLE;
+	case BaseType::byte:
+		break;
+	}
+	return MPI_BYTE;
+}
+
+std::size_t baseSize(BaseType type)
+{
+	switch (type) {
+	case BaseType::int32:
+	case BaseType::float32:
+		return 4;
+	case BaseType::int64:
+	case BaseType::float64:
+		return 8;
+	case BaseType::byte:
+		break;
+	}
+	return 1;
+}
+
+std::int64_t BufferMove::elementBytes() const
+{
+	return spec.element_length * static_cast<std::int64_t>(baseSize(spec.base));
+}
+
+Session &Session::get()
+{
+	static Session session;
+	return session;
+}
+
+int Session::rank() const
+{
+	int rank = -1;
+	if (active_ != MPI_COMM_NULL)
+		MPI_Comm_rank(active_, &rank);
+	return rank;
+}
+
+int Session::size() const
+{
+	return static_cast<int>(membership_.active.size());
+}
+
+int Session::start(int *argc, char ***argv)
+{
+	if (running())
+		return MPI_SUCCESS;
+	int initialized = 0;
+	MPI_Initialized(&initialized);
+	if (!initialized) {
+		if (const int rc = MPI_Init(argc, argv); rc != MPI_SUCCESS)
+			return rc;
+	}
+	MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
+	MPI_Comm_size(MPI_COMM_WORLD, &world_size_);
+	MPI_Comm_dup(MPI_COMM_WORLD, &control_);
+	MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN);
+
+	// Every process reads the same environment; only world rank 0 reports what is wrong with it.
+	const bool report = world_rank_ == 0;
+	const long active = std::min<long>(positiveFromEnvironment("MALLEO_POOL_ACTIVE", world_size_, report),
+					   world_size_);
+	if (const char *verbose = std::getenv("MALLEO_PCM_VERBOSE"))
+		verbose_ = *verbose && std::strcmp(verbose, "0") != 0;
+	agree_timeout_ = secondsFromEnvironment("MALLEO_AGREE_TIMEOUT", 10.0, report);
+	if (auto error = commands_.configureFromEnvironment(); !error.empty() && report)
+		std::fprintf(stderr, "malleo-pcm: %s; no forced operations\n", error.c_str());
+	if (const char *faults = std::getenv("MALLEO_FAULT"); faults && *faults) {
+		if (auto error = parseFaults(faults, faults_); !error.empty() && report)
+			std::fprintf(stderr, "malleo-pcm: %s; no injected faults\n", error.c_str());
+	}
+
+	std::vector<char> names(static_cast<std::size_t>(world_size_) * kNodeNameBytes);
+	std::string mine = nodeName().substr(0, kNodeNameBytes - 1);
+	std::vector<char> own(kNodeNameBytes, 0);
+	std::copy(mine.begin(), mine.end(), own.begin());
+	MPI_Allgather(own.data(), kNodeNameBytes, MPI_CHAR, names.data(), kNodeNameBytes, MPI_CHAR, control_);
+	membership_.node.clear();
+	membership_.state.assign(static_cast<std::size_t>(world_size_), ProcessState::spare);
+	membership_.active.clear();
+	for (int w = 0; w < world_size_; ++w) {
+		membership_.node.emplace_back(&names[static_cast<std::size_t>(w) * kNodeNameBytes]);
+		if (w < active) {
+			membership_.state[static_cast<std::size_t>(w)] = ProcessState::active;
+			membership_.active.push_back(w);
+		}
+	}
+	const bool is_active = world_rank_ < active;
+	MPI_Comm_split(control_, is_active ? 0 : MPI_UNDEFINED, world_rank_, &active_);
+	if (is_active)
+		return MPI_SUCCESS;
+
+	if (park() == ParkEnd::exit) {
+		MPI_Finalize();
+		std::exit(0);
+	}
+	return MPI_SUCCESS;
+}
+
+bool Session::leaving() const
+{
+	return plan_.op != Operation::none && contains(plan_.leavers, world_rank_);
+}
+
+bool Session::joining() const
+{
+	return plan_.op != Operation::none && contains(plan_.joiners, world_rank_);
+}
+
+void Session::fail(const std::string &why, bool print)
+{
+	error_ = std::string(operationName(plan_.op)) + " at iteration " + std::to_string(plan_.iteration) +
+		 " failed: " + why + "; continuing with " + std::to_string(membership_.active.size()) +
+		 " processes";
+	if (print)
+		std::fprintf(stderr, "malleo-pcm: %s\n", error_.c_str());
+}
+
+Outcome Session::decide()
+{
+	if (skip_probe_) {
+		skip_probe_ = false;
+		return Outcome::none;
+	}
+	const std::size_t words = planWords(world_size_);
+	std::vector<std::int64_t> message(words + 1, 0);
+	const std::int64_t iteration = probes_++;
+	std::string refusal;
+	if (rank() == 0) {
+		// The seam where the agent's commands will come in: one call that answers "what now?".
+		const Command command = commands_.next(iteration);
+		Plan plan;
+		refusal = makePlan(command, membership_, plan);
+		plan.epoch = epoch_;
+		if (!refusal.empty()) {
+			message[0] = 1;
+			plan.op = command.op;
+		}
+		const auto encoded = encodePlan(plan, membership_);
+		std::copy(encoded.begin(), encoded.end(), message.begin() + 1);
+	}
+	MPI_Bcast(message.data(), static_cast<int>(message.size()), MPI_INT64_T, 0, active_);
+	Membership received = membership_;
+	decodePlan({message.begin() + 1, message.end()}, plan_, received);
+	if (message[0]) {
+		std::vector<char> text(512, 0);
+		if (rank() == 0)
+			std::strncpy(text.data(), refusal.c_str(), text.size() - 1);
+		MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, active_);
+		fail(text.data(), rank() == 0);
+		plan_.op = Operation::none;
+		return Outcome::failed;
+	}
+	if (plan_.op == Operation::none)
+		return Outcome::none;
+	epoch_ = plan_.epoch + 1;
+	return agree() ? Outcome::agreed : Outcome::failed;
+}
+
+// Seed 000's protocol: the coordinator asks every participant; each answers isMalleable or isUnmalleable; the
+// coordinator commits only when all said yes within the timeout, and otherwise cancels, so no participant moves
+// unless all move.
+bool Session::agree()
+{
+	const int coordinator = plan_.before.front();
+	std::vector<int> others = participants(plan_);
+	others.erase(std::remove(others.begin(), others.end(), coordinator), others.end());
+	if (world_rank_ != coordinator)
+		return participantVote(false);
+
+	const std::size_t words = planWords(world_size_);
+	std::vector<std::int64_t> prepare(words + 1, 0);
+	prepare[0] = kPrepare;
+	const auto encoded = encodePlan(plan_, membership_);
+	std::copy(encoded.begin(), encoded.end(), prepare.begin() + 1);
+	for (int w : plan_.joiners)
+		MPI_Send(prepare.data(), static_cast<int>(prepare.size()), MPI_INT64_T, w, kTagParked, control_);
+
+	const int tag = kTagVoteBase + static_cast<int>(plan_.epoch % 8000);
+	std::vector<std::array<std::int64_t, 2>> votes(others.size());
+	std::vector<MPI_Request> requests(others.size(), MPI_REQUEST_NULL);
+	for (std::size_t i = 0; i < others.size(); ++i)
+		MPI_Irecv(votes[i].data(), 2, MPI_INT64_T, others[i], tag, control_, &requests[i]);
+
+	std::int64_t reason = kAgreed;
+	std::int64_t culprit = -1;
+	const double deadline = MPI_Wtime() + agree_timeout_;
+	for (std::size_t i = 0; i < others.size(); ++i) {
+		const double left = std::max(0.0, deadline - MPI_Wtime());
+		if (!waitSleepingFor(&requests[i], MPI_STATUS_IGNORE, left)) {
+			if (reason == kAgreed) {
+				reason = kTimeout;
+				culprit = others[i];
+			}
+			MPI_Cancel(&requests[i]);
+			MPI_Wait(&requests[i], MPI_STATUS_IGNORE);
+		} else if (votes[i][1] != 1 && reason == kAgreed) {
+			reason = kRefused;
+			culprit = others[i];
+		}
+	}
+	const std::int64_t decision[3] = {plan_.epoch, reason, culprit};
+	for (int w : others)
+		MPI_Send(decision, 3, MPI_INT64_T, w, kTagDecision, control_);
+	if (reason == kAgreed)
+		return true;
+	char why[256];
+	if (reason == kTimeout)
+		std::snprintf(why, sizeof why, "world rank %lld did not answer the agreement within %g s",
+			      static_cast<long long>(culprit), agree_timeout_);
+	else
+		std::snprintf(why, sizeof why, "world rank %lld answered isUnmalleable",
+			      static_cast<long long>(culprit));
+	fail(why, true);
+	return false;
+}
+
+// A participant's side: answer, then wait for the decision. A parked joiner waits sleeping; an active process
+// waits in MPI_Recv, which lasts at most the agreement timeout.
+bool Session::participantVote(bool sleeping)
+{
+	const int coordinator = plan_.before.front();
+	std::vector<int> others = participants(plan_);
+	others.erase(std::remove(others.begin(), others.end(), coordinator), others.end());
+	const bool designated = !others.empty() && others.back() == world_rank_;
+	const bool silent = designated && faults_.agree_timeout.count(plan_.iteration);
+	const bool refuse = designated && faults_.refuse.count(plan_.iteration);
+	if (!silent) {
+		const std::int64_t vote[2] = {plan_.epoch, refuse ? 0 : 1};
+		MPI_Send(vote, 2, MPI_INT64_T, coordinator,
+			 kTagVoteBase + static_cast<int>(plan_.epoch % 8000), control_);
+	}
+	std::int64_t decision[3] = {0, 0, 0};
+	if (sleeping) {
+		MPI_Request request;
+		MPI_Irecv(decision, 3, MPI_INT64_T, coordinator, kTagDecision, control_, &request);
+		waitSleeping(&request, MPI_STATUS_IGNORE, 2000);
+	} else {
+		MPI_Recv(decision, 3, MPI_INT64_T, coordinator, kTagDecision, control_, MPI_STATUS_IGNORE);
+	}
+	if (decision[1] == kAgreed)
+		return true;
+	char why[256];
+	if (decision[1] == kTimeout)
+		std::snprintf(why, sizeof why, "world rank %lld did not answer the agreement within %g s",
+			      static_cast<long long>(decision[2]), agree_timeout_);
+	else
+		std::snprintf(why, sizeof why, "world rank %lld answered isUnmalleable",
+			      static_cast<long long>(decision[2]));
+	fail(why, false);
+	return false;
+}
+
+Session::ParkEnd Session::park()
+{
+	const std::size_t words = planWords(world_size_);
+	for (;;) {
+		std::vector<std::int64_t> message(words + 1, 0);
+		MPI_Request request;
+		MPI_Irecv(message.data(), static_cast<int>(message.size()), MPI_INT64_T, MPI_ANY_SOURCE, kTagParked,
+			  control_, &request);
+		waitSleeping(&request, MPI_STATUS_IGNORE);
+		if (message[0] == kExit)
+			return ParkEnd::exit;
+		decodePlan({message.begin() + 1, message.end()}, plan_, membership_);
+		if (!participantVote(true))
+			continue;
+		probes_ = plan_.iteration + 1;
+		epoch_ = plan_.epoch + 1;
+		std::vector<BufferMove> moves;
+		if (!reconfigure(moves, {}, {}))
+			continue;
+		joined_buffers_ = std::move(moves);
+		skip_probe_ = true;
+		start_status_ = plan_.op == Operation::migrate ? StartStatus::migrated : StartStatus::splitted;
+		return ParkEnd::joined;
+	}
+}
+
+int Session::unionRank(const std::vector<int> &all, int world_rank) const
+{
+	return static_cast<int>(std::lower_bound(all.begin(), all.end(), world_rank) - all.begin());
+}
+
+bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicated, const Store &store)
+{
+	const std::vector<int> all = participants(plan_);
+	const bool joiner = joining();
+	MPI_Group world_group, union_group;
+	MPI_Comm_group(control_, &world_group);
+	MPI_Group_incl(world_group, static_cast<int>(all.size()), all.data(), &union_group);
+	MPI_Comm union_comm = MPI_COMM_NULL;
+	int rc = MPI_Comm_create_group(control_, union_group, kTagUnion, &union_comm);
+	MPI_Group_free(&union_group);
+	MPI_Group_free(&world_group);
+	if (rc != MPI_SUCCESS) {
+		fail("could not build the communicator of the participants", true);
+		return false;
+	}
+	MPI_Comm_set_errhandler(union_comm, MPI_ERRORS_RETURN);
+	const int root = unionRank(all, plan_.before.front());
+	int me = 0;
+	MPI_Comm_rank(union_comm, &me);
+
+	// The manifest: what the joiners must allocate, and the replicated values.
+	std::vector<unsigned char> manifest;
+	if (me == root)
+		manifest = encodeManifest(moves, replicated);
+	std::int64_t manifest_size = static_cast<std::int64_t>(manifest.size());
+	MPI_Bcast(&manifest_size, 1, MPI_INT64_T, root, union_comm);
+	manifest.resize(static_cast<std::size_t>(manifest_size));
+	MPI_Bcast(manifest.data(), static_cast<int>(manifest_size), MPI_BYTE, root, union_comm);
+	int error = 0;
+	std::string why;
+	if (joiner) {
+		std::vector<BufferSpec> specs;
+		if (!decodeManifest(manifest, specs, joined_replicated_)) {
+			error = 1;
+			why = "malformed manifest";
+		}
+		moves.assign(specs.size(), {});
+		for (std::size_t i = 0; i < specs.size(); ++i)
+			moves[i].spec = specs[i];
+	}
+
+	const auto slot_after = std::find(plan_.after.begin(), plan_.after.end(), world_rank_);
+	const int new_slot = slot_after == plan_.after.end() ? -1 : static_cast<int>(slot_after - plan_.after.begin());
+	for (auto &move : moves) {
+		std::vector<std::int64_t> counts(all.size(), 0);
+		std::int64_t mine = joiner ? 0 : move.old_count;
+		MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, union_comm);
+		Layout from, to;
+		from.distribution = to.distribution = move.spec.distribution;
+		for (int w : plan_.before) {
+			from.ranks.push_back(unionRank(all, w));
+			from.counts.push_back(counts[static_cast<std::size_t>(unionRank(all, w))]);
+			from.global_count += from.counts.back();
+		}
+		for (int w : plan_.after)
+			to.ranks.push_back(unionRank(all, w));
+		to.global_count = from.global_count;
+		to.counts = balancedCounts(to.global_count, static_cast<int>(plan_.after.size()));
+		move.new_count = new_slot < 0 ? 0 : to.counts[static_cast<std::size_t>(new_slot)];
+
+		const std::int64_t bytes = move.elementBytes();
+		if (new_slot >= 0 && !move.new_data) {
+			move.new_data = std::calloc(static_cast<std::size_t>(move.new_count + 2 * move.spec.halo) + 1,
+						    static_cast<std::size_t>(bytes));
+			move.allocated = true;
+			if (!move.new_data) {
+				error = 1;
+				why = "out of memory for " + move.spec.name;
+			}
+		}
+		MPI_Datatype element;
+		MPI_Type_contiguous(static_cast<int>(move.spec.element_length), mpiType(move.spec.base), &element);
+		MPI_Type_commit(&element);
+		Schedule schedule;
+		try {
+			schedule = pcm::schedule(from, to);
+		} catch (const std::exception &e) {
+			error = 1;
+			why = e.what();
+		}
+		// A process that cannot take part (no memory, bad schedule) would leave its peers waiting for
+		// transfers that never come: all of them skip the move together.
+		int anyone = error;
+		MPI_Allreduce(MPI_IN_PLACE, &anyone, 1, MPI_INT, MPI_MAX, union_comm);
+		if (!anyone) {
+			const auto *old_base = static_cast<const unsigned char *>(move.old_data);
+			auto *new_base = static_cast<unsigned char *>(move.new_data);
+			const ExecuteResult result =
+				execute(union_comm, schedule, old_base ? old_base + move.spec.halo * bytes : nullptr,
+					new_base ? new_base + move.spec.halo * bytes : nullptr, element);
+			if (result.mpi_error != MPI_SUCCESS) {
+				error = 1;
+				why = "moving " + move.spec.name + " failed (MPI error " +
+				      std::to_string(result.mpi_error) + ")";
+			}
+		}
+		MPI_Type_free(&element);
+	}
+
+	if (plan_.op == Operation::migrate) {
+		for (std::size_t i = 0; i < plan_.leavers.size(); ++i) {
+			if (world_rank_ == plan_.leavers[i]) {
+				const auto bytes = encodeStore(store);
+				std::int64_t size = static_cast<std::int64_t>(bytes.size());
+				const int to = unionRank(all, plan_.joiners[i]);
+				MPI_Send(&size, 1, MPI_INT64_T, to, kTagStore, union_comm);
+				MPI_Send(bytes.data(), static_cast<int>(size), MPI_BYTE, to, kTagStore, union_comm);
+			} else if (world_rank_ == plan_.joiners[i]) {
+				std::int64_t size = 0;
+				const int from = unionRank(all, plan_.leavers[i]);
+				MPI_Recv(&size, 1, MPI_INT64_T, from, kTagStore, union_comm, MPI_STATUS_IGNORE);
+				std::vector<unsigned char> bytes(static_cast<std::size_t>(size));
+				MPI_Recv(bytes.data(), static_cast<int>(size), MPI_BYTE, from, kTagStore, union_comm,
+					 MPI_STATUS_IGNORE);
+				if (!decodeStore(bytes, joined_store_)) {
+					error = 1;
+					why = "malformed migration store";
+				}
+			}
+		}
+	}
+	if (faults_.redistribute.count(plan_.iteration) && all.back() == world_rank_ &&
+	    all.back() != plan_.before.front()) {
+		error = 1;
+		why = "injected redistribution fault";
+	}
+
+	// Whether anyone failed, with the reason of the lowest such rank, so every process reports the same.
+	struct {
+		int failed;
+		int rank;
+	} local = {error, error ? me : static_cast<int>(all.size())}, global = {0, 0};
+	MPI_Allreduce(&local, &global, 1, MPI_2INT, MPI_MAXLOC, union_comm);
+	if (global.failed) {
+		std::vector<char> text(256, 0);
+		if (me == global.rank)
+			std::strncpy(text.data(), why.c_str(), text.size() - 1);
+		MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, global.rank, union_comm);
+		for (auto &move : moves)
+			if (move.allocated) {
+				std::free(move.new_data);
+				move.new_data = nullptr;
+				move.allocated = false;
+			}
+		MPI_Comm_free(&union_comm);
+		fail(std::string(text.data()) + " (on world rank " + std::to_string(all[static_cast<std::size_t>(global.rank)]) + ")",
+		     world_rank_ == plan_.before.front());
+		return false;
+	}
+
+	MPI_Comm next = MPI_COMM_NULL;
+	MPI_Comm_split(union_comm, new_slot >= 0 ? 0 : MPI_UNDEFINED, new_slot, &next);
+	MPI_Comm_free(&union_comm);
+	if (active_ != MPI_COMM_NULL)
+		MPI_Comm_free(&active_);
+	active_ = next;
+	applyPlan(plan_, membership_);
+	if (verbose_ && world_rank_ == plan_.after.front()) {
+		std::string ranks;
+		for (int w : plan_.after)
+			ranks += (ranks.empty() ? "" : ",") + std::to_string(w);
+		std::fprintf(stderr, "malleo-pcm: %s at iteration %lld: %zu -> %zu processes (world ranks %s)\n",
+			     operationName(plan_.op), static_cast<long long>(plan_.iteration), plan_.before.size(),
+			     plan_.after.size(), ranks.c_str());
+	}
+	return true;
+}
+
+std::int64_t Session::countAfter(std::int64_t local_count)
+{
+	std::int64_t total = 0;
+	MPI_Allreduce(&local_count, &total, 1, MPI_INT64_T, MPI_SUM, active_);
+	const auto slot = std::find(plan_.after.begin(), plan_.after.end(), world_rank_);
+	if (slot == plan_.after.end())
+		return 0;
+	return balancedCounts(total, static_cast<int>(plan_.after.size()))[static_cast<std::size_t>(
+		slot - plan_.after.begin())];
+}
+
+void Session::waitForEnd()
+{
+	while (park() != ParkEnd::exit) {
+		// A process that has left is never a joiner (its state says so); nothing else arrives here.
+	}
+}
+
+void Session::finish()
+{
+	if (active_ == MPI_COMM_NULL)
+		return;
+	MPI_Barrier(active_);
+	if (rank() != 0)
+		return;
+	std::vector<std::int64_t> message(planWords(world_size_) + 1, 0);
+	message[0] = kExit;
+	for (int w = 0; w < world_size_; ++w)
+		if (membership_.state[static_cast<std::size_t>(w)] != ProcessState::active)
+			MPI_Send(message.data(), static_cast<int>(message.size()), MPI_INT64_T, w, kTagParked,
+				 control_);
+}
+
+} // namespace malleo::pcm

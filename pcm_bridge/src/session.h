@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+// The machinery under both APIs: the pool of processes, the command at each probe, the agreement protocol, and
+// the collective reconfiguration that moves the registered data and rebuilds the active communicator.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "command_source.h"
+#include "faults.h"
+#include "plan.h"
+#include "schedule.h"
+
+namespace malleo::pcm {
+
+enum class BaseType : std::int32_t { int32 = 0, int64 = 1, float32 = 2, float64 = 3, byte = 4 };
+MPI_Datatype mpiType(BaseType type);
+std::size_t baseSize(BaseType type);
+
+struct BufferSpec {
+	std::string name;
+	Distribution distribution = Distribution::block1d;
+	BaseType base = BaseType::byte;
+	std::int64_t element_length = 1;  // base items per element (a heat2d column: its rows)
+	std::int64_t halo = 0;            // elements kept before and after the local block (ghost columns)
+};
+
+// One process's side of a distributed buffer in a reconfiguration. Allocations include the halo.
+struct BufferMove {
+	BufferSpec spec;
+	const void *old_data = nullptr;
+	std::int64_t old_count = 0;
+	void *new_data = nullptr;  // in: a destination the caller provides, or null; out: where the data is
+	std::int64_t new_count = 0;
+	bool allocated = false;    // new_data was allocated here with std::calloc: the caller frees it
+	std::int64_t elementBytes() const;
+};
+
+// Named values: replicated ones go to joiners; a migration source's store goes to its replacement.
+struct Blob {
+	BaseType type = BaseType::byte;
+	std::int64_t count = 0;
+	std::vector<unsigned char> bytes;
+};
+using Store = std::map<std::string, Blob>;
+
+enum class Outcome { none, agreed, failed };
+enum class StartStatus { started, migrated, splitted };
+
+class Session
+{
+public:
+	static Session &get();
+
+	// MPI_Init when needed, then the pool: a spare process returns from here only once it is activated (its
+	// data is in joinedBuffers() and friends), or never: at the end of the run it finalizes MPI and exits.
+	int start(int *argc, char ***argv);
+	bool running() const { return control_ != MPI_COMM_NULL; }
+
+	MPI_Comm comm() const { return active_; }
+	int rank() const;
+	int size() const;
+	StartStatus startStatus() const { return start_status_; }
+	std::int64_t probes() const { return probes_; }
+
+	// Phase 1, collective over the active processes at a probe: the next command, planned and agreed.
+	Outcome decide();
+	const Plan &plan() const { return plan_; }
+	bool leaving() const;
+	bool joining() const;
+
+	// Phase 2, collective over the plan's participants: moves the buffers, sends `replicated` to the joiners
+	// and a migration source's `store` to its replacement, rebuilds the active communicator. On failure nothing
+	// changes (old buffers untouched, new ones freed) and error() says why.
+	bool reconfigure(std::vector<BufferMove> &moves, const Store &replicated, const Store &store);
+
+	// The count this process will hold after the agreed plan, for a buffer of `local_count` elements now
+	// (collective over the active processes; 0 for a leaver).
+	std::int64_t countAfter(std::int64_t local_count);
+
+	// Waits parked until the run ends, then returns (the caller finalizes MPI).
+	void waitForEnd();
+	// Collective over the active processes at the end: releases every parked process.
+	void finish();
+
+	const std::string &error() const { return error_; }
+
+	std::vector<BufferMove> &joinedBuffers() { return joined_buffers_; }
+	Store &joinedReplicated() { return joined_replicated_; }
+	Store &joinedStore() { return joined_store_; }
+
+private:
+	enum class ParkEnd { joined, exit };
+
+	ParkEnd park();
+	bool agree();
+	bool participantVote(bool sleeping);
+	void fail(const std::string &why, bool print);
+	int unionRank(const std::vector<int> &all, int world_rank) const;
+
+	MPI_Comm control_ = MPI_COMM_NULL;  // MPI_COMM_WORLD's processes, private to the bridge
+	MPI_Comm active_ = MPI_COMM_NULL;
+	int world_rank_ = 0;
+	int world_size_ = 0;
+	Membership membership_;
+	Plan plan_;
+	std::int64_t probes_ = 0;
+	std::int64_t epoch_ = 0;
+	bool skip_probe_ = false;  // a joiner's first probe is the one that activated it: already answered
+	double agree_timeout_ = 10.0;
+	bool verbose_ = false;  // MALLEO_PCM_VERBOSE: one line per completed operation
+	CommandSource commands_;
+	Faults faults_;
+	StartStatus start_status_ = StartStatus::started;
+	std::string error_;
+	std::vector<BufferMove> joined_buffers_;
+	Store joined_replicated_;
+	Store joined_store_;
+};
+
+} // namespace malleo::pcm

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Failed reconfigurations leave heat2d running in its old configuration with its data intact: a participant that
+never answers the agreement (timeout), one that refuses, a transfer that fails after the data has moved (split and
+merge), and a command the pool cannot satisfy. Each run must print the static checksum, report the failure on one
+stderr line, and still carry out the operations that follow it."""
+
+import argparse
+import re
+import sys
+
+import pcm_launch
+
+CASES = [
+    # (name, MALLEO_FORCE, MALLEO_FAULT, expected failure line, operations that must happen, final size)
+    ('agreement timeout', 'split@5:2,split@12:1', 'agree-timeout@5',
+     r'split at iteration 5 failed: world rank 3 did not answer the agreement within 0\.5 s; continuing with 2',
+     ['split'], 3),
+    ('refusal', 'merge@4:1,split@9:2', 'refuse@4',
+     r'merge at iteration 4 failed: world rank 1 answered isUnmalleable; continuing with 2', ['split'], 4),
+    ('split transfer failure', 'split@6:3,merge@14:1', 'redistribute@6',
+     r'split at iteration 6 failed: injected redistribution fault \(on world rank 4\); continuing with 2',
+     ['merge'], 1),
+    ('merge transfer failure', 'merge@6:1,split@9:1', 'redistribute@6',
+     r'merge at iteration 6 failed: injected redistribution fault \(on world rank 1\); continuing with 2',
+     ['split'], 3),
+    ('pool exhausted', 'split@3:9,migrate@8:1', '',
+     r'split at iteration 3 failed: split of 9: only 4 spare processes; continuing with 2', ['migrate'], 2),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument('--mpi', required=True)
+    ap.add_argument('program')
+    opts = ap.parse_args()
+    grid = ['--rows', '20', '--columns', '24', '--iterations', '20']
+    static = pcm_launch.run(opts.mpi, 1, [opts.program] + grid)
+    want = pcm_launch.checksum(static)
+    if static.returncode != 0 or not want:
+        sys.exit('FAIL: static run\n' + pcm_launch.describe(static))
+
+    failures = []
+    for name, force, fault, line, after, final in CASES:
+        env = {'MALLEO_POOL_ACTIVE': 2, 'MALLEO_FORCE': force, 'MALLEO_PCM_VERBOSE': 1,
+               'MALLEO_AGREE_TIMEOUT': '0.5'}
+        if fault:
+            env['MALLEO_FAULT'] = fault
+        proc = pcm_launch.run(opts.mpi, 6, [opts.program] + grid, env)
+        problems = []
+        if proc.returncode != 0:
+            problems.append(f'exit code {proc.returncode}')
+        if pcm_launch.checksum(proc) != want:
+            problems.append(f'checksum {pcm_launch.checksum(proc)} != static {want}')
+        reports = re.findall(r'^malleo-pcm: .* failed: .*$', proc.stderr, re.M)
+        if len(reports) != 1 or not re.search(line, reports[0]):
+            problems.append(f'failure reports {reports}, expected one matching {line!r}')
+        done = [op for op, *_ in pcm_launch.completed_operations(proc)]
+        if done != after:
+            problems.append(f'operations done {done} != {after}')
+        if pcm_launch.final_processes(proc) != final:
+            problems.append(f'final size {pcm_launch.final_processes(proc)} != {final}')
+        print(f'{"ok" if not problems else "FAIL"}: {name}')
+        if problems:
+            failures.append(f'{name}: ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
+    if failures:
+        print('\n'.join(failures), file=sys.stderr)
+        sys.exit(f'FAIL: {len(failures)} of {len(CASES)} fault cases')
+    print(f'ok: {len(CASES)} failed reconfigurations left the run intact (checksum {want})')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""heat2d in pool mode after random seeded sequences of split, merge and migrate: every run must print the
+checksum of the static run, every operation must have happened (MALLEO_PCM_VERBOSE lines) and the final size must
+be the one the sequence leads to. The sequences, taken together, go down to 1 process and up to more processes
+than the machine has cores."""
+
+import argparse
+import os
+import random
+import sys
+
+import pcm_launch
+
+
+def sequence(rng, world, iterations):
+    """A feasible random schedule: (MALLEO_FORCE text, list of (op, count), start size, final size, sizes seen)."""
+    active = rng.randint(1, 3)
+    start = active
+    spare = world - active  # processes that never ran: a process that left is not activated again
+    entries, ops, sizes = [], [], [active]
+    at = rng.randint(1, 4)
+    while at < iterations - 2 and len(ops) < 5:
+        choices = []
+        if spare:
+            choices += ['split', 'migrate']
+        if active > 1:
+            choices += ['merge', 'merge']
+        if not choices:
+            break
+        op = rng.choice(choices)
+        if op == 'split':
+            count = rng.randint(1, spare)
+            active, spare = active + count, spare - count
+        elif op == 'merge':
+            count = rng.randint(1, active - 1)
+            active -= count
+        else:
+            count = rng.randint(1, min(active, spare))
+            spare -= count
+        entries.append(f'{op}@{at}:{count}')
+        ops.append((op, count))
+        sizes.append(active)
+        at += rng.randint(1, 5)
+    return ','.join(entries), ops, start, active, sizes
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument('--mpi', required=True)
+    ap.add_argument('--sequences', type=int, required=True)
+    ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--world', type=int, default=6, help='processes launched (the pool)')
+    ap.add_argument('--rows', type=int, default=24)
+    ap.add_argument('--columns', type=int, default=30)
+    ap.add_argument('--iterations', type=int, default=30)
+    ap.add_argument('program')
+    opts = ap.parse_args()
+    grid = ['--rows', str(opts.rows), '--columns', str(opts.columns), '--iterations', str(opts.iterations)]
+
+    static = pcm_launch.run(opts.mpi, 1, [opts.program] + grid)
+    want = pcm_launch.checksum(static)
+    if static.returncode != 0 or not want:
+        sys.exit('FAIL: static run\n' + pcm_launch.describe(static))
+
+    rng = random.Random(opts.seed)
+    failures, seen = [], set()
+    for index in range(opts.sequences):
+        for _ in range(100):
+            force, ops, start, final, sizes = sequence(rng, opts.world, opts.iterations)
+            # The first two sequences make sure the set reaches 1 process and more processes than cores.
+            if index == 0 and min(sizes) != 1 or index == 1 and max(sizes) <= os.cpu_count():
+                continue
+            if ops:
+                break
+        seen.update(sizes)
+        env = {'MALLEO_POOL_ACTIVE': start, 'MALLEO_FORCE': force, 'MALLEO_PCM_VERBOSE': 1}
+        proc = pcm_launch.run(opts.mpi, opts.world, [opts.program] + grid, env)
+        done = pcm_launch.completed_operations(proc)
+        problems = []
+        if proc.returncode != 0:
+            problems.append(f'exit code {proc.returncode}')
+        if pcm_launch.checksum(proc) != want:
+            problems.append(f'checksum {pcm_launch.checksum(proc)} != static {want}')
+        if pcm_launch.final_processes(proc) != final:
+            problems.append(f'final size {pcm_launch.final_processes(proc)} != {final}')
+        if [(op, ) for op, *_ in done] != [(op, ) for op, _ in ops]:
+            problems.append(f'operations done {done} != asked {ops}')
+        if 'failed' in proc.stderr:
+            problems.append('an operation failed')
+        status = 'ok' if not problems else 'FAIL'
+        print(f'{status}: sequence {index} start {start} MALLEO_FORCE={force} sizes {sizes}')
+        if problems:
+            failures.append(f'sequence {index} ({force}): ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
+    if 1 not in seen or max(seen) <= os.cpu_count():
+        failures.append(f'the sequences saw sizes {sorted(seen)}: need 1 and more than {os.cpu_count()}')
+    if failures:
+        print('\n'.join(failures), file=sys.stderr)
+        sys.exit(f'FAIL: {len(failures)} of {opts.sequences} sequences')
+    print(f'ok: {opts.sequences} sequences under {opts.mpi} gave the static checksum {want}')
+
+
+if __name__ == '__main__':
+    main()

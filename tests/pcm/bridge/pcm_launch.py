@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Launch a malleable program under one MPI with the bridge's environment variables, and read heat2d's output."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+SKIP = 77
+LAUNCHERS = {'openmpi': 'mpirun.openmpi', 'mpich': 'mpiexec.mpich'}
+
+
+def command(mpi, ranks, env_for_ranks, program):
+    launcher = shutil.which(LAUNCHERS[mpi])
+    if not launcher:
+        print(f'SKIP: {LAUNCHERS[mpi]} is not installed', file=sys.stderr)
+        sys.exit(SKIP)
+    program = [os.path.abspath(program[0])] + list(program[1:])
+    if mpi == 'openmpi':
+        cmd = [launcher, '--oversubscribe', '--bind-to', 'none', '-n', str(ranks)]
+        for key, value in env_for_ranks.items():
+            cmd += ['-x', f'{key}={value}']
+    else:
+        cmd = [launcher, '-n', str(ranks)]
+        for key, value in env_for_ranks.items():
+            cmd += ['-genv', key, str(value)]
+    return cmd + program
+
+
+def environment():
+    env = dict(os.environ)
+    for key in list(env):
+        if key.startswith('MALLEO_'):
+            del env[key]  # only what a test sets
+    # More ranks than the 2 cores: ranks waiting in MPI yield instead of spinning through their time slice.
+    env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
+               OMPI_MCA_rmaps_base_oversubscribe='1', OMPI_MCA_mpi_yield_when_idle='1')
+    return env
+
+
+def run(mpi, ranks, program, env_for_ranks=None, timeout=60):
+    cmd = command(mpi, ranks, env_for_ranks or {}, program)
+    return subprocess.run(cmd, env=environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def checksum(proc):
+    found = re.findall(r'^checksum ([0-9a-f]{16})$', proc.stdout, re.M)
+    return found[-1] if len(found) == 1 else None
+
+
+def final_processes(proc):
+    found = re.findall(r'^final: (\d+) processes', proc.stdout, re.M)
+    return int(found[0]) if len(found) == 1 else None
+
+
+def completed_operations(proc):
+    """(operation, iteration, before, after) for every 'malleo-pcm: ... -> ...' line (MALLEO_PCM_VERBOSE=1)."""
+    return [(op, int(it), int(a), int(b)) for op, it, a, b in
+            re.findall(r'^malleo-pcm: (split|merge|migrate) at iteration (\d+): (\d+) -> (\d+) processes',
+                       proc.stderr, re.M)]
+
+
+def describe(proc):
+    return f'rc {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}'

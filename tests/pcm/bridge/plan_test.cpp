@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+// The MALLEO_FORCE grammar, the injected faults and the planning of split, merge and migrate, without MPI.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include "command.h"
+#include "faults.h"
+#include "plan.h"
+
+using namespace malleo::pcm;
+
+namespace {
+
+Membership pool(int world, int active, std::vector<std::string> nodes = {})
+{
+	Membership m;
+	for (int w = 0; w < world; ++w) {
+		m.state.push_back(w < active ? ProcessState::active : ProcessState::spare);
+		m.node.push_back(nodes.empty() ? "n0" : nodes[static_cast<std::size_t>(w)]);
+		if (w < active)
+			m.active.push_back(w);
+	}
+	return m;
+}
+
+} // namespace
+
+TEST_CASE("the forced schedule grammar")
+{
+	std::vector<Command> commands;
+	REQUIRE(parseForcedSchedule("merge@20,split@10:2,migrate@30:3/node1", commands).empty());
+	REQUIRE(commands.size() == 3);
+	CHECK(commands[0].op == Operation::split);
+	CHECK(commands[0].iteration == 10);
+	CHECK(commands[0].count == 2);
+	CHECK(commands[1].op == Operation::merge);
+	CHECK(commands[1].count == 1);
+	CHECK(commands[2].op == Operation::migrate);
+	CHECK(commands[2].count == 3);
+	CHECK(commands[2].node == "node1");
+
+	CHECK(parseForcedSchedule("", commands).empty());
+	CHECK(commands.empty());
+	for (const char *bad : {"split", "split@", "split@x", "split@1:0", "split@1:-2", "grow@3", "split@1,,merge@2",
+				"split@1:2/n", "migrate@4:1/", "split@5,merge@5", "split@1:2x"}) {
+		CAPTURE(bad);
+		std::vector<Command> kept{Command{}};
+		const auto error = parseForcedSchedule(bad, kept);
+		CHECK(error.rfind("MALLEO_FORCE: ", 0) == 0);
+		CHECK(error.find('\n') == std::string::npos);
+		CHECK(kept.size() == 1);  // nothing half-parsed
+	}
+}
+
+TEST_CASE("injected faults")
+{
+	Faults faults;
+	REQUIRE(parseFaults("agree-timeout@5,refuse@7,redistribute@9", faults).empty());
+	CHECK(faults.agree_timeout.count(5));
+	CHECK(faults.refuse.count(7));
+	CHECK(faults.redistribute.count(9));
+	CHECK_FALSE(parseFaults("crash@3", faults).empty());
+	CHECK_FALSE(parseFaults("refuse@", faults).empty());
+}
+
+TEST_CASE("split appends spare processes, merge removes the last ranks")
+{
+	auto m = pool(6, 2);
+	Plan plan;
+	REQUIRE(makePlan({Operation::split, 3, 3, ""}, m, plan).empty());
+	CHECK(plan.after == std::vector<int>{0, 1, 2, 3, 4});
+	CHECK(plan.joiners == std::vector<int>{2, 3, 4});
+	applyPlan(plan, m);
+	CHECK(m.state[4] == ProcessState::active);
+
+	REQUIRE(makePlan({Operation::merge, 4, 4, ""}, m, plan).empty());
+	CHECK(plan.after == std::vector<int>{0});
+	CHECK(plan.leavers == std::vector<int>{1, 2, 3, 4});
+	applyPlan(plan, m);
+	CHECK(m.state[1] == ProcessState::left);  // a process that left is never activated again
+
+	CHECK_FALSE(makePlan({Operation::merge, 5, 1, ""}, m, plan).empty());
+	CHECK(plan.op == Operation::none);
+	CHECK_FALSE(makePlan({Operation::split, 6, 2, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::split, 7, 1, ""}, m, plan).empty());
+	CHECK(plan.joiners == std::vector<int>{5});
+}
+
+TEST_CASE("migration puts the replacement in the source's slot, on the named node")
+{
+	auto m = pool(6, 3, {"a", "a", "a", "a", "b", "b"});
+	Plan plan;
+	REQUIRE(makePlan({Operation::migrate, 1, 2, "b"}, m, plan).empty());
+	CHECK(plan.leavers == std::vector<int>{0, 1});
+	CHECK(plan.joiners == std::vector<int>{4, 5});
+	CHECK(plan.after == std::vector<int>{4, 5, 2});
+	CHECK(participants(plan) == std::vector<int>{0, 1, 2, 4, 5});
+	CHECK_FALSE(makePlan({Operation::migrate, 1, 3, "b"}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::migrate, 1, 1, "c"}, m, plan).empty());
+}
+
+TEST_CASE("plans survive the wire")
+{
+	auto m = pool(5, 2);
+	Plan plan;
+	REQUIRE(makePlan({Operation::split, 9, 2, ""}, m, plan).empty());
+	plan.epoch = 4;
+	const auto words = encodePlan(plan, m);
+	CHECK(words.size() == planWords(5));
+	Plan back;
+	Membership other = pool(5, 5);
+	decodePlan(words, back, other);
+	CHECK(back.op == Operation::split);
+	CHECK(back.iteration == 9);
+	CHECK(back.epoch == 4);
+	CHECK(back.after == plan.after);
+	CHECK(back.joiners == plan.joiners);
+	CHECK(other.state == m.state);
+}
+
+TEST_CASE("balanced blocks never grow when processes are added")
+{
+	for (std::int64_t total = 1; total < 60; ++total)
+		for (int m = 1; m < 12; ++m)
+			for (int n = m + 1; n < 13; ++n) {
+				const auto before = balancedCounts(total, m);
+				const auto after = balancedCounts(total, n);
+				for (int s = 0; s < m; ++s)
+					CHECK(after[static_cast<std::size_t>(s)] <= before[static_cast<std::size_t>(s)]);
+			}
+}

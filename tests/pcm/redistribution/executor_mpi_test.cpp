@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: Apache-2.0
+// The executor under a real MPI: every rank builds the same random old and new layouts over random subsets of the
+// world (so some ranks hold nothing before or after), fills its old buffer with a function of each element's
+// global index, runs the schedule, and checks its new buffer bit for bit against the test's own reading of the new
+// layout, and that its old buffer is untouched. Element types are contiguous (1-3 words) or strided with gaps,
+// whose bytes must stay as they were. Bad schedules must fail on every rank at once, without hanging.
+//
+// Usage: executor_mpi_test [--seed N] [--rounds N]; exit 0 when every check passed on every rank.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <string>
+
+#include "executor.h"
+#include "simulated_ranks.h"
+
+using namespace malleo::pcm;
+
+namespace {
+
+constexpr std::uint64_t kUntouched = 0xdeadbeefcafef00dULL;
+
+std::uint64_t valueOf(std::int64_t global, int word)
+{
+	// splitmix64 of (index, word): every word of every element differs.
+	std::uint64_t z =
+	    static_cast<std::uint64_t>(global) * 4 + static_cast<std::uint64_t>(word) + 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+// An element of `words` uint64 values; strided elements leave a gap word after each value.
+struct ElementType {
+	MPI_Datatype type = MPI_DATATYPE_NULL;
+	int words = 1;
+	int stride = 1;	 // uint64 words between values within an element
+	int span = 1;	 // uint64 words one element occupies in a buffer
+
+	ElementType(int value_words, bool strided) : words(value_words), stride(strided ? 2 : 1)
+	{
+		span = words * stride;
+		if (!strided) {
+			MPI_Type_contiguous(words, MPI_UINT64_T, &type);
+		} else {
+			MPI_Datatype vector;
+			MPI_Type_vector(words, 1, 2, MPI_UINT64_T, &vector);
+			MPI_Type_create_resized(vector, 0, static_cast<MPI_Aint>(span * 8), &type);
+			MPI_Type_free(&vector);
+		}
+		MPI_Type_commit(&type);
+	}
+	~ElementType() { MPI_Type_free(&type); }
+	ElementType(const ElementType&) = delete;
+	ElementType& operator=(const ElementType&) = delete;
+};
+
+class Checker
+{
+public:
+	Checker(int rank) : rank_(rank) {}
+
+	void fail(const std::string& what)
+	{
+		if (failures_++ < 5)
+			std::fprintf(stderr, "rank %d: %s\n", rank_, what.c_str());
+	}
+	int failures() const { return failures_; }
+
+private:
+	int rank_;
+	int failures_ = 0;
+};
+
+int slotOf(const Layout& layout, int rank)
+{
+	auto found = std::find(layout.ranks.begin(), layout.ranks.end(), rank);
+	return found == layout.ranks.end() ? -1 : static_cast<int>(found - layout.ranks.begin());
+}
+
+class Round
+{
+public:
+	Round(std::mt19937_64& random, int world) : random_(random), world_(world) {}
+
+	int uniform(int low, int high) { return std::uniform_int_distribution<int>(low, high)(random_); }
+
+	std::vector<int> ranks(int count)
+	{
+		std::vector<int> all(static_cast<std::size_t>(world_));
+		std::iota(all.begin(), all.end(), 0);
+		std::shuffle(all.begin(), all.end(), random_);
+		all.resize(static_cast<std::size_t>(count));
+		return all;
+	}
+
+	std::vector<std::int64_t> counts(std::int64_t total, std::size_t parts)
+	{
+		std::vector<std::int64_t> cuts{0, total};
+		for (std::size_t k = 1; k < parts; ++k)
+			cuts.push_back(std::uniform_int_distribution<std::int64_t>(0, total)(random_));
+		std::sort(cuts.begin(), cuts.end());
+		std::vector<std::int64_t> result;
+		for (std::size_t k = 1; k < cuts.size(); ++k)
+			result.push_back(cuts[k] - cuts[k - 1]);
+		return result;
+	}
+
+	std::int64_t size()
+	{
+		// Mostly small, sometimes large enough for the MPIs' rendezvous protocols.
+		return uniform(0, 5) == 0 ? uniform(50000, 200000) : uniform(0, 3000);
+	}
+
+	Layout layout(Distribution distribution, std::int64_t total, std::int64_t rows, std::int64_t cols)
+	{
+		Layout l;
+		l.distribution = distribution;
+		if (distribution == Distribution::block_cyclic2d) {
+			int slots = uniform(1, world_);
+			std::vector<int> divisors;
+			for (int d = 1; d <= slots; ++d)
+				if (slots % d == 0)
+					divisors.push_back(d);
+			l.prow = divisors[static_cast<std::size_t>(uniform(0, static_cast<int>(divisors.size()) - 1))];
+			l.pcol = slots / l.prow;
+			l.rows = rows;
+			l.cols = cols;
+			l.block_rows = uniform(1, 20);
+			l.block_cols = uniform(1, 20);
+			l.ranks = ranks(slots);
+			return l;
+		}
+		l.ranks = ranks(uniform(1, world_));
+		l.global_count = total;
+		if (distribution == Distribution::block_cyclic1d)
+			l.block = uniform(1, 3) == 1 ? uniform(1, 4) : uniform(1, 500);
+		else
+			l.counts = counts(total, l.ranks.size());
+		return l;
+	}
+
+private:
+	std::mt19937_64& random_;
+	int world_;
+};
+
+void fill(std::vector<std::uint64_t>& buffer, const std::vector<std::int64_t>& globals, const ElementType& element)
+{
+	buffer.assign(globals.size() * static_cast<std::size_t>(element.span), kUntouched);
+	for (std::size_t k = 0; k < globals.size(); ++k)
+		for (int w = 0; w < element.words; ++w)
+			buffer[k * static_cast<std::size_t>(element.span) +
+			       static_cast<std::size_t>(w * element.stride)] = valueOf(globals[k], w);
+}
+
+void runDistribution(Distribution distribution, Round& round, int rank, Checker& check)
+{
+	std::int64_t rows = round.uniform(0, 120), cols = round.uniform(0, 120);
+	std::int64_t total = distribution == Distribution::block_cyclic2d ? rows * cols : round.size();
+	Layout from = round.layout(distribution, total, rows, cols);
+	Layout to = round.layout(distribution, total, rows, cols);
+	if (distribution == Distribution::block_cyclic1d && round.uniform(0, 1))
+		to.block = from.block;
+	ElementType element(round.uniform(1, 3), round.uniform(0, 3) == 0);
+
+	Schedule plan = schedule(from, to);
+	int old_slot = slotOf(from, rank), new_slot = slotOf(to, rank);
+	std::vector<std::uint64_t> old_buffer, new_buffer;
+	if (old_slot >= 0)
+		fill(old_buffer, testing::contents(from)[static_cast<std::size_t>(old_slot)], element);
+	std::vector<std::uint64_t> old_copy = old_buffer;
+	std::size_t new_elements = new_slot >= 0 ? static_cast<std::size_t>(localCount(to, new_slot)) : 0;
+	new_buffer.assign(new_elements * static_cast<std::size_t>(element.span), kUntouched);
+
+	ExecuteResult result = execute(MPI_COMM_WORLD, plan, old_buffer.empty() ? nullptr : old_buffer.data(),
+				       new_buffer.empty() ? nullptr : new_buffer.data(), element.type);
+	std::string what = "distribution " + std::to_string(static_cast<int>(distribution)) + ", " +
+			   std::to_string(from.ranks.size()) + " -> " + std::to_string(to.ranks.size()) + " slots, " +
+			   std::to_string(total) + " elements: ";
+	if (result.mpi_error != MPI_SUCCESS)
+		check.fail(what + "execute returned MPI error " + std::to_string(result.mpi_error));
+	if (old_buffer != old_copy)
+		check.fail(what + "the old buffer changed");
+
+	if (distribution != Distribution::independent) {
+		std::vector<std::uint64_t> expected;
+		if (new_slot >= 0)
+			fill(expected, testing::contents(to)[static_cast<std::size_t>(new_slot)], element);
+		if (new_buffer != expected)
+			check.fail(what + "new buffer differs from the new layout");
+		return;
+	}
+
+	// Independent data may land anywhere: every element must arrive exactly once, whole, on some rank, and each
+	// rank must hold its new count. Each rank checks the elements of the global indices it finds by their first
+	// word (the old layout says which global index each first word belongs to), then the ranks add up what they
+	// saw per index.
+	std::vector<std::int64_t> seen(static_cast<std::size_t>(total), 0);
+	std::vector<std::pair<std::uint64_t, std::int64_t>> by_first_word;
+	by_first_word.reserve(static_cast<std::size_t>(total));
+	for (std::int64_t g = 0; g < total; ++g)
+		by_first_word.push_back({valueOf(g, 0), g});
+	std::sort(by_first_word.begin(), by_first_word.end());
+	for (std::size_t k = 0; k < new_elements; ++k) {
+		const std::uint64_t* words = new_buffer.data() + k * static_cast<std::size_t>(element.span);
+		auto found = std::lower_bound(by_first_word.begin(), by_first_word.end(),
+					      std::pair<std::uint64_t, std::int64_t>{words[0], 0});
+		if (found == by_first_word.end() || found->first != words[0]) {
+			check.fail(what + "element " + std::to_string(k) + " is no element of the array");
+			break;
+		}
+		std::vector<std::uint64_t> one;
+		fill(one, {found->second}, element);
+		if (!std::equal(one.begin(), one.end(), words)) {
+			check.fail(what + "element " + std::to_string(k) + " arrived damaged");
+			break;
+		}
+		++seen[static_cast<std::size_t>(found->second)];
+	}
+	std::vector<std::int64_t> everywhere(seen.size(), 0);
+	MPI_Allreduce(seen.data(), everywhere.data(), static_cast<int>(seen.size()), MPI_INT64_T, MPI_SUM,
+		      MPI_COMM_WORLD);
+	if (std::any_of(everywhere.begin(), everywhere.end(), [](std::int64_t n) { return n != 1; }))
+		check.fail(what + "not every element arrived exactly once");
+}
+
+// A schedule naming a rank outside the communicator, and one whose receiver has no buffer: every rank returns an
+// error (none hangs waiting for another) and no buffer changes.
+void runBadSchedules(int rank, int world, Checker& check)
+{
+	std::vector<std::uint64_t> old_buffer(4, 1), new_buffer(4, kUntouched);
+	Schedule outside;
+	outside.transfers.push_back({0, world, 0, {{0, 4}}, {{0, 4}}});
+	ExecuteResult result = execute(MPI_COMM_WORLD, outside, old_buffer.data(), new_buffer.data(), MPI_UINT64_T);
+	if (result.mpi_error == MPI_SUCCESS)
+		check.fail("a transfer to a rank outside the communicator was accepted");
+
+	Schedule missing;
+	missing.transfers.push_back({0, world - 1, 0, {{0, 4}}, {{0, 4}}});
+	ExecuteResult second = execute(MPI_COMM_WORLD, missing, old_buffer.data(),
+				       rank == world - 1 ? nullptr : new_buffer.data(), MPI_UINT64_T);
+	if (second.mpi_error == MPI_SUCCESS)
+		check.fail("a transfer into a missing buffer was accepted");
+	if (new_buffer != std::vector<std::uint64_t>(4, kUntouched) || old_buffer != std::vector<std::uint64_t>(4, 1))
+		check.fail("a refused schedule changed a buffer");
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+	MPI_Init(&argc, &argv);
+	int rank = 0, world = 0;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &world);
+	std::uint64_t seed = 1;
+	int rounds = 20;
+	for (int k = 1; k < argc; ++k) {
+		std::string arg = argv[k];
+		if (arg == "--seed" && k + 1 < argc)
+			seed = std::strtoull(argv[++k], nullptr, 10);
+		else if (arg == "--rounds" && k + 1 < argc)
+			rounds = std::atoi(argv[++k]);
+		else {
+			if (rank == 0)
+				std::fprintf(stderr,
+					     "executor_mpi_test: unknown argument '%s' (use --seed N --rounds N)\n",
+					     arg.c_str());
+			MPI_Finalize();
+			return 2;
+		}
+	}
+
+	Checker check(rank);
+	std::mt19937_64 random(seed + static_cast<std::uint64_t>(world) * 1000003ULL);
+	Round round(random, world);
+	int executed = 0;
+	for (int r = 0; r < rounds; ++r)
+		for (Distribution distribution : {Distribution::independent, Distribution::block1d,
+						  Distribution::block_cyclic1d, Distribution::block_cyclic2d}) {
+			runDistribution(distribution, round, rank, check);
+			++executed;
+		}
+	runBadSchedules(rank, world, check);
+
+	int failures = check.failures(), total_failures = 0;
+	MPI_Allreduce(&failures, &total_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	if (rank == 0)
+		std::printf("%d ranks, %d redistributions: %s (%d failed checks)\n", world, executed,
+			    total_failures == 0 ? "all bitwise equal" : "FAILED", total_failures);
+	MPI_Finalize();
+	return total_failures == 0 ? 0 : 1;
+}

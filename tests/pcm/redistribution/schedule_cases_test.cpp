@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+// Worked cases: small layouts whose schedules are written out by hand, and the checks of bad layouts.
+#include <stdexcept>
+
+#include <doctest/doctest.h>
+
+#include "simulated_ranks.h"
+
+using namespace malleo::pcm;
+
+namespace {
+
+Layout counted(Distribution distribution, std::vector<int> ranks, std::vector<std::int64_t> counts)
+{
+	Layout layout;
+	layout.distribution = distribution;
+	layout.ranks = std::move(ranks);
+	for (auto count : counts)
+		layout.global_count += count;
+	layout.counts = std::move(counts);
+	return layout;
+}
+
+// A transfer as "from>to:src_offset+count,...>dst_offset+count,..." so a whole schedule compares in one CHECK.
+std::string describe(const Schedule& schedule)
+{
+	std::string text;
+	for (const Transfer& transfer : schedule.transfers) {
+		text += std::to_string(transfer.from) + ">" + std::to_string(transfer.to) + "@" +
+			std::to_string(transfer.step) + ":";
+		for (const Segment& s : transfer.source)
+			text += std::to_string(s.offset) + "+" + std::to_string(s.count) + ",";
+		text += ">";
+		for (const Segment& s : transfer.destination)
+			text += std::to_string(s.offset) + "+" + std::to_string(s.count) + ",";
+		text += " ";
+	}
+	return text;
+}
+
+}  // namespace
+
+TEST_SUITE("redistribution cases")
+{
+	TEST_CASE("independent split 2 -> 4: each stays with half, the new ranks get the other halves")
+	{
+		Layout from = counted(Distribution::independent, {0, 1}, {10, 10});
+		Layout to = counted(Distribution::independent, {0, 1, 2, 3}, {5, 5, 5, 5});
+		Schedule s = schedule(from, to);
+		CHECK(describe(s) == "0>0@0:0+5,>0+5, 1>1@0:0+5,>0+5, 0>2@0:5+5,>0+5, 1>3@0:5+5,>0+5, ");
+		CHECK(s.steps == 1);
+	}
+
+	TEST_CASE("independent merge 3 -> 1 onto a rank that held nothing before")
+	{
+		Layout from = counted(Distribution::independent, {2, 0, 1}, {3, 4, 5});
+		Layout to = counted(Distribution::independent, {4}, {12});
+		CHECK(describe(schedule(from, to)) == "2>4@0:0+3,>0+3, 0>4@0:0+4,>3+4, 1>4@0:0+5,>7+5, ");
+	}
+
+	TEST_CASE("independent: uneven counts walk surplus into deficit (Fig. 3)")
+	{
+		Layout from = counted(Distribution::independent, {0, 1, 2}, {9, 1, 2});
+		Layout to = counted(Distribution::independent, {0, 1, 2}, {4, 4, 4});
+		CHECK(describe(schedule(from, to)) ==
+		      "0>0@0:0+4,>0+4, 1>1@0:0+1,>0+1, 2>2@0:0+2,>0+2, 0>1@0:4+3,>1+3, 0>2@0:7+2,>2+2, ");
+	}
+
+	TEST_CASE("block1d split 2 -> 3 moves only between overlapping neighbours")
+	{
+		Layout from = counted(Distribution::block1d, {0, 1}, {6, 6});
+		Layout to = counted(Distribution::block1d, {0, 1, 2}, {4, 4, 4});
+		CHECK(describe(schedule(from, to)) ==
+		      "0>0@0:0+4,>0+4, 0>1@0:4+2,>0+2, 1>1@0:0+2,>2+2, 1>2@0:2+4,>0+4, ");
+	}
+
+	TEST_CASE("block1d merge 4 -> 2 over empty slots")
+	{
+		Layout from = counted(Distribution::block1d, {0, 1, 2, 3}, {3, 0, 3, 2});
+		Layout to = counted(Distribution::block1d, {0, 2}, {4, 4});
+		CHECK(describe(schedule(from, to)) ==
+		      "0>0@0:0+3,>0+3, 2>0@0:0+1,>3+1, 2>2@0:1+2,>0+2, 3>2@0:0+2,>2+2, ");
+	}
+
+	TEST_CASE("block1d with identical layouts is one local copy per rank")
+	{
+		Layout from = counted(Distribution::block1d, {3, 1}, {5, 7});
+		CHECK(describe(schedule(from, from)) == "3>3@0:0+5,>0+5, 1>1@0:0+7,>0+7, ");
+	}
+
+	TEST_CASE("block_cyclic1d 2 -> 4 with blocks of 2: two contention-free steps")
+	{
+		Layout from;
+		from.distribution = Distribution::block_cyclic1d;
+		from.ranks = {0, 1};
+		from.global_count = 8;
+		from.block = 2;
+		Layout to = from;
+		to.ranks = {0, 1, 2, 3};
+		Schedule s = schedule(from, to);
+		CHECK(s.steps == 2);
+		REQUIRE(s.transfers.size() == 4);
+		// Rank 0 holds elements 0,1,4,5 and rank 1 holds 2,3,6,7; afterwards rank k holds 2k, 2k+1.
+		for (const Transfer& t : s.transfers) {
+			CHECK(t.source.size() == 1);
+			CHECK(t.source[0].count == 2);
+			CHECK(t.source[0].offset == (t.to >= 2 ? 2 : 0));
+			CHECK(t.from == t.to % 2);
+		}
+		CHECK(s.transfers[0].step == 0);
+		CHECK(s.transfers[1].step == 0);
+		CHECK(s.transfers[2].step == 1);
+		CHECK(s.transfers[3].step == 1);
+	}
+
+	TEST_CASE("block_cyclic1d local counts with a short last block")
+	{
+		Layout layout;
+		layout.distribution = Distribution::block_cyclic1d;
+		layout.ranks = {0, 1, 2};
+		layout.global_count = 7;
+		layout.block = 2;
+		CHECK(localCount(layout, 0) == 3);
+		CHECK(localCount(layout, 1) == 2);
+		CHECK(localCount(layout, 2) == 2);
+		CHECK_THROWS_AS(localCount(layout, 3), std::out_of_range);
+	}
+
+	TEST_CASE("block_cyclic2d 1x1 -> 2x2: a quadrant is two row pieces in, one contiguous run out")
+	{
+		Layout from;
+		from.distribution = Distribution::block_cyclic2d;
+		from.ranks = {0};
+		from.rows = from.cols = 4;
+		from.block_rows = from.block_cols = 2;
+		Layout to = from;
+		to.ranks = {0, 1, 2, 3};
+		to.prow = to.pcol = 2;
+		Schedule s = schedule(from, to);
+		CHECK(s.steps == 4);  // rank 0 sends four times, once per step
+		std::string text = describe(s);
+		CHECK(text.find("0>0@") != std::string::npos);
+		for (const Transfer& t : s.transfers) {
+			REQUIRE(t.destination.size() == 1);
+			CHECK(t.destination[0].offset == 0);
+			CHECK(t.destination[0].count == 4);
+			REQUIRE(t.source.size() == 2);
+			std::int64_t r = t.to / 2, c = t.to % 2;
+			CHECK(t.source[0].offset == r * 8 + c * 2);
+			CHECK(t.source[1].offset == r * 8 + c * 2 + 4);
+		}
+	}
+
+	TEST_CASE("bad layouts are refused with one line")
+	{
+		Layout wrong_counts = counted(Distribution::block1d, {0, 1}, {1, 2});
+		wrong_counts.counts.pop_back();
+		CHECK(validate(wrong_counts) == "block1d layout: counts has 1 entries for 2 ranks");
+		Layout twice = counted(Distribution::independent, {0, 0}, {1, 1});
+		CHECK(validate(twice) == "independent layout: rank 0 holds two slots");
+		Layout sum = counted(Distribution::block1d, {0}, {3});
+		sum.global_count = 4;
+		CHECK(validate(sum) == "block1d layout: counts sum to 3, not global_count 4");
+		Layout grid;
+		grid.distribution = Distribution::block_cyclic2d;
+		grid.ranks = {0, 1, 2};
+		grid.prow = 2;
+		grid.pcol = 2;
+		CHECK(validate(grid) == "block_cyclic2d layout: a 2 x 2 grid needs 4 ranks, not 3");
+		Layout none;
+		CHECK(validate(none) == "block1d layout: no ranks");
+		Layout block;
+		block.distribution = Distribution::block_cyclic1d;
+		block.ranks = {0};
+		block.block = 0;
+		CHECK(validate(block) == "block_cyclic1d layout: block must be at least 1");
+		CHECK(validate(counted(Distribution::block1d, {2, 0}, {1, 1})).empty());
+	}
+
+	TEST_CASE("schedule refuses mismatched layouts")
+	{
+		Layout a = counted(Distribution::block1d, {0}, {4});
+		Layout b = counted(Distribution::independent, {0}, {4});
+		Layout c = counted(Distribution::block1d, {0}, {5});
+		CHECK_THROWS_WITH_AS(schedule(a, b),
+				     "old layout is block1d, new is independent: the kind cannot change",
+				     std::invalid_argument);
+		CHECK_THROWS_WITH_AS(schedule(a, c), "old layout holds 4 elements, new holds 5", std::invalid_argument);
+		Layout bad = a;
+		bad.counts = {-1};
+		CHECK_THROWS_AS(schedule(bad, a), std::invalid_argument);
+	}
+
+	TEST_CASE("an empty array needs no transfers")
+	{
+		Layout from = counted(Distribution::block1d, {0, 1}, {0, 0});
+		Layout to = counted(Distribution::block1d, {2}, {0});
+		CHECK(schedule(from, to).transfers.empty());
+	}
+}
