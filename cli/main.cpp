@@ -4,8 +4,11 @@
 // Exit status: 0 ok, 1 no agent answers or the operation failed, 2 bad usage
 // or input. docs/cli.md documents every subcommand.
 #include <iostream>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
+
+#include "sim_command.h"
 
 #include "commands.h"
 #include "failure.h"
@@ -110,6 +113,14 @@ int main(int argc, char **argv)
 	CLI::App *reportView = app.add_subcommand("report", "print a saved PMPI profile report as tables");
 	reportView->add_option("file", o.reportFile, "the report's .json file")->required();
 	reportView->add_flag("--json", o.json, "print the report as JSON");
+
+	// The simulator has its own flags and --help (sim/README.md): everything after `sim` is its.
+	app.add_subcommand("sim", "simulate agents and an application at scale (malleo sim --help)");
+	if (argc >= 2 && std::string_view(argv[1]) == "sim") {
+		std::string name = "malleo sim";
+		argv[1] = name.data();
+		return malleo::sim::simCommand(argc - 1, argv + 1);
+	}
 
 	if (argc == 1) {
 		std::cout << app.help();

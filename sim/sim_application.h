@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+// The simulated iterative MPI application: data units spread over processes,
+// compute per unit scaled by the node's speed and the process's share of its
+// CPU, a communication pattern, a barrier per iteration. It registers its
+// processes with the agents and reports to them through the real local
+// messages, and it carries out the actions the decision modules ask for at its
+// next iteration boundary (its resize point), paying for the data it moves and
+// the processes it starts.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <malleo/message.h>
+
+#include "scenario.h"
+#include "sim_node.h"
+
+namespace malleo::sim {
+
+// Which reconfigurations the application carries out: the policy under test
+// and the baselines differ only here and in the decision module they run.
+enum class Execution {
+	Full,	   // split, merge, transfer/migrate, swap
+	Migration, // whole processes move; split and merge are refused
+	Static,	   // nothing moves unless a node leaves
+	Central,   // a global scheduler resizes at every iteration boundary
+	Swap,	   // over-allocated: parked processes on every node, swaps only
+};
+
+struct SimProcess {
+	uint32_t rank = 0;
+	uint32_t node = 0;
+	double data = 1.0; // data units held
+	bool active = true;
+};
+
+// The nodes as the application sees them.
+struct NodeAccess {
+	std::function<SimNode *(uint32_t index)> node;		    // null when gone
+	std::function<int64_t(const std::string &id)> indexOf;	    // -1 when unknown
+	std::function<Message(uint32_t node, const Message &request)> local; // a local request
+	std::function<std::vector<uint32_t>()> upNodes;		    // sorted
+};
+
+struct IterationTiming {
+	double seconds = 0.0;	// the slowest process, plus the barrier
+	double imbalance = 0.0; // (max − mean) / max of the processes' times
+	std::vector<double> perProcess;
+};
+
+class SimApplication
+{
+public:
+	SimApplication(ApplicationModel model, NetworkModel network, Execution execution,
+		       NodeAccess nodes);
+
+	// Places the processes on `nodes` in contiguous blocks and registers them.
+	void launch(double now, const std::vector<uint32_t> &nodes);
+
+	IterationTiming evaluate(const std::vector<SimProcess> &processes, double now) const;
+	IterationTiming evaluate(double now) const { return evaluate(processes_, now); }
+
+	// An "action" event of the agent on `node`; carried out at the next boundary.
+	void queueAction(uint32_t node, const nlohmann::json &event);
+
+	// At an iteration boundary: moves processes off nodes that left, carries
+	// out the queued actions (or the central scheduler's plan) and returns the
+	// seconds the reconfigurations cost.
+	double reconfigure(double now, int64_t remainingIterations);
+
+	// Reports the iteration to the agents, as the PMPI profiler would.
+	void report(double now, double iterationSeconds, const IterationTiming &timing);
+
+	// A node joined while the application runs (swap: it gets a parked process).
+	void nodeJoined(uint32_t node, double now);
+
+	const std::vector<SimProcess> &processes() const { return processes_; }
+	int64_t activeProcesses() const;
+	int64_t activeOn(uint32_t node) const;
+	const std::map<std::string, int64_t> &reconfigurations() const { return done_; }
+	const std::map<std::string, int64_t> &refused() const { return refused_; }
+	int64_t reconfigurationCount() const;
+	const ApplicationModel &model() const { return model_; }
+
+private:
+	struct Queued {
+		uint32_t node;
+		std::string kind;
+		nlohmann::json params;
+	};
+
+	double perform(const Queued &action, double now);
+	double split(const Queued &a);
+	double moveRanks(std::vector<uint32_t> ranks, uint32_t from, uint32_t to, const char *kind);
+	double merge(const Queued &a);
+	double swap(const Queued &a);
+	double evacuate(double now);
+	double central(double now, int64_t remaining);
+	double interNodeSeconds(double units) const;
+	int64_t findRank(uint32_t rank) const;
+	uint32_t newRank() { return nextRank_++; }
+	double cpuShare(uint32_t node, int64_t active, double now) const;
+	void syncRegistry(double now);
+	void refuse(const std::string &kind) { refused_[kind]++; }
+
+	ApplicationModel model_;
+	NetworkModel network_;
+	Execution execution_;
+	NodeAccess nodes_;
+	std::vector<SimProcess> processes_; // in decomposition order
+	std::vector<Queued> queued_;
+	std::map<uint32_t, uint32_t> registered_; // rank → node whose agent knows it
+	std::map<std::string, int64_t> done_;
+	std::map<std::string, int64_t> refused_;
+	std::vector<uint32_t> joined_; // swap: nodes that need a parked process
+	uint32_t nextRank_ = 0;
+	int64_t reports_ = 0;
+	bool launched_ = false;
+};
+
+} // namespace malleo::sim

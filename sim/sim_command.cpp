@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim_command.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "replay.h"
+#include "run_report.h"
+#include "simulation.h"
+
+namespace malleo::sim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SimOptions {
+	int64_t nodes = 0;
+	std::string scenario;
+	std::string decision;
+	std::string protocol;
+	uint64_t seed = 1;
+	bool json = false;
+	std::string out;
+	bool plot = false;
+	std::vector<std::string> modulePath;
+	std::string baselines; // empty: the scenario's list
+	std::string replay;
+};
+
+// The runs of a set: the policy under test, then the baselines.
+std::vector<RunOptions> runsFor(const SimOptions &o, const std::vector<std::string> &baselines)
+{
+	RunOptions base;
+	base.protocol = o.protocol;
+	base.seed = o.seed;
+	base.nodes = o.nodes;
+	base.modulePath = o.modulePath;
+	std::vector<RunOptions> runs;
+	RunOptions main = base;
+	main.policy = o.decision;
+	main.decision = o.decision;
+	main.execution = o.decision == "swap" ? Execution::Swap : Execution::Full;
+	runs.push_back(main);
+	for (const std::string &b : baselines) {
+		RunOptions r = base;
+		r.policy = b;
+		if (b == "static") {
+			r.decision = "none";
+			r.execution = Execution::Static;
+		} else if (b == "migration") {
+			r.decision = o.decision;
+			r.execution = Execution::Migration;
+		} else if (b == "central") {
+			r.decision = "none";
+			r.execution = Execution::Central;
+		} else {
+			r.decision = "swap";
+			r.execution = Execution::Swap;
+		}
+		runs.push_back(r);
+	}
+	return runs;
+}
+
+std::string writeFile(const fs::path &path, const std::string &text)
+{
+	std::ofstream f(path, std::ios::binary);
+	f << text;
+	f.close();
+	return f ? std::string() : fmt::format("cannot write '{}'", path.string());
+}
+
+int fail(const std::string &line, int code)
+{
+	std::cerr << "malleo sim: " << line << '\n';
+	return code;
+}
+
+} // namespace
+
+int simCommand(int argc, char **argv)
+{
+	SimOptions o;
+	CLI::App app{"Runs the agent's real core and modules over a simulated clock, network, nodes and\n"
+		     "application, reproducibly from a seed, and compares the decision module with\n"
+		     "baselines (static, migration only, a central scheduler, swapping).\n"
+		     "The scenario format is documented in sim/README.md.",
+		     argc > 0 ? argv[0] : "malleo-sim"};
+	app.add_option("--nodes", o.nodes, "nodes at start (default: the scenario's)")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+	app.add_option("--scenario", o.scenario, "scenario file (JSON, see sim/README.md)");
+	app.add_option("--decision", o.decision, "decision module of the agents: a built-in name or malleo-decision-NAME.so on the module path");
+	app.add_option("--protocol", o.protocol, "protocol module (default: the scenario's, else p2p)");
+	app.add_option("--seed", o.seed, "seed of every random draw (default 1)");
+	app.add_flag("--json", o.json, "print the summary as JSON instead of a table");
+	app.add_option("--out", o.out, "directory for <policy>.csv, summary.json and summary.txt (created)");
+	app.add_flag("--plot", o.plot, "also write iterations.svg and processes.svg (needs --out)");
+	app.add_option("--module-path", o.modulePath, "directory searched for shared-object modules (repeatable)");
+	app.add_option("--baselines", o.baselines, "comma-separated baselines to run besides the decision module: static, migration, central, swap, or none (default: the scenario's, else all four)");
+	app.add_option("--replay", o.replay, "replay a timed message sequence on one node and print what it sends and decides (see sim/README.md); other options are ignored but --module-path");
+	try {
+		app.parse(argc, argv);
+	} catch (const CLI::CallForHelp &e) {
+		std::cout << app.help();
+		return 0;
+	} catch (const CLI::ParseError &e) {
+		return fail(e.what(), 2);
+	}
+
+	if (!o.replay.empty()) {
+		std::string e = replayFile(o.replay, o.modulePath, std::cout);
+		return e.empty() ? 0 : fail(e, 2);
+	}
+	if (o.scenario.empty())
+		return fail("--scenario FILE is required (see --help)", 2);
+	if (o.decision.empty())
+		return fail("--decision NAME is required (see --help)", 2);
+	if (o.plot && o.out.empty())
+		return fail("--plot writes files: give --out DIR", 2);
+	Scenario scenario;
+	if (std::string e = loadScenarioFile(o.scenario, scenario); !e.empty())
+		return fail(e, 2);
+	std::vector<std::string> baselines = scenario.baselines;
+	if (!o.baselines.empty()) {
+		baselines.clear();
+		std::stringstream list(o.baselines);
+		for (std::string b; std::getline(list, b, ',');) {
+			if (b == "none")
+				continue;
+			if (b != "static" && b != "migration" && b != "central" && b != "swap")
+				return fail(fmt::format("--baselines: unknown baseline '{}' (static, migration, "
+							"central, swap or none)",
+							b),
+					    2);
+			baselines.push_back(b);
+		}
+	}
+
+	RunSet set;
+	set.scenario = scenario.name.empty() ? fs::path(o.scenario).stem().string() : scenario.name;
+	set.seed = o.seed;
+	set.nodes = o.nodes ? o.nodes : scenario.nodes;
+	const auto wallStart = std::chrono::steady_clock::now();
+	for (const RunOptions &r : runsFor(o, baselines)) {
+		Simulation sim;
+		if (std::string e = sim.setup(scenario, r); !e.empty())
+			return fail(fmt::format("{}: {}", r.policy, e), 2);
+		set.runs.push_back(sim.run());
+		if (!sim.error().empty())
+			return fail(fmt::format("{}: {}", r.policy, sim.error()), 1);
+	}
+	const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+
+	const nlohmann::json summary = summaryJson(set);
+	const std::string table = summaryTable(set);
+	if (!o.out.empty()) {
+		std::error_code ec;
+		fs::create_directories(o.out, ec);
+		if (ec)
+			return fail(fmt::format("--out '{}': {}", o.out, ec.message()), 1);
+		std::set<std::string> written;
+		for (const RunResult &r : set.runs) {
+			// Two runs of one label (swap as policy and baseline) keep both files.
+			std::string name = r.policy;
+			for (int k = 2; written.count(name); ++k)
+				name = fmt::format("{}-{}", r.policy, k);
+			written.insert(name);
+			if (std::string e = writeFile(fs::path(o.out) / (name + ".csv"), iterationsCsv(r)); !e.empty())
+				return fail(e, 1);
+		}
+		for (auto [file, text] : {std::pair{"summary.json", summary.dump(2) + "\n"},
+					  std::pair{"summary.txt", table}})
+			if (std::string e = writeFile(fs::path(o.out) / file, text); !e.empty())
+				return fail(e, 1);
+		if (o.plot)
+			for (auto [file, text] : {std::pair{"iterations.svg", iterationPlotSvg(set)},
+						  std::pair{"processes.svg", processPlotSvg(set)}})
+				if (std::string e = writeFile(fs::path(o.out) / file, text); !e.empty())
+					return fail(e, 1);
+	}
+	if (o.json)
+		std::cout << summary.dump(2) << '\n';
+	else
+		std::cout << table;
+	// Wall time goes to stderr only: the outputs must not depend on it.
+	std::cerr << fmt::format("malleo sim: {} run(s) in {:.2f} s of wall time\n", set.runs.size(), wall);
+	return 0;
+}
+
+} // namespace malleo::sim

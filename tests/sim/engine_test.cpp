@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+// The simulator's engine: the clock's order, the transport's loss, latency,
+// bandwidth and order, the scenario reader, and the reconfigurations of the
+// Fig. 10 scenario happening where the environment changes.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "event_queue.h"
+#include "scenario.h"
+#include "sim_transport.h"
+#include "simulation.h"
+
+using namespace malleo;
+using namespace malleo::sim;
+
+namespace {
+
+Message heartbeat(uint64_t id)
+{
+	Message m = makeMessage("heartbeat", "a", id);
+	m["endpoint"] = "sim://n00000";
+	m["group"] = "";
+	m["in_view"] = true;
+	m["profile"] = toJson(NodeProfile{});
+	return m;
+}
+
+struct Arrival {
+	double at;
+	uint64_t id;
+};
+
+Scenario fig10()
+{
+	Scenario s;
+	REQUIRE(loadScenarioFile(MALLEO_SIM_SCENARIOS "/fig10_dynamic.json", s) == "");
+	return s;
+}
+
+RunResult runFig10(const std::string &decision, Execution execution)
+{
+	Simulation sim;
+	RunOptions o;
+	o.policy = decision;
+	o.decision = decision;
+	o.execution = execution;
+	o.seed = 7;
+	REQUIRE(sim.setup(fig10(), o) == "");
+	RunResult r = sim.run();
+	REQUIRE(sim.error() == "");
+	return r;
+}
+
+} // namespace
+
+TEST_CASE("events at the same time run in the order they were scheduled")
+{
+	EventQueue q;
+	std::vector<int> order;
+	q.at(2.0, [&] { order.push_back(3); });
+	q.at(1.0, [&] { order.push_back(1); });
+	q.at(1.0, [&] { order.push_back(2); });
+	q.at(1.0, [&] { q.after(0.0, [&] { order.push_back(4); }); });
+	CHECK(q.run(10.0) == 5);
+	CHECK(order == std::vector<int>{1, 2, 4, 3});
+	CHECK(q.now() == 2.0);
+}
+
+TEST_CASE("a message arrives after the latency plus its size over the bandwidth")
+{
+	EventQueue q;
+	NetworkModel net;
+	net.latency = 0.25;
+	net.bandwidth = 1000.0; // bytes per second: a heartbeat takes a visible time
+	std::vector<Arrival> arrivals;
+	SimTransport t(q, net, 1, [&](uint32_t to, const Message &m, const Rejection *r) {
+		CHECK(to == 1);
+		CHECK(r == nullptr);
+		arrivals.push_back({q.now(), m["id"].get<uint64_t>()});
+		return true;
+	});
+	Message m = heartbeat(1);
+	WireFrames frames = encodeMessage(m, 1);
+	const double size = static_cast<double>(frames.header.size() + frames.body.size());
+	t.send(0, 1, m);
+	t.send(0, 1, heartbeat(2)); // queued behind the first on the sender's link
+	q.run(100.0);
+	REQUIRE(arrivals.size() == 2);
+	CHECK(arrivals[0].at == doctest::Approx(size / 1000.0 + 0.25).epsilon(1e-12));
+	CHECK(arrivals[1].at > arrivals[0].at + 0.9 * size / 1000.0);
+	CHECK(t.stats().sent == 2);
+	CHECK(t.stats().delivered == 2);
+	CHECK(t.stats().bytes >= 2 * static_cast<uint64_t>(size));
+}
+
+TEST_CASE("jitter never reorders the messages between two agents")
+{
+	EventQueue q;
+	NetworkModel net;
+	net.latency = 0.01;
+	net.jitter = 0.5; // far more than the spacing of the sends
+	std::vector<Arrival> arrivals;
+	SimTransport t(q, net, 3, [&](uint32_t, const Message &m, const Rejection *) {
+		arrivals.push_back({q.now(), m["id"].get<uint64_t>()});
+		return true;
+	});
+	for (uint64_t i = 1; i <= 200; ++i)
+		q.at(static_cast<double>(i) * 0.001, [&t, i] { t.send(0, 1, heartbeat(i)); });
+	q.run(100.0);
+	REQUIRE(arrivals.size() == 200);
+	bool jittered = false;
+	for (size_t i = 0; i < arrivals.size(); ++i) {
+		CHECK(arrivals[i].id == i + 1);
+		jittered |= arrivals[i].at - static_cast<double>(i + 1) * 0.001 > 0.02;
+	}
+	CHECK(jittered);
+}
+
+TEST_CASE("the loss rate is honoured, and a lost message is never delivered")
+{
+	for (double loss : {0.0, 0.3, 1.0}) {
+		EventQueue q;
+		NetworkModel net;
+		net.loss = loss;
+		uint64_t delivered = 0;
+		SimTransport t(q, net, 11, [&](uint32_t, const Message &, const Rejection *) {
+			++delivered;
+			return true;
+		});
+		const int n = 20000;
+		for (int i = 0; i < n; ++i)
+			t.send(0, static_cast<uint32_t>(1 + i % 7), heartbeat(static_cast<uint64_t>(i)));
+		q.run(1e9);
+		CHECK(t.stats().lost + delivered == n);
+		CHECK(t.stats().delivered == delivered);
+		// Within five standard deviations of the binomial.
+		const double sd = std::sqrt(n * loss * (1 - loss));
+		CHECK(std::abs(static_cast<double>(t.stats().lost) - n * loss) <= 5 * sd + 1e-9);
+	}
+}
+
+TEST_CASE("a bad scenario is refused with one line naming the key")
+{
+	Scenario s;
+	CHECK(parseScenario({{"nodes", 4}, {"colour", "red"}}, s) ==
+	      "config key 'scenario.colour': unknown key");
+	CHECK(parseScenario({{"events", {{{"at", 1}, {"join", 2}, {"leave", 1}}}}}, s) ==
+	      "config key 'events[0].join': give exactly one of `join`, `leave` and `load_nodes` (a node count)");
+	CHECK(parseScenario({{"application", {{"pattern", "ring"}}}}, s) ==
+	      "config key 'application.pattern': expected \"neighbour\" or \"farmer\", got \"ring\"");
+	CHECK(parseScenario({{"baselines", {"oracle"}}}, s).find("unknown baseline \"oracle\"") !=
+	      std::string::npos);
+	Simulation sim;
+	Scenario good;
+	REQUIRE(parseScenario({{"nodes", 2}}, good) == "");
+	RunOptions o;
+	o.decision = "no-such-module";
+	CHECK(sim.setup(good, o).find("no-such-module") != std::string::npos);
+}
+
+TEST_CASE("Fig. 10: a static application keeps its 16 processes on the first 8 nodes until they leave")
+{
+	RunResult r = runFig10("none", Execution::Static);
+	REQUIRE(r.iterations.size() == 36);
+	for (const IterationRecord &i : r.iterations) {
+		CHECK(i.processes == 16);
+		if (i.iteration < 18)
+			CHECK(i.nodesUsed == 8);
+	}
+	// The environment: 8, 12, 16, 15, 10, 8 processors, every 6 iterations.
+	const int64_t up[] = {8, 12, 16, 15, 10, 8};
+	for (int k = 0; k < 6; ++k)
+		CHECK(r.iterations[static_cast<size_t>(6 * k + 3)].nodesUp == up[k]);
+	CHECK(r.reconfigurations.count("split") == 0);
+	CHECK(r.reconfigurations.count("migrate") == 0);
+	// Every process of the 8 nodes that left was moved, and only then.
+	CHECK(r.reconfigurations.at("evacuate") > 0);
+	for (const IterationRecord &i : r.iterations)
+		if (i.reconfigurations > 0)
+			CHECK((i.iteration == 18 || i.iteration == 24 || i.iteration == 30));
+}
+
+TEST_CASE("Fig. 10: ios spreads onto the joining nodes within two iterations of each join")
+{
+	RunResult r = runFig10("ios", Execution::Full);
+	REQUIRE(r.iterations.size() == 36);
+	CHECK(r.reconfigurations.count("split") == 1);
+	for (int join : {6, 12}) {
+		const int64_t before = r.iterations[static_cast<size_t>(join - 1)].nodesUsed;
+		bool spread = false;
+		for (int k = join; k <= join + 2; ++k)
+			spread |= r.iterations[static_cast<size_t>(k)].nodesUsed == before + 4;
+		CHECK_MESSAGE(spread, "no use of the 4 new nodes after iteration ", join);
+	}
+	// Never on a node that left, always on every node there is at the end.
+	CHECK(r.iterations.back().nodesUsed == 8);
+	CHECK(r.iterations.back().placement.substr(0, 15) == "x x x x x x x x");
+}
+
+TEST_CASE("the same seed gives the same run; another seed another")
+{
+	RunResult a = runFig10("ios", Execution::Full);
+	RunResult b = runFig10("ios", Execution::Full);
+	CHECK(a.transport.sent == b.transport.sent);
+	CHECK(a.transport.bytes == b.transport.bytes);
+	REQUIRE(a.iterations.size() == b.iterations.size());
+	for (size_t i = 0; i < a.iterations.size(); ++i) {
+		CHECK(a.iterations[i].seconds == b.iterations[i].seconds);
+		CHECK(a.iterations[i].placement == b.iterations[i].placement);
+	}
+}
