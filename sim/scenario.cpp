@@ -168,7 +168,6 @@ std::string parseScenario(const nlohmann::json &doc, Scenario &scenario)
 	t.number("duration", s.duration, 1, 1e7);
 	t.number("startup", s.startup, 0, 3600);
 	t.integer("seed_peers", s.seedPeers, 1, 16);
-	t.number("convergence_window", s.convergenceWindow, 0.1, 1e6);
 	t.strings("baselines", baselines);
 	t.finish();
 	if (!t.error().empty())

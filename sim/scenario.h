@@ -73,7 +73,6 @@ struct Scenario {
 	double duration = 600.0;	  // simulated seconds at most
 	double startup = 1.0;		  // initial agents start spread over this many seconds
 	int seedPeers = 2;		  // seeds each agent gets, among agents started before it
-	double convergenceWindow = 30.0;  // after a join, seconds the benchmark watches it
 	std::vector<NodeClass> classes;	  // at least one
 	NetworkModel network;
 	nlohmann::json agent = nlohmann::json::object(); // an agent configuration document

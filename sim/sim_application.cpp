@@ -184,7 +184,6 @@ double SimApplication::reconfigure(double now, int64_t remaining)
 
 double SimApplication::perform(const Queued &a, double now)
 {
-	(void)now;
 	const std::string &kind = a.kind;
 	if (execution_ == Execution::Static || execution_ == Execution::Central) {
 		refuse(kind);
@@ -238,6 +237,12 @@ double SimApplication::perform(const Queued &a, double now)
 	if (kind == "swap") {
 		if (execution_ == Execution::Full || execution_ == Execution::Swap)
 			return swap(a);
+		refuse(kind);
+		return 0.0;
+	}
+	if (kind == "grow" || kind == "shrink") {
+		if (execution_ == Execution::Full)
+			return resize(a, now);
 		refuse(kind);
 		return 0.0;
 	}
@@ -449,6 +454,71 @@ double SimApplication::evacuate(double now)
 		return 0.0;
 	done_["evacuate"] += count;
 	return model_.spawnLatency + interNodeSeconds(moved);
+}
+
+// grow / shrink (the sweetspot module, ReSHAPE's resize): the application
+// takes `size` processes. A new process goes to the node with the most free
+// cores for its processes; a shrink removes the newest processes (rank 0
+// stays). The data is then spread evenly again, as ReSHAPE's block-cyclic
+// redistribution does, and the units that change node are paid for.
+double SimApplication::resize(const Queued &a, double now)
+{
+	const int64_t size = a.params.value("size", int64_t{0});
+	const int64_t current = activeProcesses();
+	if (size < 1 || size == current || (a.kind == "grow") != (size > current)) {
+		refuse(a.kind);
+		return 0.0;
+	}
+	std::map<uint32_t, double> oldData;
+	double total = 0.0;
+	for (const SimProcess &p : processes_)
+		if (p.active) {
+			oldData[p.node] += p.data;
+			total += p.data;
+		}
+	bool spawned = false;
+	if (size > current) {
+		const std::vector<uint32_t> up = nodes_.upNodes();
+		for (int64_t k = current; k < size; ++k) {
+			uint32_t best = 0;
+			double bestFree = -1e300;
+			for (uint32_t n : up) {
+				SimNode *node = nodes_.node(n);
+				const double free = node->cores() * (1.0 - node->externalLoad(now)) -
+						    static_cast<double>(activeOn(n));
+				if (free > bestFree) {
+					best = n;
+					bestFree = free;
+				}
+			}
+			if (bestFree == -1e300)
+				break;
+			processes_.push_back({newRank(), best, 0.0, true});
+			spawned = true;
+		}
+	} else {
+		int64_t remove = current - size;
+		for (size_t i = processes_.size(); i-- > 0 && remove > 0;)
+			if (processes_[i].active && processes_[i].rank != 0) {
+				processes_.erase(processes_.begin() + static_cast<long>(i));
+				--remove;
+			}
+	}
+	const double share = total / static_cast<double>(activeProcesses());
+	std::map<uint32_t, double> newData;
+	for (SimProcess &p : processes_)
+		if (p.active) {
+			p.data = share;
+			newData[p.node] += share;
+		}
+	double moved = 0.0;
+	for (const auto &[n, d] : newData)
+		moved += std::abs(d - oldData[n]);
+	for (const auto &[n, d] : oldData)
+		if (!newData.count(n))
+			moved += d;
+	done_[a.kind]++;
+	return (spawned ? model_.spawnLatency : 0.0) + interNodeSeconds(moved / 2);
 }
 
 // ReSHAPE-like: a scheduler that sees every node resizes the application at

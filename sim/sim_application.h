@@ -99,6 +99,7 @@ private:
 	double moveRanks(std::vector<uint32_t> ranks, uint32_t from, uint32_t to, const char *kind);
 	double merge(const Queued &a);
 	double swap(const Queued &a);
+	double resize(const Queued &a, double now);
 	double evacuate(double now);
 	double central(double now, int64_t remaining);
 	double interNodeSeconds(double units) const;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The simulator's engine: the clock's order, the transport's loss, latency,
 // bandwidth and order, the scenario reader, and the reconfigurations of the
-// Fig. 10 scenario happening where the environment changes.
+// Fig. 10 scenario happening where the environment changes, sweetspot's resizes.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -209,4 +209,30 @@ TEST_CASE("the same seed gives the same run; another seed another")
 		CHECK(a.iterations[i].seconds == b.iterations[i].seconds);
 		CHECK(a.iterations[i].placement == b.iterations[i].placement);
 	}
+}
+
+TEST_CASE("sweetspot's grow and shrink resize the application, and a growth that did not pay is undone")
+{
+	// Every node of the heterogeneous cluster is already full, so a 65th process cannot pay off.
+	Scenario s;
+	REQUIRE(loadScenarioFile(MALLEO_SIM_SCENARIOS "/heterogeneous.json", s) == "");
+	Simulation sim;
+	RunOptions o;
+	o.policy = o.decision = "sweetspot";
+	o.execution = Execution::Full;
+	o.seed = 1;
+	REQUIRE(sim.setup(s, o) == "");
+	RunResult r = sim.run();
+	REQUIRE(sim.error() == "");
+	REQUIRE(r.reconfigurations.count("grow") == 1);
+	CHECK(r.reconfigurations.at("grow") >= 1);
+	CHECK(r.reconfigurations.at("grow") == r.reconfigurations.at("shrink"));
+	const int64_t start = r.iterations.front().processes;
+	int64_t larger = 0;
+	for (const IterationRecord &i : r.iterations) {
+		CHECK((i.processes == start || i.processes == start + 1));
+		larger += i.processes > start;
+	}
+	CHECK(larger > 0);
+	CHECK(r.iterations.back().processes == start);
 }
