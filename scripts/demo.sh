@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs, builds and shows a virtual cluster of malleo agents on this machine:
-# they join, exchange profiles and pass work-stealing requests while a real CPU
-# hog loads one CPU. Ctrl-C (or the end of DURATION seconds) stops everything.
+# Installs, builds and shows, on this machine:
+#  1. a virtual cluster of malleo agents: they join, exchange profiles and pass
+#     work-stealing requests while a real CPU hog loads one CPU (DURATION s);
+#  2. a malleable MPI application: heat2d split, migrated and merged while it
+#     runs, with the same result, bit for bit, as a run left alone.
+# Ctrl-C stops everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
@@ -25,3 +28,30 @@ $malleo cluster up --nodes "$NODES" --config configs/demo-cluster.json
 taskset -c 0 sh -c 'while :; do :; done' &
 hog=$!
 $malleo top --duration "$DURATION"
+kill "$hog" 2>/dev/null || true
+hog=""
+$malleo cluster down >/dev/null
+
+# 2. heat2d over a pool of 6 Open MPI processes, 2 active; the bridge carries out a forced schedule (the agents
+# do not send commands to applications yet) and prints each operation with its phases.
+out=$(mktemp -d)
+heat2d=build/examples/heat2d/heat2d_openmpi
+export MALLEO_AGENT=
+echo
+echo "== heat2d, malleable: split +2 at iteration 20, migrate 1 at 40, merge -3 at 60, split +1 at 80"
+MALLEO_FORCE="split@20:2,migrate@40:1,merge@60:3,split@80:1" MALLEO_PCM_VERBOSE=1 \
+  $malleo run -n 2 --max 6 --profile-dir "$out" -- $heat2d --iterations 100 --progress 20 2>&1 |
+  grep -v -e '^malleo: ' -e '^malleo-pmpi: ' | tee "$out/malleable.txt"
+echo
+echo "== heat2d, left alone on 2 processes"
+$malleo run -n 2 --profile-dir "$out" -- $heat2d --iterations 100 --progress 50 2>&1 |
+  grep -v -e '^malleo: ' -e '^malleo-pmpi: ' | tee "$out/static.txt"
+a=$(grep '^checksum' "$out/malleable.txt"); b=$(grep '^checksum' "$out/static.txt")
+echo
+if [ -n "$a" ] && [ "$a" = "$b" ]; then
+  echo "== same result, bit for bit ($a)"
+else
+  echo "== results differ: '$a' vs '$b'"
+  exit 1
+fi
+rm -rf "$out"

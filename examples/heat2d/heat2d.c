@@ -4,7 +4,12 @@
  * blocks over the processes, each iteration exchanges one ghost column with each neighbour and takes a Jacobi
  * step. Written against the PCM API, so it splits, merges and migrates when told to (MALLEO_FORCE or the agent).
  *
- *   heat2d [--rows R] [--columns C] [--iterations N] [--progress K]
+ *   heat2d [--rows R] [--columns C] [--iterations N] [--progress K] [--world pcm|mpi]
+ *          [--checkpoint FILE --checkpoint-at K] [--restart FILE]    (stop-restart baseline, below)
+ *
+ * --world mpi computes on MPI_COMM_WORLD instead of PCM_COMM_WORLD (ghost exchange, final gather, ranks and
+ * sizes): code written against MPI_COMM_WORLD, which stands for the active processes only under
+ * MALLEO_WORLD=malleable with libmalleo_pmpi preloaded (docs/pcm-api.md). Otherwise heat2d stops with exit code 2.
  *
  * At the end rank 0 gathers the grid in global column order and prints a 64-bit FNV-1a checksum of its bytes:
  * every point's update reads the same operands in the same order whatever the partition, so a run reconfigured
@@ -24,6 +29,7 @@ struct options {
 	int columns;
 	int iterations;
 	int progress;
+	int world_mpi; /* --world mpi */
 };
 
 static int parse_positive(const char *flag, const char *text, int *out)
@@ -38,14 +44,38 @@ static int parse_positive(const char *flag, const char *text, int *out)
 	return 0;
 }
 
+static const char usage[] =
+	"usage: heat2d [--rows R] [--columns C] [--iterations N] [--progress K] [--world pcm|mpi]\n"
+	"              [--checkpoint FILE --checkpoint-at K] [--restart FILE]\n"
+	"  --rows R, --columns C  grid size (default 64 x 64; 1024 rows of doubles = 128 columns per MiB)\n"
+	"  --iterations N         Jacobi steps (default 100)\n"
+	"  --progress K           print the iteration and the process count every K iterations (default: never)\n"
+	"  --world pcm|mpi        compute on PCM_COMM_WORLD (default) or on MPI_COMM_WORLD (needs\n"
+	"                         MALLEO_WORLD=malleable and libmalleo_pmpi preloaded)\n"
+	"  --checkpoint FILE --checkpoint-at K  stop at iteration K with the grid written to FILE\n"
+	"  --restart FILE         continue from FILE on the processes of this launch\n"
+	"Reconfigured by MALLEO_FORCE (docs/pcm-api.md); prints the grid's checksum at the end.\n";
+
+/* 0: go on; -1: bad options (said on stderr); 1: --help. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	o->rows = 64;
 	o->columns = 64;
 	o->iterations = 100;
 	o->progress = 0;
+	o->world_mpi = 0;
 	for (int i = 1; i < argc; ++i) {
 		int *target = NULL;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return 1;
+		if (!strcmp(argv[i], "--world")) {
+			if (i + 1 >= argc || (strcmp(argv[i + 1], "pcm") && strcmp(argv[i + 1], "mpi"))) {
+				fprintf(stderr, "heat2d: --world needs pcm or mpi\n");
+				return -1;
+			}
+			o->world_mpi = !strcmp(argv[++i], "mpi");
+			continue;
+		}
 		if (!strcmp(argv[i], "--rows"))
 			target = &o->rows;
 		else if (!strcmp(argv[i], "--columns"))
@@ -55,7 +85,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		else if (!strcmp(argv[i], "--progress"))
 			target = &o->progress;
 		else {
-			fprintf(stderr, "heat2d: unknown option %s (--rows, --columns, --iterations, --progress)\n",
+			fprintf(stderr,
+				"heat2d: unknown option %s (--rows, --columns, --iterations, --progress, --world)\n",
 				argv[i]);
 			return -1;
 		}
@@ -80,6 +111,32 @@ static double initial(int column, int row)
 	if (column == 0)
 		return 100.0;
 	return (double)((column * 31 + row * 17) % 97) / 8.0;
+}
+
+/* The communicator heat2d computes on: PCM_COMM_WORLD, or with --world mpi MPI_COMM_WORLD if it is the active
+ * processes' communicator (MALLEO_WORLD=malleable, libmalleo_pmpi preloaded); MPI_COMM_NULL if it is not, which
+ * every active process finds alike (the comparison is local), so they all stop together. */
+static MPI_Comm computing_comm(const struct options *o)
+{
+	int same = MPI_UNEQUAL;
+	if (!o->world_mpi)
+		return PCM_COMM_WORLD;
+	MPI_Comm_compare(MPI_COMM_WORLD, PCM_COMM_WORLD, &same);
+	return same == MPI_IDENT || same == MPI_CONGRUENT ? MPI_COMM_WORLD : MPI_COMM_NULL;
+}
+
+static int stop_world_mismatch(void)
+{
+	int rank = 0, world = 0, active = 0;
+	MPI_Comm_rank(PCM_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &world);
+	MPI_Comm_size(PCM_COMM_WORLD, &active);
+	if (rank == 0)
+		fprintf(stderr, "heat2d: --world mpi: MPI_COMM_WORLD (%d processes) is not the %d active processes; "
+				"needs MALLEO_WORLD=malleable and libmalleo_pmpi preloaded\n", world, active);
+	PCM_Finalize(PCM_COMM_WORLD);
+	MPI_Finalize();
+	return 2;
 }
 
 /* Global index of this process's first column (blocks are in rank order). */
@@ -128,6 +185,149 @@ static uint64_t fnv1a(const unsigned char *bytes, size_t n)
 	return h;
 }
 
+/*
+ * The stop-restart baseline the papers compare split and merge with (seeds 000 and 003): --checkpoint FILE
+ * --checkpoint-at K gathers the grid through rank 0 into FILE at the top of iteration K and stops; --restart FILE,
+ * relaunched on any number of processes, has rank 0 read it and scatter the columns, and continues from K. The
+ * file: a header (magic, rows, columns, iteration; int64) and the columns in global order, in this machine's byte
+ * order. Rank 0 prints how long each side took (bench/pcm_reconfigure.py reads it).
+ */
+struct checkpointing {
+	const char *checkpoint;
+	int checkpoint_at;
+	const char *restart;
+};
+
+static const char checkpoint_magic[8] = {'H', 'E', 'A', 'T', '2', 'D', 'C', '1'};
+
+/* Takes the checkpoint options out of argv, so parse_options sees only its own. */
+static int take_checkpoint_options(int *argc, char **argv, struct checkpointing *c, int rank)
+{
+	int kept = 1, at = -1;
+	memset(c, 0, sizeof *c);
+	for (int i = 1; i < *argc; ++i) {
+		const int ours = !strcmp(argv[i], "--checkpoint") || !strcmp(argv[i], "--checkpoint-at") ||
+				 !strcmp(argv[i], "--restart");
+		if (!ours) {
+			argv[kept++] = argv[i];
+			continue;
+		}
+		if (i + 1 >= *argc) {
+			if (rank == 0)
+				fprintf(stderr, "heat2d: %s needs a value\n", argv[i]);
+			return -1;
+		}
+		if (!strcmp(argv[i], "--checkpoint"))
+			c->checkpoint = argv[i + 1];
+		else if (!strcmp(argv[i], "--restart"))
+			c->restart = argv[i + 1];
+		else if (parse_positive(argv[i], argv[i + 1], &at))
+			return -1;
+		++i;
+	}
+	*argc = kept;
+	argv[kept] = NULL;
+	c->checkpoint_at = at;
+	if (!c->checkpoint != (at < 0)) {
+		if (rank == 0)
+			fprintf(stderr, "heat2d: --checkpoint FILE and --checkpoint-at K go together\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Gathers the grid on rank 0, which writes the checkpoint; then every process stops. Returns the exit code. */
+static int stop_at_checkpoint(const struct checkpointing *c, double *prevData, double *nextData, int xDim,
+			      int yDim, int columns, int iteration)
+{
+	int rank = 0, size = 0, failed = 0;
+	MPI_Comm_rank(PCM_COMM_WORLD, &rank);
+	MPI_Comm_size(PCM_COMM_WORLD, &size);
+	const double start = MPI_Wtime();
+	const int mine = xDim * yDim;
+	int *counts = rank == 0 ? malloc(sizeof(int) * (size_t)size) : NULL;
+	int *displs = rank == 0 ? malloc(sizeof(int) * (size_t)size) : NULL;
+	double *all = rank == 0 ? malloc(sizeof(double) * (size_t)columns * yDim) : NULL;
+	MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, PCM_COMM_WORLD);
+	if (rank == 0)
+		for (int p = 0, at = 0; p < size; at += counts[p], ++p)
+			displs[p] = at;
+	MPI_Gatherv(prevData + yDim, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, PCM_COMM_WORLD);
+	if (rank == 0) {
+		const int64_t header[3] = {yDim, columns, iteration};
+		const size_t doubles = (size_t)columns * yDim;
+		FILE *file = fopen(c->checkpoint, "wb");
+		failed = !file || fwrite(checkpoint_magic, 1, 8, file) != 8 || fwrite(header, 8, 3, file) != 3 ||
+			 fwrite(all, sizeof(double), doubles, file) != doubles;
+		if (file && fclose(file))
+			failed = 1;
+		if (failed)
+			fprintf(stderr, "heat2d: could not write the checkpoint %s\n", c->checkpoint);
+		else
+			printf("checkpoint: iteration %d, %zu bytes from %d processes written to %s in %.6f s\n",
+			       iteration, 32 + doubles * sizeof(double), size, c->checkpoint, MPI_Wtime() - start);
+		fflush(stdout);
+	}
+	free(all);
+	free(counts);
+	free(displs);
+	free(prevData);
+	free(nextData);
+	MPI_Bcast(&failed, 1, MPI_INT, 0, PCM_COMM_WORLD);
+	PCM_Finalize(PCM_COMM_WORLD);
+	MPI_Finalize();
+	return failed ? 1 : 0;
+}
+
+/* Rank 0 reads the checkpoint and scatters its columns over the processes' blocks (prevData, xDim columns each).
+ * Returns the iteration to continue from, or -1 on every process if the file is unusable (rank 0 says why). */
+static int restart_from_checkpoint(const struct checkpointing *c, double *prevData, int xDim, int yDim, int columns)
+{
+	int rank = 0, size = 0;
+	MPI_Comm_rank(PCM_COMM_WORLD, &rank);
+	MPI_Comm_size(PCM_COMM_WORLD, &size);
+	const double start = MPI_Wtime();
+	const size_t doubles = (size_t)columns * yDim;
+	int iteration = -1;
+	double *all = NULL;
+	if (rank == 0) {
+		char magic[8];
+		int64_t header[3] = {0, 0, -1};
+		FILE *file = fopen(c->restart, "rb");
+		if (!file || fread(magic, 1, 8, file) != 8 || memcmp(magic, checkpoint_magic, 8) ||
+		    fread(header, 8, 3, file) != 3)
+			fprintf(stderr, "heat2d: %s is not a heat2d checkpoint\n", c->restart);
+		else if (header[0] != yDim || header[1] != columns || header[2] < 0 || header[2] > INT32_MAX)
+			fprintf(stderr, "heat2d: %s holds a %lld x %lld grid at iteration %lld, not a %d x %d one\n",
+				c->restart, (long long)header[0], (long long)header[1], (long long)header[2], yDim,
+				columns);
+		else if (!(all = malloc(sizeof(double) * doubles)) || fread(all, sizeof(double), doubles, file) != doubles)
+			fprintf(stderr, "heat2d: %s is truncated\n", c->restart);
+		else
+			iteration = (int)header[2];
+		if (file)
+			fclose(file);
+	}
+	MPI_Bcast(&iteration, 1, MPI_INT, 0, PCM_COMM_WORLD);
+	if (iteration >= 0) {
+		const int mine = xDim * yDim;
+		int *counts = rank == 0 ? malloc(sizeof(int) * (size_t)size) : NULL;
+		int *displs = rank == 0 ? malloc(sizeof(int) * (size_t)size) : NULL;
+		MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, PCM_COMM_WORLD);
+		if (rank == 0)
+			for (int p = 0, at = 0; p < size; at += counts[p], ++p)
+				displs[p] = at;
+		MPI_Scatterv(all, counts, displs, MPI_DOUBLE, prevData + yDim, mine, MPI_DOUBLE, 0, PCM_COMM_WORLD);
+		if (rank == 0)
+			printf("restart: iteration %d, %zu bytes read from %s and scattered to %d processes in %.6f s\n",
+			       iteration, 32 + doubles * sizeof(double), c->restart, size, MPI_Wtime() - start);
+		free(counts);
+		free(displs);
+	}
+	free(all);
+	return iteration;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -139,13 +339,22 @@ int main(int argc, char **argv)
 	PCM_Init(PCM_COMM_WORLD);
 	MPI_Comm_rank(PCM_COMM_WORLD, &rank);
 	MPI_Comm_size(PCM_COMM_WORLD, &totalProcessors);
-	if (parse_options(argc, argv, &o)) {
+	struct checkpointing ck;
+	int parsed = take_checkpoint_options(&argc, argv, &ck, rank);
+	if (!parsed)
+		parsed = parse_options(argc, argv, &o);
+	if (parsed > 0 && rank == 0)
+		fputs(usage, stdout);
+	if (parsed) {
 		/* Every process parses the same arguments, so all stop here together. */
 		PCM_Finalize(PCM_COMM_WORLD);
 		MPI_Finalize();
-		return 2;
+		return parsed > 0 ? 0 : 2;
 	}
 	yDim = o.rows;
+	MPI_Comm comm = computing_comm(&o);
+	if (comm == MPI_COMM_NULL)
+		return stop_world_mismatch();
 
 	if (PCM_Process_Status() == PCM_STARTED) {
 		int world = 0;
@@ -162,9 +371,14 @@ int main(int argc, char **argv)
 		xDim = o.columns / totalProcessors + (rank < o.columns % totalProcessors);
 		prevData = calloc((size_t)(xDim + 2) * yDim, sizeof(double));
 		const int first = first_column(xDim, PCM_COMM_WORLD);
-		for (int i = 1; i <= xDim; ++i)
+		for (int i = 1; i <= xDim && !ck.restart; ++i)
 			for (int r = 0; r < yDim; ++r)
 				prevData[(size_t)i * yDim + r] = initial(first + i - 1, r);
+		if (ck.restart && (current_iteration = restart_from_checkpoint(&ck, prevData, xDim, yDim, o.columns)) < 0) {
+			PCM_Finalize(PCM_COMM_WORLD);
+			MPI_Finalize();
+			return 2;
+		}
 	} else {
 		PCM_Comm_rank(PCM_COMM_WORLD, &rank);
 		PCM_Load(rank, "iterator", &current_iteration);
@@ -173,10 +387,12 @@ int main(int argc, char **argv)
 		PCM_Load(rank, "myArray", prevData);
 	}
 	nextData = calloc((size_t)(xDim + 2) * yDim, sizeof(double));
-	int first = first_column(xDim, PCM_COMM_WORLD);
+	int first = first_column(xDim, comm);
 
 	for (iterations = current_iteration; iterations < o.iterations; iterations++) {
 		int changed = 1;
+		if (ck.checkpoint && iterations == ck.checkpoint_at)
+			return stop_at_checkpoint(&ck, prevData, nextData, xDim, yDim, o.columns, iterations);
 		const int pcm_status = PCM_Status(PCM_COMM_WORLD);
 		if (pcm_status == PCM_MIGRATE) {
 			PCM_Store(rank, "iterator", &iterations, PCM_INT, 1);
@@ -207,19 +423,21 @@ int main(int argc, char **argv)
 		} else {
 			changed = pcm_status == PCM_FAILED;
 		}
+		if ((comm = computing_comm(&o)) == MPI_COMM_NULL)
+			return stop_world_mismatch();
 		if (changed) {
-			MPI_Comm_rank(PCM_COMM_WORLD, &rank);
-			MPI_Comm_size(PCM_COMM_WORLD, &totalProcessors);
+			MPI_Comm_rank(comm, &rank);
+			MPI_Comm_size(comm, &totalProcessors);
 			free(nextData);
 			nextData = calloc((size_t)(xDim + 2) * yDim, sizeof(double));
-			first = first_column(xDim, PCM_COMM_WORLD);
+			first = first_column(xDim, comm);
 			if (rank == 0)
 				printf("iteration %d: %d processes\n", iterations, totalProcessors);
 		}
 		if (o.progress && rank == 0 && iterations % o.progress == 0)
 			printf("iteration %d of %d on %d processes\n", iterations, o.iterations, totalProcessors);
 
-		exchange_ghosts(prevData, xDim, yDim, rank, totalProcessors, PCM_COMM_WORLD);
+		exchange_ghosts(prevData, xDim, yDim, rank, totalProcessors, comm);
 		step(prevData, nextData, xDim, yDim, first, o.columns);
 		double *swap = prevData;
 		prevData = nextData;
@@ -235,11 +453,11 @@ int main(int argc, char **argv)
 		displs = malloc(sizeof(int) * (size_t)totalProcessors);
 		all = malloc(sizeof(double) * (size_t)o.columns * yDim);
 	}
-	MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, PCM_COMM_WORLD);
+	MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
 	if (rank == 0)
 		for (int p = 0, at = 0; p < totalProcessors; at += counts[p], ++p)
 			displs[p] = at;
-	MPI_Gatherv(prevData + yDim, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, PCM_COMM_WORLD);
+	MPI_Gatherv(prevData + yDim, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, comm);
 	if (rank == 0) {
 		printf("final: %d processes, %d iterations\n", totalProcessors, o.iterations);
 		printf("checksum %016llx\n",
@@ -251,7 +469,7 @@ int main(int argc, char **argv)
 	free(displs);
 	free(prevData);
 	free(nextData);
-	MPI_Barrier(PCM_COMM_WORLD);
+	MPI_Barrier(comm);
 	PCM_Finalize(PCM_COMM_WORLD);
 	MPI_Finalize();
 	return 0;

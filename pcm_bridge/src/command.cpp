@@ -2,6 +2,7 @@
 #include "command.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
@@ -66,19 +67,45 @@ std::string parseEntry(const std::string &entry, Command &command)
 
 	if (!hasArgument)
 		return {};
-	std::string count = argument;
-	if (command.op == Operation::migrate) {
-		const auto slash = argument.find('/');
-		if (slash != std::string::npos) {
-			command.node = argument.substr(slash + 1);
-			count = argument.substr(0, slash);
-			if (command.node.empty())
-				return "'" + entry + "': empty node name after '/'";
-		}
+	// count, then "/node" and "/w=weights" in either order.
+	std::vector<std::string> parts;
+	for (std::size_t start = 0;;) {
+		const auto slash = argument.find('/', start);
+		parts.push_back(argument.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+		if (slash == std::string::npos)
+			break;
+		start = slash + 1;
 	}
+	const std::string &count = parts.front();
 	if (!parseInteger(count, 1, value) || value > 1000000)
 		return "'" + entry + "': count '" + count + "' is not a positive integer";
 	command.count = static_cast<int>(value);
+	for (std::size_t i = 1; i < parts.size(); ++i) {
+		const std::string &part = parts[i];
+		if (part.rfind("w=", 0) == 0) {
+			if (!command.weights.empty())
+				return "'" + entry + "': two weight lists";
+			for (std::size_t start = 2;;) {
+				const auto comma = part.find(',', start);
+				const std::string weight =
+					part.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+				if (!parseInteger(weight, 1, value) || value > 1000000)
+					return "'" + entry + "': weight '" + weight + "' is not a positive integer";
+				command.weights.push_back(value);
+				if (comma == std::string::npos)
+					break;
+				start = comma + 1;
+			}
+		} else if (command.op == Operation::merge) {
+			return "'" + entry + "': a merge takes no node";
+		} else if (part.empty()) {
+			return "'" + entry + "': empty node name after '/'";
+		} else if (!command.node.empty()) {
+			return "'" + entry + "': two nodes";
+		} else {
+			command.node = part;
+		}
+	}
 	return {};
 }
 
@@ -87,22 +114,30 @@ std::string parseEntry(const std::string &entry, Command &command)
 std::string parseForcedSchedule(const std::string &text, std::vector<Command> &out)
 {
 	std::vector<Command> commands;
+	std::vector<std::string> entries;
 	std::size_t start = 0;
 	while (start <= text.size()) {
 		auto end = text.find(',', start);
 		if (end == std::string::npos)
 			end = text.size();
-		const std::string entry = text.substr(start, end - start);
-		if (entry.empty()) {
-			if (text.empty())
-				break;
+		std::string entry = text.substr(start, end - start);
+		// An entry starts with an operation name, so a piece starting with a digit continues the weight list
+		// of the entry before it ("split@3:2/w=1,1,3").
+		if (!entry.empty() && std::isdigit(static_cast<unsigned char>(entry[0])) && !entries.empty() &&
+		    entries.back().find("/w=") != std::string::npos &&
+		    std::isdigit(static_cast<unsigned char>(entries.back().back())))
+			entries.back() += "," + entry;
+		else if (entry.empty() && !text.empty())
 			return "MALLEO_FORCE: empty entry in '" + text + "'";
-		}
+		else if (!entry.empty())
+			entries.push_back(entry);
+		start = end + 1;
+	}
+	for (const auto &entry : entries) {
 		Command command;
 		if (auto error = parseEntry(entry, command); !error.empty())
 			return "MALLEO_FORCE: " + error;
 		commands.push_back(command);
-		start = end + 1;
 	}
 	std::stable_sort(commands.begin(), commands.end(),
 			 [](const Command &a, const Command &b) { return a.iteration < b.iteration; });

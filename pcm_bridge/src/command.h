@@ -22,11 +22,15 @@ struct Command {
 	Operation op = Operation::none;
 	std::int64_t iteration = 0;  // the probe (0-based) at which it applies
 	int count = 1;
-	std::string node;  // migrate: the target node; empty = any node with a spare process
+	std::string node;  // split, migrate: the target node; empty = any node with a spare process
+	// Data per process after the operation, in slot order (one weight per process of the new configuration):
+	// shares of block1d and independent buffers are proportional to them. Empty: equal shares (after a
+	// migration: the shares stay as they were).
+	std::vector<std::int64_t> weights;
 };
 
 // Parses comma-separated operation@iteration[:argument] entries, as docs/pcm-api.md specifies
-// ("split@10:2,merge@20,migrate@30:1/node1").
+// ("split@10:2/n2/w=1,1,3,merge@20,migrate@30:1/node1"). A comma followed by a digit continues a weight list.
 // Returns an empty string and fills `out` (sorted by iteration), or one line saying what is wrong.
 std::string parseForcedSchedule(const std::string &text, std::vector<Command> &out);
 

@@ -27,9 +27,11 @@ std::string parseFaults(const std::string &text, Faults &out)
 			faults.refuse.insert(i);
 		else if (kind == "redistribute")
 			faults.redistribute.insert(i);
+		else if (kind == "spawn")
+			faults.spawn.insert(i);
 		else
 			return "MALLEO_FAULT: unknown kind '" + kind +
-			       "' (agree-timeout, refuse or redistribute)";
+			       "' (agree-timeout, refuse, redistribute or spawn)";
 		start = end + 1;
 	}
 	out = faults;

@@ -3,6 +3,7 @@
 //   agree-timeout@I  one participant never answers the agreement of the operation at probe I
 //   refuse@I         one participant answers isUnmalleable
 //   redistribute@I   one participant reports a failed data transfer after the data has moved
+//   spawn@I          spawn mode: the spawn of the operation at probe I fails (no process is started)
 // The participant is the last one, in world rank order, other than the coordinator.
 #pragma once
 
@@ -16,6 +17,7 @@ struct Faults {
 	std::set<std::int64_t> agree_timeout;
 	std::set<std::int64_t> refuse;
 	std::set<std::int64_t> redistribute;
+	std::set<std::int64_t> spawn;
 };
 
 // Returns an empty string or one line saying what is wrong with `text`.

@@ -58,10 +58,10 @@ MALLEO_PCM_EXPORT Session &Session::start(int *argc, char ***argv)
 
 void Session::place(Buffer &buffer, std::int64_t count)
 {
-	// Not a collective: a joined process places its buffers while the others compute. Every layout the bridge
-	// makes is balanced, so the offset follows from the global count.
+	// Not a collective: a joined process places its buffers while the others compute. The session knows the
+	// shares of the current configuration (balanced or weighted), so the offset follows from the global count.
 	buffer.count_ = count;
-	const auto counts = pcm::balancedCounts(buffer.global_, size());
+	const auto counts = pcm::Session::get().currentCounts(buffer.global_);
 	buffer.offset_ = 0;
 	for (int slot = 0; slot < rank(); ++slot)
 		buffer.offset_ += counts[static_cast<std::size_t>(slot)];
@@ -94,7 +94,7 @@ MALLEO_PCM_EXPORT Buffer &Session::distribute(const std::string &name, Distribut
 		received = true;
 	}
 	if (!received) {
-		count = pcm::balancedCounts(global_count, size())[static_cast<std::size_t>(rank())];
+		count = session.currentCounts(global_count)[static_cast<std::size_t>(rank())];
 		buffer->storage_.assign(static_cast<std::size_t>((count + 2 * halo) * buffer->elementBytes()), 0);
 	}
 	place(*buffer, count);

@@ -113,6 +113,9 @@ int split(void *data, int type, int *iterations, int *xDim, int *yDim, int *rank
 	move.spec.halo = 1;
 	move.old_data = data;
 	move.old_count = *xDim;
+	// The columns are rewritten in place: with weights a block may grow past the buffer, and then the split
+	// fails on every process with the data intact.
+	move.capacity = *xDim;
 	Store replicated;
 	replicated[PCM_KEY_ITERATOR] = intBlob(*iterations);
 	replicated[PCM_KEY_DATAROWS] = intBlob(*yDim);
@@ -121,7 +124,7 @@ int split(void *data, int type, int *iterations, int *xDim, int *yDim, int *rank
 		gError = session.error();
 		return PCM_FAILURE;
 	}
-	// Balanced blocks never grow on a split (balancedCounts), so the columns fit where they were.
+	// Balanced blocks never grow on a split (balancedCounts), and weighted ones were checked against capacity.
 	BufferMove &done = moves.front();
 	const std::size_t column = static_cast<std::size_t>(done.elementBytes());
 	std::memcpy(static_cast<unsigned char *>(data) + column,
@@ -149,6 +152,7 @@ int merge(void *data, int type, int *xDim, int *yDim, void *new_buffer, int merg
 	move.old_data = data;
 	move.old_count = *xDim;
 	move.new_data = leaving ? nullptr : new_buffer;
+	move.capacity = *yDim > 0 ? mergecnts / *yDim - 2 : 0;
 	std::vector<BufferMove> moves{move};
 	const bool fits = leaving || (new_buffer && mergecnts >= (*xDim + 2) * *yDim);
 	if (!fits || !session.reconfigure(moves, {}, {})) {

@@ -8,6 +8,9 @@ namespace malleo::pcm {
 
 namespace {
 
+// total × weight does not fit 64 bits for large buffers and weights; quotients and remainders must be exact.
+__extension__ typedef __int128 Wide;
+
 std::vector<int> spares(const Membership &membership, const std::string &node)
 {
 	std::vector<int> out;
@@ -27,6 +30,7 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 	plan.after = membership.active;
 	plan.joiners.clear();
 	plan.leavers.clear();
+	plan.weights.clear();
 	const int active = static_cast<int>(membership.active.size());
 	const std::string what = std::string(operationName(command.op)) + " of " + std::to_string(command.count);
 
@@ -34,9 +38,10 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 	case Operation::none:
 		return {};
 	case Operation::split: {
-		const auto free = spares(membership, {});
+		const auto free = spares(membership, command.node);
 		if (static_cast<int>(free.size()) < command.count)
-			return what + ": only " + std::to_string(free.size()) + " spare processes";
+			return what + ": only " + std::to_string(free.size()) + " spare processes" +
+			       (command.node.empty() ? std::string() : " on node '" + command.node + "'");
 		plan.joiners.assign(free.begin(), free.begin() + command.count);
 		plan.after.insert(plan.after.end(), plan.joiners.begin(), plan.joiners.end());
 		break;
@@ -69,6 +74,13 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 		break;
 	}
 	}
+	if (!command.weights.empty() && command.weights.size() != plan.after.size())
+		return what + ": " + std::to_string(command.weights.size()) + " weights for " +
+		       std::to_string(plan.after.size()) + " processes";
+	// A migration moves blocks unchanged unless told otherwise; a split or merge rebalances.
+	plan.weights = !command.weights.empty() ? command.weights
+		       : command.op == Operation::migrate ? membership.weights
+							   : std::vector<std::int64_t>{};
 	plan.op = command.op;
 	return {};
 }
@@ -80,6 +92,7 @@ void applyPlan(const Plan &plan, Membership &membership)
 	for (int w : plan.joiners)
 		membership.state[w] = ProcessState::active;
 	membership.active = plan.after;
+	membership.weights = plan.weights;
 }
 
 std::vector<int> participants(const Plan &plan)
@@ -91,8 +104,8 @@ std::vector<int> participants(const Plan &plan)
 
 std::size_t planWords(int world)
 {
-	// op, iteration, epoch, sizes of the four lists; the lists; the state of every world rank.
-	return 7 + 5 * static_cast<std::size_t>(world);
+	// op, iteration, epoch, sizes of the five lists; the lists; the state of every world rank.
+	return 8 + 6 * static_cast<std::size_t>(world);
 }
 
 std::vector<std::int64_t> encodePlan(const Plan &plan, const Membership &membership)
@@ -105,8 +118,10 @@ std::vector<std::int64_t> encodePlan(const Plan &plan, const Membership &members
 	words.push_back(plan.epoch);
 	for (const auto *list : {&plan.before, &plan.after, &plan.joiners, &plan.leavers})
 		words.push_back(static_cast<std::int64_t>(list->size()));
+	words.push_back(static_cast<std::int64_t>(plan.weights.size()));
 	for (const auto *list : {&plan.before, &plan.after, &plan.joiners, &plan.leavers})
 		words.insert(words.end(), list->begin(), list->end());
+	words.insert(words.end(), plan.weights.begin(), plan.weights.end());
 	for (auto s : membership.state)
 		words.push_back(static_cast<std::int64_t>(s));
 	words.resize(planWords(world), 0);
@@ -118,16 +133,57 @@ void decodePlan(const std::vector<std::int64_t> &words, Plan &plan, Membership &
 	plan.op = static_cast<Operation>(words[0]);
 	plan.iteration = words[1];
 	plan.epoch = words[2];
-	std::size_t at = 7;
+	std::size_t at = 8;
 	std::vector<int> *lists[] = {&plan.before, &plan.after, &plan.joiners, &plan.leavers};
 	for (int i = 0; i < 4; ++i) {
 		const auto n = static_cast<std::size_t>(words[3 + i]);
 		lists[i]->assign(words.begin() + at, words.begin() + at + n);
 		at += n;
 	}
+	const auto weights = static_cast<std::size_t>(words[7]);
+	plan.weights.assign(words.begin() + at, words.begin() + at + weights);
+	at += weights;
 	for (auto &s : membership.state)
 		s = static_cast<ProcessState>(words[at++]);
 	membership.active = plan.before;
+}
+
+std::vector<std::int64_t> targetCounts(std::int64_t total, int parts, const std::vector<std::int64_t> &weights)
+{
+	if (weights.empty() || static_cast<int>(weights.size()) != parts)
+		return balancedCounts(total, parts);
+	return weightedCounts(total, weights);
+}
+
+std::vector<std::int64_t> weightedCounts(std::int64_t total, const std::vector<std::int64_t> &weights)
+{
+	const std::size_t parts = weights.size();
+	Wide sum = 0;
+	for (auto w : weights)
+		sum += w;
+	std::vector<std::int64_t> counts(parts, 0);
+	std::vector<std::pair<Wide, std::size_t>> remainders;
+	std::int64_t given = 0;
+	for (std::size_t i = 0; i < parts; ++i) {
+		const Wide quota = static_cast<Wide>(total) * weights[i];
+		counts[i] = static_cast<std::int64_t>(quota / sum);
+		given += counts[i];
+		remainders.emplace_back(quota % sum, i);
+	}
+	std::stable_sort(remainders.begin(), remainders.end(),
+			 [](const auto &a, const auto &b) { return a.first > b.first; });
+	for (std::size_t i = 0; given < total; ++i, ++given)
+		++counts[remainders[i].second];
+	if (total >= static_cast<std::int64_t>(parts)) {
+		for (std::size_t i = 0; i < parts; ++i) {
+			if (counts[i] > 0)
+				continue;
+			const auto largest = std::max_element(counts.begin(), counts.end()) - counts.begin();
+			--counts[static_cast<std::size_t>(largest)];
+			++counts[i];
+		}
+	}
+	return counts;
 }
 
 std::vector<std::int64_t> balancedCounts(std::int64_t total, int parts)

@@ -23,6 +23,7 @@ struct Membership {
 	std::vector<int> active;                 // world ranks in rank order (slot order)
 	std::vector<ProcessState> state;         // per world rank
 	std::vector<std::string> node;           // per world rank
+	std::vector<std::int64_t> weights;       // per slot: data shares (targetCounts); empty = equal shares
 };
 
 // The membership an operation leads to. Joiners take the slots of the processes they replace (migration) or new
@@ -36,6 +37,7 @@ struct Plan {
 	std::vector<int> after;       // active world ranks after, in rank order
 	std::vector<int> joiners;     // world ranks that become active, in the order of their new slots
 	std::vector<int> leavers;     // world ranks that leave, in slot order
+	std::vector<std::int64_t> weights;  // per slot of `after`; empty = equal shares
 };
 
 // The plan of `command` on `membership`, or one line saying why it cannot be done (then `plan.op` is none).
@@ -52,6 +54,14 @@ std::vector<int> participants(const Plan &plan);
 std::size_t planWords(int world);
 std::vector<std::int64_t> encodePlan(const Plan &plan, const Membership &membership);
 void decodePlan(const std::vector<std::int64_t> &words, Plan &plan, Membership &membership);
+
+// The element counts of the slots of a layout: proportional to `weights` (one per slot) when given, else balanced.
+std::vector<std::int64_t> targetCounts(std::int64_t total, int parts, const std::vector<std::int64_t> &weights);
+
+// Shares of `total` whole elements proportional to `weights`: each slot gets the floor of its quota, the elements
+// left go to the largest remainders (the lower slot first on ties), and then, while total >= slots, a slot left
+// with nothing takes one element from the largest share (the lowest such slot), so every slot holds data.
+std::vector<std::int64_t> weightedCounts(std::int64_t total, const std::vector<std::int64_t> &weights);
 
 // The balanced block sizes of `total` elements over `parts` slots, the remainder on the first slots. They do not
 // grow when `parts` grows, so a split always fits in the old buffers (the PCM C API relies on it).

@@ -8,38 +8,27 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <unistd.h>
 
 #include "executor.h"
 #include "manifest.h"
 #include "parking.h"
+#include "world_publisher.h"
+#include "phase_times.h"
 
 namespace malleo::pcm {
 
 namespace {
 
 // Tags on the bridge's private communicators; the executor uses its default (7300) on the union communicator.
-constexpr int kTagParked = 7401;    // to a parked process: prepare or exit
 constexpr int kTagDecision = 7402;  // coordinator -> participant: commit or cancel
 constexpr int kTagUnion = 7403;     // MPI_Comm_create_group of the participants
 constexpr int kTagStore = 7404;     // migration source -> replacement
 constexpr int kTagVoteBase = 8000;  // + epoch % 8000: a late vote never matches a later agreement
 
-constexpr std::int64_t kPrepare = 1;
-constexpr std::int64_t kExit = 2;
+constexpr std::int64_t kSpawnFirst = 2;  // first word of a probe's broadcast: spawn, then plan again
 
 enum Reason : std::int64_t { kAgreed = 0, kTimeout = 1, kRefused = 2 };
-
-constexpr int kNodeNameBytes = 256;
-
-std::string nodeName()
-{
-	if (const char *node = std::getenv("MALLEO_NODE"); node && *node)
-		return node;
-	char name[MPI_MAX_PROCESSOR_NAME] = {};
-	int length = 0;
-	MPI_Get_processor_name(name, &length);
-	return std::string(name, static_cast<std::size_t>(length));
-}
 
 // A positive integer from the environment, or `fallback` with one line on stderr when it is malformed.
 long positiveFromEnvironment(const char *variable, long fallback, bool report)
@@ -82,6 +71,16 @@ bool contains(const std::vector<int> &list, int value)
 }
 
 } // namespace
+
+std::string currentNode()
+{
+	if (const char *node = std::getenv("MALLEO_NODE"); node && *node)
+		return node;
+	char name[MPI_MAX_PROCESSOR_NAME] = {};
+	int length = 0;
+	MPI_Get_processor_name(name, &length);
+	return std::string(name, static_cast<std::size_t>(length));
+}
 
 MPI_Datatype mpiType(BaseType type)
 {
@@ -145,9 +144,27 @@ int Session::start(int *argc, char ***argv)
 		return MPI_SUCCESS;
 	int initialized = 0;
 	MPI_Initialized(&initialized);
+	// What MPI_Comm_spawn needs to start this program again; MPI_Init may consume arguments.
+	if (argc && argv && *argv)
+		arguments_.assign(*argv + std::min(*argc, 1), *argv + *argc);
+	if (char exe[4096]; readlink("/proc/self/exe", exe, sizeof exe - 1) > 0)
+		program_ = exe;
 	if (!initialized) {
 		if (const int rc = MPI_Init(argc, argv); rc != MPI_SUCCESS)
 			return rc;
+	}
+	// The bridge's own use of MPI_COMM_WORLD below must reach the real one.
+	publishWorld(MPI_COMM_NULL);
+	watchFinalize();
+	MPI_Comm parent = MPI_COMM_NULL;
+	MPI_Comm_get_parent(&parent);
+	if (parent != MPI_COMM_NULL) {
+		joinParents(parent);
+		if (park() == ParkEnd::exit) {
+			MPI_Finalize();
+			std::exit(0);
+		}
+		return MPI_SUCCESS;
 	}
 	MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
 	MPI_Comm_size(MPI_COMM_WORLD, &world_size_);
@@ -158,18 +175,11 @@ int Session::start(int *argc, char ***argv)
 	const bool report = world_rank_ == 0;
 	const long active = std::min<long>(positiveFromEnvironment("MALLEO_POOL_ACTIVE", world_size_, report),
 					   world_size_);
-	if (const char *verbose = std::getenv("MALLEO_PCM_VERBOSE"))
-		verbose_ = *verbose && std::strcmp(verbose, "0") != 0;
-	agree_timeout_ = secondsFromEnvironment("MALLEO_AGREE_TIMEOUT", 10.0, report);
-	if (auto error = commands_.configureFromEnvironment(); !error.empty() && report)
-		std::fprintf(stderr, "malleo-pcm: %s; no forced operations\n", error.c_str());
-	if (const char *faults = std::getenv("MALLEO_FAULT"); faults && *faults) {
-		if (auto error = parseFaults(faults, faults_); !error.empty() && report)
-			std::fprintf(stderr, "malleo-pcm: %s; no injected faults\n", error.c_str());
-	}
+	configure(report);
+	bindToNode();
 
 	std::vector<char> names(static_cast<std::size_t>(world_size_) * kNodeNameBytes);
-	std::string mine = nodeName().substr(0, kNodeNameBytes - 1);
+	std::string mine = currentNode().substr(0, kNodeNameBytes - 1);
 	std::vector<char> own(kNodeNameBytes, 0);
 	std::copy(mine.begin(), mine.end(), own.begin());
 	MPI_Allgather(own.data(), kNodeNameBytes, MPI_CHAR, names.data(), kNodeNameBytes, MPI_CHAR, control_);
@@ -185,14 +195,49 @@ int Session::start(int *argc, char ***argv)
 	}
 	const bool is_active = world_rank_ < active;
 	MPI_Comm_split(control_, is_active ? 0 : MPI_UNDEFINED, world_rank_, &active_);
-	if (is_active)
+	if (is_active) {
+		publishWorld(active_);
 		return MPI_SUCCESS;
+	}
 
 	if (park() == ParkEnd::exit) {
 		MPI_Finalize();
 		std::exit(0);
 	}
 	return MPI_SUCCESS;
+}
+
+void Session::configure(bool report)
+{
+	if (const char *verbose = std::getenv("MALLEO_PCM_VERBOSE"))
+		verbose_ = *verbose && std::strcmp(verbose, "0") != 0;
+	agree_timeout_ = secondsFromEnvironment("MALLEO_AGREE_TIMEOUT", 10.0, report);
+	if (auto error = commands_.configureFromEnvironment(); !error.empty() && report)
+		std::fprintf(stderr, "malleo-pcm: %s; no forced operations\n", error.c_str());
+	if (const char *faults = std::getenv("MALLEO_FAULT"); faults && *faults) {
+		if (auto error = parseFaults(faults, faults_); !error.empty() && report)
+			std::fprintf(stderr, "malleo-pcm: %s; no injected faults\n", error.c_str());
+	}
+	const char *pool = std::getenv("MALLEO_POOL_ACTIVE");
+	mode_ = pool && *pool ? Mode::pool : Mode::spawn;
+	if (const char *mode = std::getenv("MALLEO_PCM_MODE"); mode && *mode) {
+		if (std::strcmp(mode, "pool") == 0)
+			mode_ = Mode::pool;
+		else if (std::strcmp(mode, "spawn") == 0)
+			mode_ = Mode::spawn;
+		else if (report)
+			std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_MODE=%s is not pool or spawn; using %s\n", mode,
+				     mode_ == Mode::pool ? "pool" : "spawn");
+	}
+	const auto text = [](const char *variable) {
+		const char *value = std::getenv(variable);
+		return std::string(value ? value : "");
+	};
+	if (auto error = parseNodeMap(text("MALLEO_NODES"), text("MALLEO_NODE_AGENTS"), text("MALLEO_CLUSTER_DIR"),
+				      nodes_);
+	    !error.empty() && report)
+		std::fprintf(stderr, "malleo-pcm: %s; no nodes described\n", error.c_str());
+	configureWorldPublisher(report);
 }
 
 bool Session::leaving() const
@@ -220,34 +265,68 @@ Outcome Session::decide()
 		skip_probe_ = false;
 		return Outcome::none;
 	}
-	const std::size_t words = planWords(world_size_);
-	std::vector<std::int64_t> message(words + 1, 0);
+	phaseTimes().start();
 	const std::int64_t iteration = probes_++;
-	std::string refusal;
-	if (rank() == 0) {
-		// The seam where the agent's commands will come in: one call that answers "what now?".
-		const Command command = commands_.next(iteration);
-		Plan plan;
-		refusal = makePlan(command, membership_, plan);
-		plan.epoch = epoch_;
-		if (!refusal.empty()) {
-			message[0] = 1;
-			plan.op = command.op;
+	// In spawn mode a command may first need processes started; then it is planned again, once, with them.
+	for (bool spawned = false;; spawned = true) {
+		const std::size_t words = planWords(world_size_);
+		std::vector<std::int64_t> message(words + 1, 0);
+		std::string refusal;
+		std::string spawn_node;
+		if (rank() == 0) {
+			// The seam where the agent's commands will come in: one call that answers "what now?".
+			const Command command = commands_.next(iteration);
+			Plan plan;
+			const int spawns = spawned ? 0 : spawnsNeeded(command, spawn_node, refusal);
+			if (spawns > 0) {
+				message[0] = kSpawnFirst;
+				message[1] = spawns;
+				message[2] = faults_.spawn.count(iteration) ? 1 : 0;
+				message[3] = static_cast<std::int64_t>(command.op);
+			} else {
+				if (refusal.empty())
+					refusal = makePlan(command, membership_, plan);
+				plan.epoch = epoch_;
+				if (!refusal.empty()) {
+					message[0] = 1;
+					plan.op = command.op;
+					plan.iteration = iteration;
+				}
+				const auto encoded = encodePlan(plan, membership_);
+				std::copy(encoded.begin(), encoded.end(), message.begin() + 1);
+			}
 		}
-		const auto encoded = encodePlan(plan, membership_);
-		std::copy(encoded.begin(), encoded.end(), message.begin() + 1);
-	}
-	MPI_Bcast(message.data(), static_cast<int>(message.size()), MPI_INT64_T, 0, active_);
-	Membership received = membership_;
-	decodePlan({message.begin() + 1, message.end()}, plan_, received);
-	if (message[0]) {
-		std::vector<char> text(512, 0);
-		if (rank() == 0)
-			std::strncpy(text.data(), refusal.c_str(), text.size() - 1);
-		MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, active_);
-		fail(text.data(), rank() == 0);
-		plan_.op = Operation::none;
-		return Outcome::failed;
+		MPI_Bcast(message.data(), static_cast<int>(message.size()), MPI_INT64_T, 0, active_);
+		if (message[0] == kSpawnFirst) {
+			std::vector<char> node(kNodeNameBytes, 0);
+			if (rank() == 0)
+				std::strncpy(node.data(), spawn_node.c_str(), node.size() - 1);
+			MPI_Bcast(node.data(), kNodeNameBytes, MPI_CHAR, 0, active_);
+			std::string why = "injected spawn fault";
+			if (!message[2] && spawnFromProbe(membership_.active.front(), static_cast<int>(message[1]),
+							  node.data(), why))
+				continue;
+			plan_ = Plan{};
+			plan_.op = static_cast<Operation>(message[3]);
+			plan_.iteration = iteration;
+			fail("spawning " + std::to_string(message[1]) + " processes on node '" + node.data() +
+				     "' failed: " + why,
+			     rank() == 0);
+			plan_.op = Operation::none;
+			return Outcome::failed;
+		}
+		Membership received = membership_;
+		decodePlan({message.begin() + 1, message.end()}, plan_, received);
+		if (message[0]) {
+			std::vector<char> text(512, 0);
+			if (rank() == 0)
+				std::strncpy(text.data(), refusal.c_str(), text.size() - 1);
+			MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, active_);
+			fail(text.data(), rank() == 0);
+			plan_.op = Operation::none;
+			return Outcome::failed;
+		}
+		break;
 	}
 	if (plan_.op == Operation::none)
 		return Outcome::none;
@@ -360,6 +439,14 @@ Session::ParkEnd Session::park()
 		waitSleeping(&request, MPI_STATUS_IGNORE);
 		if (message[0] == kExit)
 			return ParkEnd::exit;
+		if (message[0] == kSpawn) {
+			const int root = static_cast<int>(message[1]);
+			std::vector<char> node(kNodeNameBytes, 0);
+			MPI_Recv(node.data(), kNodeNameBytes, MPI_CHAR, root, kTagParked, control_, MPI_STATUS_IGNORE);
+			std::string why;
+			spawnCollective(root, static_cast<int>(message[2]), node.data(), why);
+			continue;
+		}
 		decodePlan({message.begin() + 1, message.end()}, plan_, membership_);
 		if (!participantVote(true))
 			continue;
@@ -382,6 +469,9 @@ int Session::unionRank(const std::vector<int> &all, int world_rank) const
 
 bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicated, const Store &store)
 {
+	phaseTimes().mark(Phase::agreement);
+	// The active communicator is replaced below: no MPI_COMM_WORLD of the application may point at it meanwhile.
+	publishWorld(MPI_COMM_NULL);
 	const std::vector<int> all = participants(plan_);
 	const bool joiner = joining();
 	MPI_Group world_group, union_group;
@@ -393,12 +483,14 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 	MPI_Group_free(&world_group);
 	if (rc != MPI_SUCCESS) {
 		fail("could not build the communicator of the participants", true);
+		publishWorld(active_);
 		return false;
 	}
 	MPI_Comm_set_errhandler(union_comm, MPI_ERRORS_RETURN);
 	const int root = unionRank(all, plan_.before.front());
 	int me = 0;
 	MPI_Comm_rank(union_comm, &me);
+	phaseTimes().mark(Phase::activation);
 
 	// The manifest: what the joiners must allocate, and the replicated values.
 	std::vector<unsigned char> manifest;
@@ -437,8 +529,13 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		for (int w : plan_.after)
 			to.ranks.push_back(unionRank(all, w));
 		to.global_count = from.global_count;
-		to.counts = balancedCounts(to.global_count, static_cast<int>(plan_.after.size()));
+		to.counts = targetCounts(to.global_count, static_cast<int>(plan_.after.size()), plan_.weights);
 		move.new_count = new_slot < 0 ? 0 : to.counts[static_cast<std::size_t>(new_slot)];
+		if (new_slot >= 0 && move.new_data && move.capacity >= 0 && move.new_count > move.capacity) {
+			error = 1;
+			why = move.spec.name + " needs room for " + std::to_string(move.new_count) + " elements, the buffer holds " +
+			      std::to_string(move.capacity);
+		}
 
 		const std::int64_t bytes = move.elementBytes();
 		if (new_slot >= 0 && !move.new_data) {
@@ -513,6 +610,7 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		int rank;
 	} local = {error, error ? me : static_cast<int>(all.size())}, global = {0, 0};
 	MPI_Allreduce(&local, &global, 1, MPI_2INT, MPI_MAXLOC, union_comm);
+	phaseTimes().mark(Phase::redistribution);
 	if (global.failed) {
 		std::vector<char> text(256, 0);
 		if (me == global.rank)
@@ -527,6 +625,7 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		MPI_Comm_free(&union_comm);
 		fail(std::string(text.data()) + " (on world rank " + std::to_string(all[static_cast<std::size_t>(global.rank)]) + ")",
 		     world_rank_ == plan_.before.front());
+		publishWorld(active_);
 		return false;
 	}
 
@@ -536,7 +635,12 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 	if (active_ != MPI_COMM_NULL)
 		MPI_Comm_free(&active_);
 	active_ = next;
+	publishWorld(active_);
 	applyPlan(plan_, membership_);
+	phaseTimes().mark(Phase::rebuild);
+	if (world_rank_ == plan_.before.front())
+		phaseTimes().report(operationName(plan_.op), plan_.iteration, plan_.before.size(),
+				    plan_.after.size(), verbose_);
 	if (verbose_ && world_rank_ == plan_.after.front()) {
 		std::string ranks;
 		for (int w : plan_.after)
@@ -555,12 +659,18 @@ std::int64_t Session::countAfter(std::int64_t local_count)
 	const auto slot = std::find(plan_.after.begin(), plan_.after.end(), world_rank_);
 	if (slot == plan_.after.end())
 		return 0;
-	return balancedCounts(total, static_cast<int>(plan_.after.size()))[static_cast<std::size_t>(
+	return targetCounts(total, static_cast<int>(plan_.after.size()), plan_.weights)[static_cast<std::size_t>(
 		slot - plan_.after.begin())];
+}
+
+std::vector<std::int64_t> Session::currentCounts(std::int64_t total) const
+{
+	return targetCounts(total, size(), membership_.weights);
 }
 
 void Session::waitForEnd()
 {
+	publishWorld(MPI_COMM_NULL);
 	while (park() != ParkEnd::exit) {
 		// A process that has left is never a joiner (its state says so); nothing else arrives here.
 	}

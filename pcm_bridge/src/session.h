@@ -12,10 +12,25 @@
 
 #include "command_source.h"
 #include "faults.h"
+#include "nodes.h"
 #include "plan.h"
 #include "schedule.h"
 
 namespace malleo::pcm {
+
+// Messages to a parked process: tag kTagParked on the control communicator, first word the kind.
+inline constexpr int kTagParked = 7401;
+inline constexpr std::int64_t kPrepare = 1;  // the plan of an operation it takes part in follows
+inline constexpr std::int64_t kExit = 2;     // the run ends
+inline constexpr std::int64_t kSpawn = 3;    // take part in MPI_Comm_spawn (root, count; then the node's name)
+inline constexpr int kNodeNameBytes = 256;
+
+// Where new processes come from (MALLEO_PCM_MODE): spare processes of an over-allocated launch, or
+// MPI_Comm_spawn when a split or migration needs more than the spare ones.
+enum class Mode { pool, spawn };
+
+// This process's node: MALLEO_NODE, else the MPI processor name.
+std::string currentNode();
 
 enum class BaseType : std::int32_t { int32 = 0, int64 = 1, float32 = 2, float64 = 3, byte = 4 };
 MPI_Datatype mpiType(BaseType type);
@@ -37,6 +52,7 @@ struct BufferMove {
 	void *new_data = nullptr;  // in: a destination the caller provides, or null; out: where the data is
 	std::int64_t new_count = 0;
 	bool allocated = false;    // new_data was allocated here with std::calloc: the caller frees it
+	std::int64_t capacity = -1;  // elements a caller-provided new_data holds (halo excluded); -1: enough
 	std::int64_t elementBytes() const;
 };
 
@@ -64,6 +80,9 @@ public:
 	MPI_Comm comm() const { return active_; }
 	int rank() const;
 	int size() const;
+	Mode mode() const { return mode_; }
+	// The element counts of the active slots for a buffer of `total` elements in the current configuration.
+	std::vector<std::int64_t> currentCounts(std::int64_t total) const;
 	StartStatus startStatus() const { return start_status_; }
 	std::int64_t probes() const { return probes_; }
 
@@ -96,7 +115,24 @@ public:
 private:
 	enum class ParkEnd { joined, exit };
 
+	void configure(bool report);
 	ParkEnd park();
+	// Spawn mode (spawn.cpp). How many processes the command needs started on `node` (0: none), or a refusal.
+	int spawnsNeeded(const Command &command, std::string &node, std::string &refusal) const;
+	// Collective over the active processes: the coordinator wakes the parked ones, then all spawn.
+	bool spawnFromProbe(int root, int count, const std::string &node, std::string &why);
+	// Collective over the control communicator: starts `count` processes on `node`, merges them in as spare
+	// processes of the highest world ranks.
+	bool spawnCollective(int root, int count, const std::string &node, std::string &why);
+	// In a spawned process: joins the parents' control communicator.
+	void joinParents(MPI_Comm parent);
+	void shareNodeNames();
+	void bindToNode();
+	static void ignoreBrokenPipes();
+	// At MPI_Finalize (a delete callback on MPI_COMM_SELF, run first thing there): in a run that has spawned,
+	// frees the communicators that span its jobs, so Open MPI's MPI_Finalize finds none left (spawn.cpp).
+	void watchFinalize();
+	void releaseJobs();
 	bool agree();
 	bool participantVote(bool sleeping);
 	void fail(const std::string &why, bool print);
@@ -106,6 +142,7 @@ private:
 	MPI_Comm active_ = MPI_COMM_NULL;
 	int world_rank_ = 0;
 	int world_size_ = 0;
+	bool spans_jobs_ = false;  // control_ reaches processes of more than one job (a spawn happened)
 	Membership membership_;
 	Plan plan_;
 	std::int64_t probes_ = 0;
@@ -113,6 +150,10 @@ private:
 	bool skip_probe_ = false;  // a joiner's first probe is the one that activated it: already answered
 	double agree_timeout_ = 10.0;
 	bool verbose_ = false;  // MALLEO_PCM_VERBOSE: one line per completed operation
+	Mode mode_ = Mode::pool;
+	NodeMap nodes_;
+	std::string program_;                 // this program, for MPI_Comm_spawn
+	std::vector<std::string> arguments_;  // its arguments
 	CommandSource commands_;
 	Faults faults_;
 	StartStatus start_status_ = StartStatus::started;

@@ -45,6 +45,23 @@ def sequence(rng, world, iterations):
     return ','.join(entries), ops, start, active, sizes
 
 
+def check_run(proc, want, final, ops):
+    """What is wrong with a run of a sequence: exit code, checksum, final size, operations done."""
+    done = pcm_launch.completed_operations(proc)
+    problems = []
+    if proc.returncode != 0:
+        problems.append(f'exit code {proc.returncode}')
+    if pcm_launch.checksum(proc) != want:
+        problems.append(f'checksum {pcm_launch.checksum(proc)} != static {want}')
+    if pcm_launch.final_processes(proc) != final:
+        problems.append(f'final size {pcm_launch.final_processes(proc)} != {final}')
+    if [(op, ) for op, *_ in done] != [(op, ) for op, _ in ops]:
+        problems.append(f'operations done {done} != asked {ops}')
+    if 'failed' in proc.stderr:
+        problems.append('an operation failed')
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument('--mpi', required=True)
@@ -58,10 +75,7 @@ def main():
     opts = ap.parse_args()
     grid = ['--rows', str(opts.rows), '--columns', str(opts.columns), '--iterations', str(opts.iterations)]
 
-    static = pcm_launch.run(opts.mpi, 1, [opts.program] + grid)
-    want = pcm_launch.checksum(static)
-    if static.returncode != 0 or not want:
-        sys.exit('FAIL: static run\n' + pcm_launch.describe(static))
+    want = pcm_launch.static_checksum(opts.mpi, [opts.program] + grid)
 
     rng = random.Random(opts.seed)
     failures, seen = [], set()
@@ -76,18 +90,7 @@ def main():
         seen.update(sizes)
         env = {'MALLEO_POOL_ACTIVE': start, 'MALLEO_FORCE': force, 'MALLEO_PCM_VERBOSE': 1}
         proc = pcm_launch.run(opts.mpi, opts.world, [opts.program] + grid, env)
-        done = pcm_launch.completed_operations(proc)
-        problems = []
-        if proc.returncode != 0:
-            problems.append(f'exit code {proc.returncode}')
-        if pcm_launch.checksum(proc) != want:
-            problems.append(f'checksum {pcm_launch.checksum(proc)} != static {want}')
-        if pcm_launch.final_processes(proc) != final:
-            problems.append(f'final size {pcm_launch.final_processes(proc)} != {final}')
-        if [(op, ) for op, *_ in done] != [(op, ) for op, _ in ops]:
-            problems.append(f'operations done {done} != asked {ops}')
-        if 'failed' in proc.stderr:
-            problems.append('an operation failed')
+        problems = check_run(proc, want, final, ops)
         status = 'ok' if not problems else 'FAIL'
         print(f'{status}: sequence {index} start {start} MALLEO_FORCE={force} sizes {sizes}')
         if problems:

@@ -50,6 +50,15 @@ def checksum(proc):
     return found[-1] if len(found) == 1 else None
 
 
+def static_checksum(mpi, program):
+    """heat2d's checksum on one process, left alone; the test stops when that run fails."""
+    static = run(mpi, 1, program)
+    want = checksum(static)
+    if static.returncode != 0 or not want:
+        sys.exit('FAIL: static run\n' + describe(static))
+    return want
+
+
 def final_processes(proc):
     found = re.findall(r'^final: (\d+) processes', proc.stdout, re.M)
     return int(found[0]) if len(found) == 1 else None

@@ -5,7 +5,10 @@
 
 #include "command.h"
 #include "faults.h"
+#include "nodes.h"
 #include "plan.h"
+
+#include <cmath>
 
 using namespace malleo::pcm;
 
@@ -42,7 +45,7 @@ TEST_CASE("the forced schedule grammar")
 	CHECK(parseForcedSchedule("", commands).empty());
 	CHECK(commands.empty());
 	for (const char *bad : {"split", "split@", "split@x", "split@1:0", "split@1:-2", "grow@3", "split@1,,merge@2",
-				"split@1:2/n", "migrate@4:1/", "split@5,merge@5", "split@1:2x"}) {
+				"migrate@4:1/", "split@5,merge@5", "split@1:2x"}) {
 		CAPTURE(bad);
 		std::vector<Command> kept{Command{}};
 		const auto error = parseForcedSchedule(bad, kept);
@@ -59,6 +62,8 @@ TEST_CASE("injected faults")
 	CHECK(faults.agree_timeout.count(5));
 	CHECK(faults.refuse.count(7));
 	CHECK(faults.redistribute.count(9));
+	REQUIRE(parseFaults("spawn@4", faults).empty());
+	CHECK(faults.spawn.count(4));
 	CHECK_FALSE(parseFaults("crash@3", faults).empty());
 	CHECK_FALSE(parseFaults("refuse@", faults).empty());
 }
@@ -67,22 +72,22 @@ TEST_CASE("split appends spare processes, merge removes the last ranks")
 {
 	auto m = pool(6, 2);
 	Plan plan;
-	REQUIRE(makePlan({Operation::split, 3, 3, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::split, 3, 3, "", {}}, m, plan).empty());
 	CHECK(plan.after == std::vector<int>{0, 1, 2, 3, 4});
 	CHECK(plan.joiners == std::vector<int>{2, 3, 4});
 	applyPlan(plan, m);
 	CHECK(m.state[4] == ProcessState::active);
 
-	REQUIRE(makePlan({Operation::merge, 4, 4, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::merge, 4, 4, "", {}}, m, plan).empty());
 	CHECK(plan.after == std::vector<int>{0});
 	CHECK(plan.leavers == std::vector<int>{1, 2, 3, 4});
 	applyPlan(plan, m);
 	CHECK(m.state[1] == ProcessState::left);  // a process that left is never activated again
 
-	CHECK_FALSE(makePlan({Operation::merge, 5, 1, ""}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::merge, 5, 1, "", {}}, m, plan).empty());
 	CHECK(plan.op == Operation::none);
-	CHECK_FALSE(makePlan({Operation::split, 6, 2, ""}, m, plan).empty());
-	REQUIRE(makePlan({Operation::split, 7, 1, ""}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::split, 6, 2, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::split, 7, 1, "", {}}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{5});
 }
 
@@ -90,20 +95,20 @@ TEST_CASE("migration puts the replacement in the source's slot, on the named nod
 {
 	auto m = pool(6, 3, {"a", "a", "a", "a", "b", "b"});
 	Plan plan;
-	REQUIRE(makePlan({Operation::migrate, 1, 2, "b"}, m, plan).empty());
+	REQUIRE(makePlan({Operation::migrate, 1, 2, "b", {}}, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{0, 1});
 	CHECK(plan.joiners == std::vector<int>{4, 5});
 	CHECK(plan.after == std::vector<int>{4, 5, 2});
 	CHECK(participants(plan) == std::vector<int>{0, 1, 2, 4, 5});
-	CHECK_FALSE(makePlan({Operation::migrate, 1, 3, "b"}, m, plan).empty());
-	CHECK_FALSE(makePlan({Operation::migrate, 1, 1, "c"}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::migrate, 1, 3, "b", {}}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::migrate, 1, 1, "c", {}}, m, plan).empty());
 }
 
 TEST_CASE("plans survive the wire")
 {
 	auto m = pool(5, 2);
 	Plan plan;
-	REQUIRE(makePlan({Operation::split, 9, 2, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::split, 9, 2, "", {}}, m, plan).empty());
 	plan.epoch = 4;
 	const auto words = encodePlan(plan, m);
 	CHECK(words.size() == planWords(5));
@@ -128,4 +133,95 @@ TEST_CASE("balanced blocks never grow when processes are added")
 				for (int s = 0; s < m; ++s)
 					CHECK(after[static_cast<std::size_t>(s)] <= before[static_cast<std::size_t>(s)]);
 			}
+}
+
+TEST_CASE("nodes and weights in the forced schedule")
+{
+	std::vector<Command> commands;
+	REQUIRE(parseForcedSchedule("split@3:2/n2/w=1,1,3,migrate@5:1/w=2,1,1/n1,merge@8:1/w=4,1", commands).empty());
+	REQUIRE(commands.size() == 3);
+	CHECK(commands[0].node == "n2");
+	CHECK(commands[0].weights == std::vector<std::int64_t>{1, 1, 3});
+	CHECK(commands[1].node == "n1");
+	CHECK(commands[1].weights == std::vector<std::int64_t>{2, 1, 1});
+	CHECK(commands[2].weights == std::vector<std::int64_t>{4, 1});
+	for (const char *bad : {"split@1:2/w=", "split@1:2/w=1,0", "merge@1:1/n2", "split@1:2/a/b", "split@1:2/w=1/w=2",
+				"split@1:2/w=1,x"}) {
+		CAPTURE(bad);
+		CHECK_FALSE(parseForcedSchedule(bad, commands).empty());
+	}
+}
+
+TEST_CASE("weights must match the processes after the operation and persist through migrations")
+{
+	auto m = pool(6, 2, {"a", "a", "b", "b", "b", "b"});
+	Plan plan;
+	CHECK_FALSE(makePlan({Operation::split, 1, 2, "", {1, 2}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::split, 1, 2, "b", {1, 1, 3, 1}}, m, plan).empty());
+	CHECK(plan.joiners == std::vector<int>{2, 3});
+	applyPlan(plan, m);
+	CHECK(m.weights == std::vector<std::int64_t>{1, 1, 3, 1});
+	REQUIRE(makePlan({Operation::migrate, 2, 1, "b", {}}, m, plan).empty());
+	CHECK(plan.weights == std::vector<std::int64_t>{1, 1, 3, 1});
+	REQUIRE(makePlan({Operation::merge, 3, 1, "", {}}, m, plan).empty());
+	CHECK(plan.weights.empty());
+	const auto words = encodePlan(plan, m);
+	Plan back;
+	Membership other = m;
+	REQUIRE(makePlan({Operation::merge, 3, 1, "", {5, 1, 1}}, m, plan).empty());
+	decodePlan(encodePlan(plan, m), back, other);
+	CHECK(back.weights == std::vector<std::int64_t>{5, 1, 1});
+	CHECK(words.size() == planWords(6));
+}
+
+TEST_CASE("shares proportional to weights: whole units, largest remainders, at least one each")
+{
+	CHECK(weightedCounts(30, {1, 1, 3}) == std::vector<std::int64_t>{6, 6, 18});
+	CHECK(weightedCounts(10, {1, 1, 1}) == std::vector<std::int64_t>{4, 3, 3});   // remainder to the lower slot
+	CHECK(weightedCounts(10, {2, 1}) == std::vector<std::int64_t>{7, 3});         // 6.67, 3.33
+	CHECK(weightedCounts(5, {100, 1, 1}) == std::vector<std::int64_t>{3, 1, 1});  // 4.9, 0.05, 0.05 -> at least 1
+	CHECK(weightedCounts(2, {1, 1, 1}) == std::vector<std::int64_t>{1, 1, 0});    // fewer units than slots
+	CHECK(targetCounts(7, 2, {}) == balancedCounts(7, 2));
+	for (std::int64_t total = 0; total < 40; ++total)
+		for (const auto &weights : std::vector<std::vector<std::int64_t>>{{1}, {3, 1}, {1, 2, 3}, {7, 1, 1, 1}}) {
+			const auto counts = weightedCounts(total, weights);
+			std::int64_t sum = 0, weight_sum = 0;
+			for (std::size_t i = 0; i < counts.size(); ++i) {
+				sum += counts[i];
+				weight_sum += weights[i];
+				if (total >= static_cast<std::int64_t>(weights.size()))
+					CHECK(counts[i] >= 1);
+			}
+			CHECK(sum == total);
+			// Within one unit of the exact quota, except where the minimum of one moved a unit.
+			for (std::size_t i = 0; i < counts.size(); ++i) {
+				const double quota = static_cast<double>(total) * weights[i] / weight_sum;
+				CHECK(std::abs(counts[i] - quota) < 2.0);
+			}
+		}
+	// Products beyond 64 bits stay exact.
+	const auto big = weightedCounts(4'000'000'000'000LL, {1'000'000, 3'000'000});
+	CHECK(big == std::vector<std::int64_t>{1'000'000'000'000LL, 3'000'000'000'000LL});
+}
+
+TEST_CASE("node descriptions")
+{
+	std::vector<int> cpus;
+	REQUIRE(parseCpuList("0-2,5,4", cpus).empty());
+	CHECK(cpus == std::vector<int>{0, 1, 2, 4, 5});
+	for (const char *bad : {"", "a", "3-1", "1,,2", "-1"}) {
+		CAPTURE(bad);
+		CHECK_FALSE(parseCpuList(bad, cpus).empty());
+	}
+	NodeMap map;
+	REQUIRE(parseNodeMap("n1=0;n2=1", "n2=tcp://127.0.0.1:5555", "/tmp/c", map).empty());
+	CHECK(map.described);
+	CHECK(map.nodes.at("n1").cpus == std::vector<int>{0});
+	CHECK(map.nodes.at("n1").agent == "ipc:///tmp/c/n1/agent.sock");
+	CHECK(map.nodes.at("n2").agent == "tcp://127.0.0.1:5555");
+	CHECK_FALSE(parseNodeMap("n1=0;n1=1", "", "", map).empty());
+	CHECK_FALSE(parseNodeMap("n1", "", "", map).empty());
+	CHECK_FALSE(parseNodeMap("n1=0", "n1=http://x", "", map).empty());
+	REQUIRE(parseNodeMap("", "", "", map).empty());
+	CHECK_FALSE(map.described);
 }

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: Apache-2.0
+// Spawn mode: a split or migration that needs more processes than the spare ones starts them with MPI_Comm_spawn
+// on the target node and merges them in as spare processes of the highest world ranks; planning then treats them
+// as it treats a pool's spare processes (joiners appended after the last slot, or in a migration source's slot), so
+// rank order and block adjacency hold. Every process of the control communicator takes part in the spawn, the
+// parked ones too, because the control communicator that reaches all of them is what grows.
+#include <mpi.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "world_publisher.h"
+
+namespace malleo::pcm {
+
+namespace {
+
+std::string mpiErrorText(int code)
+{
+	char text[MPI_MAX_ERROR_STRING] = {};
+	int length = 0;
+	MPI_Error_string(code, text, &length);
+	return std::string(text, static_cast<std::size_t>(length));
+}
+
+std::string cpuListText(const std::vector<int> &cpus)
+{
+	std::string text;
+	for (int cpu : cpus)
+		text += (text.empty() ? "" : ",") + std::to_string(cpu);
+	return text;
+}
+
+} // namespace
+
+int Session::spawnsNeeded(const Command &command, std::string &node, std::string &refusal) const
+{
+	if (mode_ != Mode::spawn || (command.op != Operation::split && command.op != Operation::migrate))
+		return 0;
+	int available = 0;
+	for (std::size_t w = 0; w < membership_.state.size(); ++w)
+		if (membership_.state[w] == ProcessState::spare &&
+		    (command.node.empty() || membership_.node[w] == command.node))
+			++available;
+	if (available >= command.count)
+		return 0;
+	// Unnamed: the coordinator's node.
+	node = command.node.empty() ? membership_.node[static_cast<std::size_t>(world_rank_)] : command.node;
+	const std::string what = std::string(operationName(command.op)) + " of " + std::to_string(command.count);
+#ifndef OPEN_MPI
+	refusal = what + ": spawn mode needs Open MPI (this MPI cannot spawn); use pool mode (MALLEO_POOL_ACTIVE)";
+	return 0;
+#else
+	if (nodes_.described && !nodes_.nodes.count(node)) {
+		std::string known;
+		for (const auto &[name, info] : nodes_.nodes)
+			known += (known.empty() ? "" : ", ") + name;
+		refusal = what + ": no node '" + node + "' in MALLEO_NODES (" + known + ")";
+		return 0;
+	}
+	if (program_.empty()) {
+		refusal = what + ": this program's path is unknown (/proc/self/exe), so it cannot be spawned";
+		return 0;
+	}
+	return command.count - available;
+#endif
+}
+
+bool Session::spawnFromProbe(int root, int count, const std::string &node, std::string &why)
+{
+	if (world_rank_ == root) {
+		std::vector<std::int64_t> message(planWords(world_size_) + 1, 0);
+		message[0] = kSpawn;
+		message[1] = root;
+		message[2] = count;
+		std::vector<char> name(kNodeNameBytes, 0);
+		std::strncpy(name.data(), node.c_str(), name.size() - 1);
+		for (int w = 0; w < world_size_; ++w) {
+			if (membership_.state[static_cast<std::size_t>(w)] == ProcessState::active)
+				continue;
+			MPI_Send(message.data(), static_cast<int>(message.size()), MPI_INT64_T, w, kTagParked, control_);
+			MPI_Send(name.data(), kNodeNameBytes, MPI_CHAR, w, kTagParked, control_);
+		}
+	}
+	return spawnCollective(root, count, node, why);
+}
+
+bool Session::spawnCollective(int root, int count, const std::string &node, std::string &why)
+{
+	ignoreBrokenPipes();
+	// The new process learns its node before its first instruction: through its environment, set by env(1) in
+	// front of the program, so MALLEO_NODE and MALLEO_AGENT are there for libmalleo_pmpi's start too and show in
+	// /proc/<pid>/environ.
+	std::vector<std::string> words;
+	const auto found = nodes_.nodes.find(node);
+	words.push_back("MALLEO_NODE=" + node);
+	if (found != nodes_.nodes.end() && !found->second.agent.empty())
+		words.push_back("MALLEO_AGENT=" + found->second.agent);
+	words.push_back(program_);
+	words.insert(words.end(), arguments_.begin(), arguments_.end());
+	std::vector<char *> argv;
+	for (auto &word : words)
+		argv.push_back(word.data());
+	argv.push_back(nullptr);
+	char command[] = "/usr/bin/env";
+
+	// One spawn call per process: Open MPI ties the processes of one call together (MPI_Finalize in one waits
+	// for all of them, ENVIRONMENT.md), so processes that may leave at different times come from separate calls.
+	for (int i = 0; i < count; ++i) {
+		MPI_Comm inter = MPI_COMM_NULL;
+		int error = MPI_SUCCESS;
+		int rc = MPI_Comm_spawn(command, argv.data(), 1, MPI_INFO_NULL, root, control_, &inter, &error);
+		if (rc != MPI_SUCCESS) {
+			why = "MPI_Comm_spawn: " + mpiErrorText(rc) +
+			      (i ? " (" + std::to_string(i) + " started, kept as spare processes)" : std::string());
+			return false;
+		}
+		MPI_Comm merged = MPI_COMM_NULL;
+		rc = MPI_Intercomm_merge(inter, 0, &merged);
+		MPI_Comm_free(&inter);
+		if (rc != MPI_SUCCESS) {
+			why = "MPI_Intercomm_merge: " + mpiErrorText(rc);
+			return false;
+		}
+		MPI_Comm_free(&control_);
+		control_ = merged;
+		spans_jobs_ = true;
+		MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN);
+		++world_size_;
+		membership_.node.resize(static_cast<std::size_t>(world_size_), node);
+		membership_.state.resize(static_cast<std::size_t>(world_size_), ProcessState::spare);
+		shareNodeNames();
+		// The new process takes part in the spawns that follow (joinParents).
+		std::int64_t next[2] = {root, count - i - 1};
+		MPI_Bcast(next, 2, MPI_INT64_T, 0, control_);
+	}
+	return true;
+}
+
+// Measured with Open MPI 4.1.4: once a run has processes of two spawn calls, MPI_Finalize of a spawned process
+// writes to a connection another job has already closed, and SIGPIPE killed it after the run's result was out
+// (mpirun then exits with 141; in every run of 4 tried). Ignored, the write fails with EPIPE, which Open MPI takes
+// for the closed connection it is, and the run ends cleanly. Only processes of runs that spawn are affected.
+void Session::ignoreBrokenPipes()
+{
+	std::signal(SIGPIPE, SIG_IGN);
+}
+
+void Session::joinParents(MPI_Comm parent)
+{
+	ignoreBrokenPipes();
+	MPI_Intercomm_merge(parent, 1, &control_);
+	// The parents free their side: a communicator left open to them would make MPI_Finalize wait for a
+	// disconnect they never join (Open MPI's ompi_dpm_dyn_finalize hung there).
+	MPI_Comm_free(&parent);
+	spans_jobs_ = true;
+	MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(control_, &world_rank_);
+	MPI_Comm_size(control_, &world_size_);
+	configure(false);
+	bindToNode();
+	membership_.state.assign(static_cast<std::size_t>(world_size_), ProcessState::spare);
+	shareNodeNames();
+	std::int64_t next[2] = {0, 0};
+	MPI_Bcast(next, 2, MPI_INT64_T, 0, control_);
+	if (std::string why; next[1] > 0 && !spawnCollective(static_cast<int>(next[0]), static_cast<int>(next[1]),
+							       currentNode(), why))
+		std::fprintf(stderr, "malleo-pcm: world rank %d: %s\n", world_rank_, why.c_str());
+	if (verbose_) {
+		const auto found = nodes_.nodes.find(currentNode());
+		const char *agent = std::getenv("MALLEO_AGENT");
+		std::fprintf(stderr, "malleo-pcm: spawned world rank %d (pid %d) on node %s: CPUs %s, agent %s\n",
+			     world_rank_, static_cast<int>(getpid()), currentNode().c_str(),
+			     found == nodes_.nodes.end() || found->second.cpus.empty()
+				     ? "any"
+				     : cpuListText(found->second.cpus).c_str(),
+			     agent && *agent ? agent : "-");
+	}
+}
+
+// Measured with Open MPI 4.1.4 (sequence 7 of heat2d_spawn_sequences_more_openmpi hung in 3 of 4 runs): MPI_Finalize
+// (ompi_dpm_dyn_finalize) ends every communicator still flagged as spanning jobs with a synchronous exchange of
+// empty messages with each of its members, but only in a process whose count of such communicators
+// (ompi_comm_num_dyncomm) is above 1, and in a run of several spawns those counts had drifted apart: -3, -2, 0, 1
+// and 2 on the 8 processes. One process alone sent to peers that had finalized without listening: it hung, and
+// wrote to their closed connections (`mca_btl_tcp_frag_send: writev failed: Broken pipe`). MPI_Comm_disconnect is
+// no way out there: on an intracommunicator that spans jobs (one made by MPI_Intercomm_merge) it hangs in its
+// PMIx fence, even for a single spawn of one process (only intercommunicators disconnect). So the bridge frees the
+// communicators it keeps that span jobs (the active one, the control one) before MPI_Finalize does anything, as
+// it frees the spawns' intercommunicators right after their merge: then ompi_dpm_dyn_finalize finds none and
+// exchanges nothing, and each process finalizes with the processes of its own spawn call only. Nothing is
+// pending on them by then: the active processes passed the barrier of finish() and the parked ones received its
+// exit message.
+void Session::releaseJobs()
+{
+	if (!spans_jobs_)
+		return;
+	spans_jobs_ = false;
+	publishWorld(MPI_COMM_NULL);
+	if (active_ != MPI_COMM_NULL)
+		MPI_Comm_free(&active_);
+	MPI_Comm_free(&control_);
+}
+
+// MPI_Finalize frees MPI_COMM_SELF's attributes before anything else (MPI-4.0 11.2.4), while MPI is fully usable:
+// every process of the run passes there, the parked ones when they are released too.
+void Session::watchFinalize()
+{
+	static bool watching = false;
+	if (watching)
+		return;
+	watching = true;
+	int key = MPI_KEYVAL_INVALID;
+	MPI_Comm_create_keyval(
+		MPI_COMM_NULL_COPY_FN,
+		[](MPI_Comm, int, void *, void *) {
+			Session::get().releaseJobs();
+			return MPI_SUCCESS;
+		},
+		&key, nullptr);
+	MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
+}
+
+// World rank 0 is always a parent: its table is complete, the spawned processes have none yet.
+void Session::shareNodeNames()
+{
+	std::vector<char> names(static_cast<std::size_t>(world_size_) * kNodeNameBytes, 0);
+	if (world_rank_ == 0)
+		for (int w = 0; w < world_size_; ++w)
+			std::strncpy(&names[static_cast<std::size_t>(w) * kNodeNameBytes],
+				     membership_.node[static_cast<std::size_t>(w)].c_str(), kNodeNameBytes - 1);
+	MPI_Bcast(names.data(), static_cast<int>(names.size()), MPI_CHAR, 0, control_);
+	membership_.node.clear();
+	for (int w = 0; w < world_size_; ++w)
+		membership_.node.emplace_back(&names[static_cast<std::size_t>(w) * kNodeNameBytes]);
+}
+
+// A process on a described node runs on that node's CPUs, every thread of it (MPI_Init may have started some, and
+// Open MPI may have bound the process already).
+void Session::bindToNode()
+{
+	const auto found = nodes_.nodes.find(currentNode());
+	if (found == nodes_.nodes.end() || found->second.cpus.empty())
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	for (int cpu : found->second.cpus)
+		if (cpu < CPU_SETSIZE)
+			CPU_SET(cpu, &set);
+	bool bound = true;
+	if (DIR *tasks = opendir("/proc/self/task")) {
+		while (const dirent *entry = readdir(tasks)) {
+			if (entry->d_name[0] == '.')
+				continue;
+			if (sched_setaffinity(static_cast<pid_t>(std::atoi(entry->d_name)), sizeof set, &set) != 0)
+				bound = false;
+		}
+		closedir(tasks);
+	} else {
+		bound = sched_setaffinity(0, sizeof set, &set) == 0;
+	}
+	if (!bound)
+		std::fprintf(stderr, "malleo-pcm: could not bind world rank %d to node %s's CPUs %s\n", world_rank_,
+			     found->first.c_str(), cpuListText(found->second.cpus).c_str());
+}
+
+} // namespace malleo::pcm

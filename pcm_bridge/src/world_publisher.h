@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+// MPI_COMM_WORLD for applications that opt in (MALLEO_WORLD=malleable): the bridge tells libmalleo_pmpi, when it
+// is preloaded, which communicator the application's MPI_COMM_WORLD stands for (MALLEO_Set_world in
+// pmpi_profiler/include/malleo_pmpi.h): the active processes' communicator, or none while the bridge works and in
+// a process that is not active.
+#pragma once
+
+#include <mpi.h>
+
+namespace malleo::pcm {
+
+// Reads MALLEO_WORLD; `report`: this process says once on stderr what is wrong (a bad value, or the opt-in without
+// the preloaded library).
+void configureWorldPublisher(bool report);
+
+// MALLEO_Set_world(world) when the application opted in and the library is there; nothing otherwise. Local.
+void publishWorld(MPI_Comm world);
+
+} // namespace malleo::pcm

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""astro in pool mode after random seeded sequences of split, merge and migrate: every run must print exactly the
+static run's fitted parameters and log-likelihood (decimal and hexadecimal floats), star count and digest, and
+checksum — bitwise, no tolerance: the sums are exact (examples/astro/exact_sum.h). Every operation must have
+happened and the final size must be the one the sequence leads to. The sequences come from the heat2d checker's
+generator and, taken together, go down to 1 process and up to more processes than the machine has cores."""
+
+import argparse
+import os
+import random
+import re
+import sys
+
+import pcm_launch
+from check_heat2d_sequences import sequence
+
+
+def result_lines(proc):
+    """The lines that must match the static run's bit for bit."""
+    return re.findall(r'^(?:fit: .*|stars .*|checksum [0-9a-f]{16})$', proc.stdout, re.M)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument('--mpi', required=True)
+    ap.add_argument('--sequences', type=int, required=True)
+    ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--world', type=int, default=6, help='processes launched (the pool)')
+    ap.add_argument('--stars', type=int, default=20000)
+    ap.add_argument('--iterations', type=int, default=30)
+    ap.add_argument('program')
+    opts = ap.parse_args()
+    args = [opts.program, '--stars', str(opts.stars), '--iterations', str(opts.iterations)]
+
+    static = pcm_launch.run(opts.mpi, 1, args)
+    want = result_lines(static)
+    if static.returncode != 0 or len(want) != 3:
+        sys.exit('FAIL: static run\n' + pcm_launch.describe(static))
+    # A fit that did not converge would make the comparison weaker than it looks: the answer must be near the
+    # population's (mean -12.5 km/s, scale 35 km/s).
+    fit = re.match(r'fit: mean (\S+) km/s, scale (\S+) km/s', want[0])
+    if not fit or abs(float(fit.group(1)) + 12.5) > 2 or abs(float(fit.group(2)) - 35) > 2:
+        sys.exit(f'FAIL: the static fit is off: {want[0]}')
+
+    rng = random.Random(opts.seed)
+    failures, seen = [], set()
+    for index in range(opts.sequences):
+        for _ in range(100):
+            force, ops, start, final, sizes = sequence(rng, opts.world, opts.iterations)
+            if index == 0 and min(sizes) != 1 or index == 1 and max(sizes) <= os.cpu_count():
+                continue
+            if ops:
+                break
+        seen.update(sizes)
+        env = {'MALLEO_POOL_ACTIVE': start, 'MALLEO_FORCE': force, 'MALLEO_PCM_VERBOSE': 1}
+        proc = pcm_launch.run(opts.mpi, opts.world, args, env)
+        done = pcm_launch.completed_operations(proc)
+        problems = []
+        if proc.returncode != 0:
+            problems.append(f'exit code {proc.returncode}')
+        got = result_lines(proc)
+        if got != want:
+            problems.append(f'result {got} != static {want}')
+        if pcm_launch.final_processes(proc) != final:
+            problems.append(f'final size {pcm_launch.final_processes(proc)} != {final}')
+        if [op for op, *_ in done] != [op for op, _ in ops]:
+            problems.append(f'operations done {done} != asked {ops}')
+        if 'failed' in proc.stderr:
+            problems.append('an operation failed')
+        status = 'ok' if not problems else 'FAIL'
+        print(f'{status}: sequence {index} start {start} MALLEO_FORCE={force} sizes {sizes}')
+        if problems:
+            failures.append(f'sequence {index} ({force}): ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
+    if 1 not in seen or max(seen) <= os.cpu_count():
+        failures.append(f'the sequences saw sizes {sorted(seen)}: need 1 and more than {os.cpu_count()}')
+    if failures:
+        print('\n'.join(failures), file=sys.stderr)
+        sys.exit(f'FAIL: {len(failures)} of {opts.sequences} sequences')
+    print(f'ok: {opts.sequences} sequences under {opts.mpi} gave the static fit, bit for bit: {want[2]}')
+
+
+if __name__ == '__main__':
+    main()

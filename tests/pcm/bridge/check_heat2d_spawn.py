@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""heat2d in spawn mode (Open MPI): random seeded sequences of split, merge and migrate over two virtual nodes, new
+processes started with MPI_Comm_spawn on the named node; every run must print the static checksum, carry out every
+operation and end at the size the sequence leads to, and the sequences together must reach 1 process and more
+processes than cores. Then: a forced spawn failure and a spawn on an undescribed node leave the run intact with one
+failure line; a spawned process runs on its node's CPUs (/proc/<pid>/status) with its node's MALLEO_NODE and
+MALLEO_AGENT in its environment (/proc/<pid>/environ)."""
+
+import argparse
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+
+import pcm_launch
+
+NODES = {'n1': '0', 'n2': '1'}
+
+
+def sequence(rng, weights):
+    """A feasible random schedule over nodes n1, n2: (MALLEO_FORCE, ops, start size, final size, sizes seen).
+    weights: 'none', 'shrink' (on merges and migrations: a PCM_Split rewrites its buffer in place, so a weighted
+    split could need a bigger one) or 'all'."""
+    start = rng.randint(1, 3)
+    active = ['n1'] * start  # the node of each slot
+    entries, ops, sizes = [], [], [start]
+    at = rng.randint(1, 3)
+    while at < 24 and len(ops) < 4:
+        choices = ['split', 'split'] if len(active) < 5 else []
+        if len(active) > 1:
+            choices += ['merge', 'merge']
+        choices += ['migrate']
+        op = rng.choice(choices)
+        node = rng.choice(sorted(NODES))
+        if op == 'split':
+            count = rng.randint(1, min(3, 5 - len(active)))
+            active += [node] * count
+            text = f'split@{at}:{count}/{node}'
+        elif op == 'merge':
+            count = rng.randint(1, len(active) - 1)
+            del active[len(active) - count:]
+            text = f'merge@{at}:{count}'
+        else:
+            off = [i for i, n in enumerate(active) if n != node]
+            if not off:
+                continue
+            count = rng.randint(1, min(2, len(off)))
+            for i in off[:count]:
+                active[i] = node
+            text = f'migrate@{at}:{count}/{node}'
+        if weights == 'all' or weights == 'shrink' and op != 'split':
+            text += '/w=' + ','.join(str(rng.randint(1, 4)) for _ in active)
+        entries.append(text)
+        ops.append(op)
+        sizes.append(len(active))
+        at += rng.randint(2, 5)
+    return ','.join(entries), ops, start, len(active), sizes
+
+
+def base_env():
+    return {'MALLEO_PCM_MODE': 'spawn', 'MALLEO_NODE': 'n1',
+            'MALLEO_NODES': ';'.join(f'{n}={c}' for n, c in sorted(NODES.items()))}
+
+
+def check_run(proc, want, final=None, ops=None, failures_expected=()):
+    problems = []
+    if proc.returncode != 0:
+        problems.append(f'exit code {proc.returncode}')
+    if pcm_launch.checksum(proc) != want:
+        problems.append(f'checksum {pcm_launch.checksum(proc)} != static {want}')
+    if final is not None and pcm_launch.final_processes(proc) != final:
+        problems.append(f'final size {pcm_launch.final_processes(proc)} != {final}')
+    if ops is not None and [op for op, *_ in pcm_launch.completed_operations(proc)] != ops:
+        problems.append(f'operations done {pcm_launch.completed_operations(proc)} != {ops}')
+    reports = re.findall(r'^malleo-pcm: .* failed: .*$', proc.stderr, re.M)
+    if len(reports) != len(failures_expected) or not all(re.search(e, r) for e, r in
+                                                          zip(failures_expected, reports)):
+        problems.append(f'failure reports {reports}, expected {list(failures_expected)}')
+    return problems
+
+
+def check_binding(opts, grid, want):
+    """A process spawned for n2: bound to CPU 1, MALLEO_NODE=n2, MALLEO_AGENT of n2's run directory."""
+    cluster = tempfile.mkdtemp(prefix='malleo-spawn-')
+    env = dict(base_env(), MALLEO_FORCE='split@2:1/n2', MALLEO_PCM_VERBOSE=1, MALLEO_CLUSTER_DIR=cluster)
+    long_grid = grid[:-1] + ['4000']
+    cmd = pcm_launch.command(opts.mpi, 1, env, [opts.program] + long_grid)
+    proc = subprocess.Popen(cmd, env=pcm_launch.environment(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    problems, seen = [], None
+    for line in proc.stderr:
+        found = re.match(r'malleo-pcm: spawned world rank \d+ \(pid (\d+)\) on node (\S+):', line)
+        if found:
+            pid = found.group(1)
+            # The process lives until the run's end: it computes its share of the 4000 iterations.
+            with open(f'/proc/{pid}/status') as f:
+                cpus = re.search(r'^Cpus_allowed_list:\s*(\S+)$', f.read(), re.M).group(1)
+            with open(f'/proc/{pid}/environ', 'rb') as f:
+                environ = dict(e.split('=', 1) for e in f.read().decode().split('\0') if '=' in e)
+            seen = (found.group(2), cpus, environ.get('MALLEO_NODE'), environ.get('MALLEO_AGENT'))
+            break
+    out, err = proc.communicate(timeout=120)
+    agent = f'ipc://{cluster}/n2/agent.sock'
+    if seen != ('n2', NODES['n2'], 'n2', agent):
+        problems.append(f'spawned process (node, Cpus_allowed_list, MALLEO_NODE, MALLEO_AGENT) = {seen}, '
+                        f'expected {("n2", NODES["n2"], "n2", agent)}')
+    done = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    problems += check_run(done, pcm_launch.static_checksum(opts.mpi, [opts.program] + long_grid), final=2)
+    os.rmdir(cluster)
+    return problems, done
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument('--mpi', default='openmpi')
+    ap.add_argument('--sequences', type=int, required=True)
+    ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--weights', choices=['none', 'shrink', 'all'], default='none',
+                    help='random weights on the operations (docs/pcm-api.md, MALLEO_FORCE)')
+    ap.add_argument('--cases', action='store_true', help='also the failure and binding cases')
+    ap.add_argument('program')
+    opts = ap.parse_args()
+    grid = ['--rows', '16', '--columns', '30', '--iterations', '30']
+    want = pcm_launch.static_checksum(opts.mpi, [opts.program] + grid)
+
+    rng = random.Random(opts.seed)
+    failures, seen = [], set()
+    for index in range(opts.sequences):
+        for _ in range(200):
+            force, ops, start, final, sizes = sequence(rng, opts.weights)
+            if index == 0 and min(sizes) != 1 or index == 1 and max(sizes) <= os.cpu_count():
+                continue
+            if ops:
+                break
+        seen.update(sizes)
+        env = dict(base_env(), MALLEO_FORCE=force, MALLEO_PCM_VERBOSE=1)
+        proc = pcm_launch.run(opts.mpi, start, [opts.program] + grid, env)
+        problems = check_run(proc, want, final, ops)
+        print(f'{"ok" if not problems else "FAIL"}: sequence {index} start {start} MALLEO_FORCE={force} '
+              f'sizes {sizes}')
+        if problems:
+            failures.append(f'sequence {index} ({force}): ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
+    if opts.sequences and (1 not in seen or max(seen) <= os.cpu_count()):
+        failures.append(f'the sequences saw sizes {sorted(seen)}: need 1 and more than {os.cpu_count()}')
+
+    if opts.cases:
+        cases = [
+            ('forced spawn failure', 'split@4:2/n2,split@9:1/n2', 'spawn@4', 2, ['split'],
+             [r"^malleo-pcm: split at iteration 4 failed: spawning 2 processes on node 'n2' failed: "
+              r"injected spawn fault; continuing with 1 processes$"]),
+            ('undescribed node', 'split@4:1/n7,merge@9:1', '', 1, [],
+             [r"split at iteration 4 failed: split of 1: no node 'n7' in MALLEO_NODES \(n1, n2\); continuing "
+              r"with 1 processes$", r"merge at iteration 9 failed: merge of 1: only 1 active processes"]),
+        ]
+        for name, force, fault, final, ops, lines in cases:
+            env = dict(base_env(), MALLEO_FORCE=force, MALLEO_PCM_VERBOSE=1)
+            if fault:
+                env['MALLEO_FAULT'] = fault
+            proc = pcm_launch.run(opts.mpi, 1, [opts.program] + grid, env)
+            problems = check_run(proc, want, final, ops, lines)
+            print(f'{"ok" if not problems else "FAIL"}: {name}')
+            if problems:
+                failures.append(f'{name}: ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
+        problems, proc = check_binding(opts, grid, want)
+        print(f'{"ok" if not problems else "FAIL"}: spawned process bound to its node, reporting to its agent')
+        if problems:
+            failures.append('binding: ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
+
+    if failures:
+        print('\n'.join(failures), file=sys.stderr)
+        sys.exit(f'FAIL: {len(failures)} problems')
+    print(f'ok: {opts.sequences} spawn-mode sequences (weights: {opts.weights}) gave the static checksum {want}')
+
+
+if __name__ == '__main__':
+    main()
