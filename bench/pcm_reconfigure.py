@@ -4,18 +4,22 @@
 "Reconfiguration").
 
 For each grid size, in one run, interleaved round-robin and repeated (medians reported):
-- split: heat2d launched over-allocated (pool mode: FROM of TO processes active), MALLEO_FORCE=split@K; merge: TO
-  active, MALLEO_FORCE=merge@K back to FROM. The bridge's own timer (MALLEO_PCM_PHASES) gives the reconfiguration
-  time at the coordinator, broken down into agreement, activation (pool) or spawn, redistribution and rebuild.
+- pool mode: split: heat2d launched over-allocated (FROM of TO processes active), MALLEO_FORCE=split@K; merge: TO
+  launched and active, MALLEO_FORCE=merge@K back to FROM.
+- spawn mode: one run launched on FROM processes, MALLEO_PCM_MODE=spawn, MALLEO_FORCE=split@K,merge@K+1: the split
+  starts its TO - FROM processes with MPI_Comm_spawn and the merge takes the spawned processes away again.
+  The bridge's own timer (MALLEO_PCM_PHASES) gives the reconfiguration time at the coordinator, broken down into
+  agreement, spawn, activation, redistribution and rebuild; a spawn-mode split whose record shows no spawn time or
+  the wrong process counts stops the benchmark.
 - stop-restart: heat2d on FROM processes stopped at iteration K with --checkpoint (gathered through rank 0 into a
   file), relaunched on TO with --restart (rank 0 reads, scatters); and TO -> FROM for the merge's counterpart. Its
   cost is wall(stop run) + wall(restart run) - wall(a static run of the same K iterations on the first size): what
   is left is the checkpoint (gather + write), a second launch of mpirun and MPI, and the read and scatter. The
   program's own lines give the write and read times; the remainder is the relaunch.
 
-The ratio is stop-restart / split (or merge): how many times faster the in-memory reconfiguration is.
---mode spawn runs the split and merge in spawn mode (only FROM processes launched, MALLEO_PCM_MODE=spawn); if the
-bridge cannot do it, the spawn rows say so and the pool rows stand."""
+The ratio is stop-restart / split (or merge) of the same round: how many times faster the in-memory
+reconfiguration is. --mode pool,spawn measures both modes in each round, against the same stop-restart runs. The
+1-min load average is sampled after each size of each round and summarised in the table's heading."""
 
 import argparse
 import json
@@ -74,31 +78,41 @@ class Bench:
         columns = megabytes * (1 << 20) // COLUMN_BYTES
         return [self.heat2d, '--rows', '1024', '--columns', str(columns), '--iterations', str(iterations)]
 
-    def malleable(self, megabytes, op, mode):
-        """The bridge's phases of one split or merge: a dict, or None when the operation did not happen."""
+    def phases(self, what, megabytes, ranks, iterations, env, expected):
+        """The bridge's phase records of one run, which must be the operations `expected`, in order."""
         o = self.opts
-        phases = os.path.join(self.folder, 'phases.json')
-        if os.path.exists(phases):
-            os.remove(phases)
-        count = o.to - o.frm
-        env = {'MALLEO_PCM_PHASES': phases, 'MALLEO_FORCE': f'{op}@{o.at}:{count}'}
-        if mode == 'pool':
-            ranks = o.to
-            env['MALLEO_POOL_ACTIVE'] = o.frm if op == 'split' else o.to
-        else:
-            ranks = o.frm if op == 'split' else o.to
-            env['MALLEO_PCM_MODE'] = 'spawn'
-        _, proc = launch(o.mpi, ranks, self.grid(megabytes, o.at + 1), env)
-        if proc.returncode != 0 or not checksum(proc) or not os.path.exists(phases):
-            if mode == 'spawn':
-                return None
-            if proc.returncode == 0 and checksum(proc):
-                sys.exit(f'{op} at {megabytes} MiB: no MALLEO_PCM_PHASES record (a libmalleo_pcm without phase '
-                         'timing? rebuild it)')
-            fail(f'{op} at {megabytes} MiB', proc)
-        with open(phases) as f:
+        path = os.path.join(self.folder, 'phases.json')
+        if os.path.exists(path):
+            os.remove(path)
+        _, proc = launch(o.mpi, ranks, self.grid(megabytes, iterations), dict(env, MALLEO_PCM_PHASES=path))
+        if proc.returncode != 0 or not checksum(proc):
+            fail(f'{what} at {megabytes} MiB', proc)
+        if not os.path.exists(path):
+            sys.exit(f'{what} at {megabytes} MiB: no MALLEO_PCM_PHASES record (a libmalleo_pcm without phase timing? '
+                     'rebuild it)')
+        with open(path) as f:
             records = [json.loads(line) for line in f if line.strip()]
-        return records[0] if len(records) == 1 and records[0]['operation'] == op else None
+        if [r['operation'] for r in records] != expected or any('spawn' not in r for r in records):
+            sys.exit(f'{what} at {megabytes} MiB: phase records {records}, expected {expected} with a spawn phase '
+                     '(rebuild libmalleo_pcm)')
+        return records
+
+    def pool(self, megabytes, op):
+        """The phases of one split or merge in pool mode."""
+        o = self.opts
+        env = {'MALLEO_FORCE': f'{op}@{o.at}:{o.to - o.frm}', 'MALLEO_POOL_ACTIVE': o.frm if op == 'split' else o.to}
+        return self.phases(f'pool {op}', megabytes, o.to, o.at + 1, env, [op])[0]
+
+    def spawn(self, megabytes):
+        """The phases of a split that spawns its processes and of the merge that takes them away: two dicts."""
+        o = self.opts
+        count = o.to - o.frm
+        env = {'MALLEO_FORCE': f'split@{o.at}:{count},merge@{o.at + 1}:{count}', 'MALLEO_PCM_MODE': 'spawn'}
+        split, merge = self.phases('spawn split and merge', megabytes, o.frm, o.at + 2, env, ['split', 'merge'])
+        # Launched on FROM processes, the split can only have reached TO by spawning.
+        if (split['before'], split['after'], merge['after']) != (o.frm, o.to, o.frm) or split['spawn'] <= 0:
+            sys.exit(f'spawn split at {megabytes} MiB did not spawn: {split}')
+        return split, merge
 
     def stop_restart(self, megabytes, before, after):
         """Seconds of one stop-restart from `before` to `after` processes and its parts."""
@@ -124,11 +138,16 @@ def median(values):
     return statistics.median(values) if values else float('nan')
 
 
+def ratio(value):
+    """A ratio as the tables print it: whole numbers from 10 up, one decimal below."""
+    return f'{value:.0f}' if value >= 10 else f'{value:.1f}'
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--mpi', choices=sorted(LAUNCHERS), default='openmpi')
-    ap.add_argument('--mode', choices=['pool', 'spawn'], default='pool',
-                    help='how the split gets its processes (spawn: reported only if it works)')
+    ap.add_argument('--mode', default='pool',
+                    help='how the split gets its processes: pool, spawn, or both (pool,spawn), comma-separated')
     ap.add_argument('--heat2d', help='the heat2d program of that MPI (default build/examples/heat2d/heat2d_MPI)')
     ap.add_argument('--sizes-mb', default='10,100,300', help='grid sizes in MiB, comma-separated')
     ap.add_argument('--repeats', type=int, default=5, help='rounds; medians are reported')
@@ -146,47 +165,54 @@ def main():
         sizes = [int(s) for s in opts.sizes_mb.split(',')]
     except ValueError:
         sys.exit(f'--sizes-mb {opts.sizes_mb}: expected integers separated by commas')
+    modes = opts.mode.split(',')
+    if not modes or any(m not in ('pool', 'spawn') for m in modes) or len(set(modes)) != len(modes):
+        sys.exit(f'--mode {opts.mode}: expected pool, spawn or pool,spawn')
+    if 'spawn' in modes and opts.mpi != 'openmpi':
+        sys.exit('--mode spawn needs Open MPI (the bridge spawns only there)')
 
-    results = {size: {'split': [], 'merge': [], 'restart+': [], 'restart-': []} for size in sizes}
-    spawn_broken = False
+    operations = [(mode, op) for mode in modes for op in ('split', 'merge')]
+    results = {size: {key: [] for key in operations + ['restart+', 'restart-']} for size in sizes}
+    loads = []
     with tempfile.TemporaryDirectory(dir=os.environ.get('TMPDIR', '/tmp')) as folder:
         bench = Bench(opts, folder)
         for round_ in range(opts.repeats):
             for size in sizes:
-                for op in ('split', 'merge'):
-                    mode = opts.mode if not spawn_broken else 'pool'
-                    record = bench.malleable(size, op, mode)
-                    if record is None and mode == 'spawn':
-                        spawn_broken = True
-                        print(f'spawn mode: {op} did not complete; measuring pool mode instead', file=sys.stderr)
-                        record = bench.malleable(size, op, 'pool')
-                    if record is None:
-                        sys.exit(f'{op} at {size} MiB: no phase record')
-                    record['mode'] = mode if not spawn_broken else 'pool'
-                    results[size][op].append(record)
+                for mode in modes:
+                    if mode == 'pool':
+                        for op in ('split', 'merge'):
+                            results[size][(mode, op)].append(bench.pool(size, op))
+                    else:
+                        split, merge = bench.spawn(size)
+                        results[size][(mode, 'split')].append(split)
+                        results[size][(mode, 'merge')].append(merge)
                 results[size]['restart+'].append(bench.stop_restart(size, opts.frm, opts.to))
                 results[size]['restart-'].append(bench.stop_restart(size, opts.to, opts.frm))
-            print(f'round {round_ + 1} of {opts.repeats} done', file=sys.stderr)
+                loads.append(os.getloadavg()[0])
+            print(f'round {round_ + 1} of {opts.repeats} done, load average {os.getloadavg()[0]:.2f}', file=sys.stderr)
 
-    mode = 'pool' if spawn_broken or opts.mode == 'pool' else 'spawn'
-    print(f'heat2d, {opts.mpi}, {mode} mode, {opts.frm} <-> {opts.to} processes, '
-          f'medians of {opts.repeats} interleaved rounds (seconds)')
-    print('| MiB | operation | reconfiguration | agreement | activation | redistribution | rebuild | '
+    print(f'heat2d, {opts.mpi}, {" and ".join(modes)} mode, {opts.frm} <-> {opts.to} processes, medians of '
+          f'{opts.repeats} interleaved rounds (seconds); 1-min load average {min(loads):.1f}-{max(loads):.1f} '
+          f'(median {median(loads):.1f}) after each size of each round')
+    print('| MiB | mode | operation | reconfiguration | agreement | spawn | activation | redistribution | rebuild | '
           'stop-restart | write | read + scatter | relaunch | stop-restart / operation |')
-    print('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
+    print('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
     for size in sizes:
         for op, restart in (('split', 'restart+'), ('merge', 'restart-')):
-            ops, stops = results[size][op], results[size][restart]
-            ratios = [s['total'] / o['total'] for o, s in zip(ops, stops)]
-            row = [str(size), f'{op} {opts.frm if op == "split" else opts.to} -> {opts.to if op == "split" else opts.frm}']
-            row += [f"{median([o[k] for o in ops]):.4f}" for k in
-                    ('total', 'agreement', 'activation', 'redistribution', 'rebuild')]
-            row += [f"{median([s[k] for s in stops]):.3f}" for k in ('total', 'write', 'read', 'relaunch')]
-            row.append(f'{median(ratios):.0f}x ({min(ratios):.0f}-{max(ratios):.0f})')
-            print('| ' + ' | '.join(row) + ' |')
+            for mode in modes:
+                ops, stops = results[size][(mode, op)], results[size][restart]
+                ratios = [s['total'] / o['total'] for o, s in zip(ops, stops)]
+                before, after = (opts.frm, opts.to) if op == 'split' else (opts.to, opts.frm)
+                row = [str(size), mode, f'{op} {before} -> {after}']
+                row += [f"{median([o[k] for o in ops]):.4f}" for k in
+                        ('total', 'agreement', 'spawn', 'activation', 'redistribution', 'rebuild')]
+                row += [f"{median([s[k] for s in stops]):.3f}" for k in ('total', 'write', 'read', 'relaunch')]
+                row.append(f'{ratio(median(ratios))}x ({ratio(min(ratios))}-{ratio(max(ratios))})')
+                print('| ' + ' | '.join(row) + ' |')
     if opts.json:
         with open(opts.json, 'w') as f:
-            json.dump({str(k): v for k, v in results.items()}, f, indent=1)
+            json.dump({str(size): {k if isinstance(k, str) else '/'.join(k): v for k, v in runs.items()}
+                       for size, runs in results.items()}, f, indent=1)
 
 
 if __name__ == '__main__':

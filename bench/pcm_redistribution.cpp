@@ -10,6 +10,8 @@
 //
 //	mpirun -n 4 build/bench/pcm_redistribution_openmpi [--sizes-mb 10,100,300] [--scenarios 1:2,2:4,4:2]
 //	    [--repeats 5] [--column-doubles 1024] [--distribution block1d|block_cyclic1d] [--block 8]
+//	    [--huge-pages none|old|new|all] [--new-buffer touched|calloc|calloc-advised|huge|huge-zeroed]
+//	    [--chunk-mb 0] [--method executor|shm]
 //
 // Options:
 //   --sizes-mb        array sizes in MiB
@@ -18,13 +20,30 @@
 //   --column-doubles  doubles per element (a heat2d column); the element is one contiguous MPI type
 //   --distribution    block1d (the default) or block_cyclic1d (many segments per transfer)
 //   --block           elements per block for block_cyclic1d
+//   --huge-pages      which buffers are 2 MiB aligned and madvise(MADV_HUGEPAGE)d before their first touch, for
+//                     transparent huge pages in "madvise" mode: none, old (the data before), new (after), all (old,
+//                     new and the memcpy baseline's)
+//   --new-buffer      touched: allocated once, touched before timing (the default); calloc: allocated anew inside
+//                     every timed run with std::calloc, as pcm_bridge's session does, so the run pays the first touch;
+//                     huge: the same 2 MiB aligned and madvise(MADV_HUGEPAGE)d, not zeroed; huge-zeroed: and zeroed;
+//                     calloc-advised: calloc, then madvise(MADV_HUGEPAGE) on the 2 MiB aligned pages inside it
+//   --chunk-mb        cut every transfer between ranks into messages of at most this many MiB (0: whole)
+//   --method          executor (the bridge's) or shm: the bandwidth experiment's same-node alternative, a pipeline
+//                     through an MPI shared-memory window (sender copies a chunk in, receiver copies it out),
+//                     block1d only (docs/performance.md, "Redistribution")
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <sched.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "executor.h"
@@ -66,6 +85,267 @@ Layout evenLayout(Distribution distribution, int parts, std::int64_t elements, s
 	return layout;
 }
 
+// A buffer whose pages are touched before any timing; with huge pages, aligned so that the kernel can back it with
+// 2 MiB pages.
+class Buffer
+{
+public:
+	Buffer(std::size_t bytes, bool huge, char fill) : bytes_(bytes)
+	{
+		if (bytes == 0)
+			return;
+		constexpr std::size_t kHuge = 2u << 20;
+		data_ = static_cast<char*>(huge ? std::aligned_alloc(kHuge, (bytes + kHuge - 1) / kHuge * kHuge)
+					       : std::malloc(bytes));
+		if (!data_) {
+			std::fprintf(stderr, "pcm_redistribution: out of memory for %zu bytes\n", bytes);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		if (huge)
+			madvise(data_, (bytes + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);
+		std::memset(data_, fill, bytes);
+	}
+	Buffer(const Buffer&) = delete;
+	Buffer& operator=(const Buffer&) = delete;
+	~Buffer() { std::free(data_); }
+	char* data() const { return data_; }
+	// Frees the buffer and allocates it again without touching it (but for huge-zeroed's memset), as a
+	// reconfiguration's new buffer is: `how` is one of --new-buffer's values other than touched.
+	void renew(const std::string& how)
+	{
+		if (bytes_ == 0)
+			return;
+		std::free(data_);
+		constexpr std::size_t kHuge = 2u << 20;
+		const std::size_t rounded = (bytes_ + kHuge - 1) / kHuge * kHuge;
+		const bool zeroed = how == "calloc" || how == "calloc-advised";
+		data_ = static_cast<char*>(zeroed ? std::calloc(1, bytes_) : std::aligned_alloc(kHuge, rounded));
+		if (!data_) {
+			std::fprintf(stderr, "pcm_redistribution: out of memory for %zu bytes\n", bytes_);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		if (!zeroed)
+			madvise(data_, rounded, MADV_HUGEPAGE);
+		const auto first = (reinterpret_cast<std::uintptr_t>(data_) + kHuge - 1) / kHuge * kHuge;
+		const auto end = (reinterpret_cast<std::uintptr_t>(data_) + bytes_) / kHuge * kHuge;
+		if (how == "calloc-advised" && end > first)
+			madvise(reinterpret_cast<void*>(first), end - first, MADV_HUGEPAGE);
+		if (how == "huge-zeroed")
+			std::memset(data_, 0, bytes_);
+	}
+	std::size_t size() const { return bytes_; }
+
+private:
+	char* data_ = nullptr;
+	std::size_t bytes_ = 0;
+};
+
+// The same transfers, those between ranks cut into messages of at most `chunk` elements (same step, in order, so
+// MPI's non-overtaking rule pairs them up). Only single-segment transfers are cut (block1d's).
+Schedule chunked(const Schedule& plan, std::int64_t chunk)
+{
+	if (chunk <= 0)
+		return plan;
+	Schedule cut;
+	cut.steps = plan.steps;
+	for (const Transfer& transfer : plan.transfers) {
+		if (transfer.from == transfer.to || transfer.source.size() != 1 || transfer.destination.size() != 1) {
+			cut.transfers.push_back(transfer);
+			continue;
+		}
+		for (std::int64_t done = 0; done < transfer.source[0].count; done += chunk) {
+			Transfer piece = transfer;
+			const std::int64_t count = std::min(chunk, transfer.source[0].count - done);
+			piece.source = {{transfer.source[0].offset + done, count}};
+			piece.destination = {{transfer.destination[0].offset + done, count}};
+			cut.transfers.push_back(piece);
+		}
+	}
+	return cut;
+}
+
+// The shared-memory alternative to the executor, for block1d: every transfer between ranks goes through two slots
+// of `chunk` bytes in the sender's part of a shared window. The sender copies a chunk into a free slot and says so
+// with a small message; the receiver copies it out into its new buffer and hands the slot back, so both cores copy
+// at once. A rank's own part is copied in chunks whenever it has nothing else to do. Ranks poll with sched_yield,
+// not to starve a peer on a shared core.
+class ShmPipeline
+{
+public:
+	static constexpr int kSlots = 2;
+
+	ShmPipeline(MPI_Comm comm, const Schedule& plan, std::size_t chunk, std::size_t element_bytes)
+	    : comm_(comm), plan_(plan), chunk_(chunk), element_bytes_(element_bytes)
+	{
+		MPI_Comm_rank(comm, &rank_);
+		MPI_Comm node;
+		MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+		int node_size = 0, size = 0;
+		MPI_Comm_size(node, &node_size);
+		MPI_Comm_size(comm, &size);
+		MPI_Comm_free(&node);
+		if (node_size != size) {
+			std::fprintf(stderr, "pcm_redistribution: --method shm needs every rank on one node\n");
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+		for (const Transfer& t : plan.transfers)
+			if (t.source.size() != 1 || t.destination.size() != 1) {
+				std::fprintf(stderr, "pcm_redistribution: --method shm handles block1d only\n");
+				MPI_Abort(MPI_COMM_WORLD, 2);
+			}
+		int outgoing = 0;
+		for (const Transfer& t : plan.transfers)
+			if (t.from == rank_ && t.to != rank_)
+				++outgoing;
+		char* base = nullptr;
+		MPI_Win_allocate_shared(static_cast<MPI_Aint>(outgoing * kSlots * chunk_), 1, MPI_INFO_NULL, comm, &base,
+					&window_);
+		MPI_Win_lock_all(MPI_MODE_NOCHECK, window_);
+	}
+	~ShmPipeline()
+	{
+		MPI_Win_unlock_all(window_);
+		MPI_Win_free(&window_);
+	}
+
+	void run(const char* old_buffer, char* new_buffer)
+	{
+		struct Job {
+			const Transfer* transfer;
+			int index;  // among the sender's transfers to other ranks: names the slots and the tags
+			std::size_t bytes, chunks, done = 0;  // done: chunks filled (sender) or drained (receiver)
+			int credits = kSlots;
+			char* slots = nullptr;
+			MPI_Request request = MPI_REQUEST_NULL;
+			long signal = 0;
+		};
+		std::vector<Job> sends, receives, locals;
+		// MPI holds pointers into the jobs (their signal words): the vectors must never reallocate.
+		sends.reserve(plan_.transfers.size());
+		receives.reserve(plan_.transfers.size());
+		locals.reserve(plan_.transfers.size());
+		std::map<int, int> per_sender;
+		for (const Transfer& t : plan_.transfers) {
+			const int index = t.from == t.to ? 0 : per_sender[t.from]++;
+			if (t.from != rank_ && t.to != rank_)
+				continue;
+			Job job{&t, index, static_cast<std::size_t>(t.source[0].count) * element_bytes_, 0};
+			job.chunks = (job.bytes + chunk_ - 1) / chunk_;
+			if (t.from == t.to) {
+				locals.push_back(job);
+				continue;
+			}
+			MPI_Aint size = 0;
+			int unit = 0;
+			char* base = nullptr;
+			MPI_Win_shared_query(window_, t.from, &size, &unit, &base);
+			job.slots = base + static_cast<std::size_t>(index) * kSlots * chunk_;
+			// A sender waits for slots handed back, a receiver for chunks announced.
+			const int peer = t.from == rank_ ? t.to : t.from;
+			const int tag = t.from == rank_ ? kTagFree + index : kTagFull + index;
+			auto& list = t.from == rank_ ? sends : receives;
+			list.push_back(job);
+			if (job.chunks > 0)
+				MPI_Irecv(&list.back().signal, 1, MPI_LONG, peer, tag, comm_, &list.back().request);
+		}
+		for (bool busy = true; busy;) {
+			busy = false;
+			bool progress = false;
+			for (Job& job : sends) {
+				if (job.done == job.chunks)
+					continue;
+				busy = true;
+				int arrived = 0;
+				MPI_Test(&job.request, &arrived, MPI_STATUS_IGNORE);
+				if (arrived) {
+					++job.credits;
+					MPI_Irecv(&job.signal, 1, MPI_LONG, job.transfer->to,
+						  kTagFree + job.index, comm_, &job.request);
+				}
+				if (job.credits > 0) {
+					const std::size_t offset = job.done * chunk_;
+					const std::size_t length = std::min(chunk_, job.bytes - offset);
+					std::memcpy(job.slots + (job.done % kSlots) * chunk_,
+						    old_buffer + job.transfer->source[0].offset * element_bytes_ + offset,
+						    length);
+					MPI_Win_sync(window_);
+					long chunk = static_cast<long>(job.done);
+					MPI_Send(&chunk, 1, MPI_LONG, job.transfer->to,
+						 kTagFull + job.index, comm_);
+					--job.credits;
+					++job.done;
+					progress = true;
+				}
+			}
+			for (Job& job : receives) {
+				if (job.done == job.chunks)
+					continue;
+				busy = true;
+				int arrived = 0;
+				MPI_Test(&job.request, &arrived, MPI_STATUS_IGNORE);
+				if (!arrived)
+					continue;
+				MPI_Win_sync(window_);
+				const std::size_t offset = job.done * chunk_;
+				const std::size_t length = std::min(chunk_, job.bytes - offset);
+				std::memcpy(new_buffer + job.transfer->destination[0].offset * element_bytes_ + offset,
+					    job.slots + (job.done % kSlots) * chunk_, length);
+				long chunk = static_cast<long>(job.done);
+				++job.done;
+				// The slot is free again; the sender's last chunk needs no answer.
+				if (job.done + kSlots <= job.chunks)
+					MPI_Send(&chunk, 1, MPI_LONG, job.transfer->from,
+						 kTagFree + job.index, comm_);
+				if (job.done < job.chunks)
+					MPI_Irecv(&job.signal, 1, MPI_LONG, job.transfer->from,
+						  kTagFull + job.index, comm_, &job.request);
+				progress = true;
+			}
+			if (!progress)
+				for (Job& job : locals) {
+					if (job.done == job.chunks)
+						continue;
+					const std::size_t offset = job.done * chunk_;
+					const std::size_t length = std::min(chunk_, job.bytes - offset);
+					std::memcpy(new_buffer + job.transfer->destination[0].offset * element_bytes_ + offset,
+						    old_buffer + job.transfer->source[0].offset * element_bytes_ + offset,
+						    length);
+					++job.done;
+					progress = true;
+					break;
+				}
+			for (const Job& job : locals)
+				busy = busy || job.done < job.chunks;
+			if (busy && !progress)
+				sched_yield();
+		}
+		// A sender whose receiver never needed to hand back a slot still has its credit receive posted.
+		for (Job& job : sends)
+			if (job.request != MPI_REQUEST_NULL) {
+				MPI_Cancel(&job.request);
+				MPI_Wait(&job.request, MPI_STATUS_IGNORE);
+			}
+	}
+
+private:
+	static constexpr int kTagFull = 8100, kTagFree = 8200;
+
+	MPI_Comm comm_;
+	const Schedule& plan_;
+	std::size_t chunk_, element_bytes_;
+	int rank_ = 0;
+	MPI_Win window_ = MPI_WIN_NULL;
+};
+
+struct Options {
+	Distribution distribution = Distribution::block1d;
+	std::int64_t block = 8;
+	bool huge_old = false, huge_new = false, huge_copy = false;
+	double chunk_mb = 0;
+	bool shm = false;
+	std::string new_buffer = "touched";
+};
+
 struct Figures {
 	double seconds;
 	double moved_bytes;  // between different ranks, all ranks together
@@ -73,38 +353,65 @@ struct Figures {
 };
 
 Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatype element, int element_bytes,
-		Distribution distribution, std::int64_t block, int repeats, int rank)
+		const Options& options, int repeats, int rank)
 {
-	Layout from = evenLayout(distribution, old_ranks, elements, block);
-	Layout to = evenLayout(distribution, new_ranks, elements, block);
-	Schedule plan = schedule(from, to);
+	Layout from = evenLayout(options.distribution, old_ranks, elements, options.block);
+	Layout to = evenLayout(options.distribution, new_ranks, elements, options.block);
+	const auto chunk_bytes = static_cast<std::int64_t>(options.chunk_mb * 1048576.0);
+	Schedule plan = options.shm ? schedule(from, to) : chunked(schedule(from, to), chunk_bytes / element_bytes);
 	auto bytes = [&](const Layout& layout) {
 		return rank < static_cast<int>(layout.ranks.size())
 			   ? static_cast<std::size_t>(localCount(layout, rank)) *
 				 static_cast<std::size_t>(element_bytes)
 			   : 0;
 	};
-	std::vector<char> old_buffer(bytes(from)), new_buffer(bytes(to));
-	std::memset(old_buffer.data(), 1, old_buffer.size());
-	std::memset(new_buffer.data(), 0, new_buffer.size());
+	Buffer old_buffer(bytes(from), options.huge_old, 1), new_buffer(bytes(to), options.huge_new, 0);
+	// block1d: each element's bytes say its global index, so the result can be checked after the last run (the
+	// executor's correctness is tested elsewhere; this guards the experimental variants). The new buffer is cleared
+	// or allocated afresh before that run; only --new-buffer huge may get back a block still holding old results.
+	const bool checkable = options.distribution == Distribution::block1d;
+	auto firstElement = [&](const Layout& layout) {
+		std::int64_t first = 0;
+		for (int slot = 0; slot < rank && slot < static_cast<int>(layout.counts.size()); ++slot)
+			first += layout.counts[static_cast<std::size_t>(slot)];
+		return first;
+	};
+	auto pattern = [](std::int64_t global) { return static_cast<char>(global % 251 + 1); };
+	if (checkable)
+		for (std::size_t k = 0; k < old_buffer.size() / static_cast<std::size_t>(element_bytes); ++k)
+			std::memset(old_buffer.data() + k * static_cast<std::size_t>(element_bytes),
+				    pattern(firstElement(from) + static_cast<std::int64_t>(k)),
+				    static_cast<std::size_t>(element_bytes));
 	std::size_t array_bytes = static_cast<std::size_t>(elements) * static_cast<std::size_t>(element_bytes);
-	std::vector<char> copy_from, copy_to;
-	if (rank == 0) {
-		copy_from.assign(array_bytes, 1);
-		copy_to.assign(array_bytes, 0);
-	}
+	Buffer copy_from(rank == 0 ? array_bytes : 0, options.huge_copy, 1);
+	Buffer copy_to(rank == 0 ? array_bytes : 0, options.huge_copy, 0);
 
 	// Only the ranks of the scenario take part (a 1 -> 2 run is a two-process job); the others park.
 	MPI_Comm comm = MPI_COMM_NULL;
 	MPI_Comm_split(MPI_COMM_WORLD, rank < std::max(old_ranks, new_ranks) ? 0 : MPI_UNDEFINED, rank, &comm);
+	std::unique_ptr<ShmPipeline> pipeline;
+	if (options.shm && comm != MPI_COMM_NULL)
+		pipeline = std::make_unique<ShmPipeline>(comm, plan, static_cast<std::size_t>(chunk_bytes),
+							 static_cast<std::size_t>(element_bytes));
 	std::vector<double> times, copies;
 	double moved = 0;
 	for (int r = 0; r < repeats + 1; ++r) {	 // the first run warms up and is not counted
 		if (comm != MPI_COMM_NULL) {
+			if (r == repeats && new_buffer.size())
+				std::memset(new_buffer.data(), 0, new_buffer.size());
 			MPI_Barrier(comm);
 			double start = MPI_Wtime();
-			ExecuteResult result = execute(comm, plan, old_buffer.empty() ? nullptr : old_buffer.data(),
-						       new_buffer.empty() ? nullptr : new_buffer.data(), element);
+			if (options.new_buffer != "touched")
+				new_buffer.renew(options.new_buffer);
+			ExecuteResult result;
+			if (pipeline) {
+				pipeline->run(old_buffer.data(), new_buffer.data());
+				for (const Transfer& t : plan.transfers)
+					if (t.from == rank && t.to != rank)
+						result.bytes_sent += t.source[0].count * element_bytes;
+			} else {
+				result = execute(comm, plan, old_buffer.data(), new_buffer.data(), element);
+			}
 			double elapsed = MPI_Wtime() - start, slowest = 0;
 			MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
 			double sent = static_cast<double>(result.bytes_sent), all_sent = 0;
@@ -130,6 +437,19 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 				copies.push_back(copy_seconds);
 		}
 		parkedBarrier(MPI_COMM_WORLD);
+	}
+	pipeline.reset();
+	if (checkable && comm != MPI_COMM_NULL) {
+		const auto size = static_cast<std::size_t>(element_bytes);
+		for (std::size_t k = 0; k < new_buffer.size() / size; ++k) {
+			const char expected = pattern(firstElement(to) + static_cast<std::int64_t>(k));
+			const char* element = new_buffer.data() + k * size;
+			if (element[0] != expected || element[size / 2] != expected || element[size - 1] != expected) {
+				std::fprintf(stderr, "pcm_redistribution: rank %d: element %zu of the new buffer is wrong\n",
+					     rank, k);
+				MPI_Abort(MPI_COMM_WORLD, 1);
+			}
+		}
 	}
 	if (comm != MPI_COMM_NULL)
 		MPI_Comm_free(&comm);
@@ -166,6 +486,17 @@ int main(int argc, char** argv)
 	app.add_option("--distribution", distribution_text, "block1d or block_cyclic1d")
 	    ->check(CLI::IsMember({"block1d", "block_cyclic1d"}));
 	app.add_option("--block", block, "elements per block (block_cyclic1d)")->check(CLI::Range(1, 1 << 30));
+	Options options;
+	std::string method = "executor";
+	std::string huge = "none";
+	app.add_option("--huge-pages", huge, "buffers given madvise(MADV_HUGEPAGE): none, old, new or all")
+	    ->check(CLI::IsMember({"none", "old", "new", "all"}));
+	app.add_option("--chunk-mb", options.chunk_mb, "cut transfers between ranks into messages of this many MiB")
+	    ->check(CLI::Range(0.0, 1e6));
+	app.add_option("--new-buffer", options.new_buffer, "touched, calloc, huge or huge-zeroed")
+	    ->check(CLI::IsMember({"touched", "calloc", "calloc-advised", "huge", "huge-zeroed"}));
+	app.add_option("--method", method, "executor or shm (shared-memory pipeline, block1d)")
+	    ->check(CLI::IsMember({"executor", "shm"}));
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError& e) {
@@ -173,8 +504,19 @@ int main(int argc, char** argv)
 		MPI_Finalize();
 		return code;
 	}
-	Distribution distribution =
+	options.distribution =
 	    distribution_text == "block1d" ? Distribution::block1d : Distribution::block_cyclic1d;
+	options.block = block;
+	options.shm = method == "shm";
+	options.huge_old = huge == "old" || huge == "all";
+	options.huge_new = huge == "new" || huge == "all";
+	options.huge_copy = huge == "all";
+	if (options.shm && (options.distribution != Distribution::block1d || options.chunk_mb <= 0)) {
+		if (rank == 0)
+			std::fprintf(stderr, "pcm_redistribution: --method shm needs --distribution block1d and --chunk-mb\n");
+		MPI_Finalize();
+		return 2;
+	}
 
 	std::vector<std::pair<int, int>> scenarios;
 	std::vector<double> sizes;
@@ -203,15 +545,16 @@ int main(int argc, char** argv)
 	int element_bytes = column_doubles * 8;
 	if (rank == 0)
 		std::printf(
-		    "%d ranks, %s, elements of %d bytes, median of %d runs\n\n"
+		    "%d ranks, %s, elements of %d bytes, median of %d runs; %s, huge pages %s, new buffer %s, chunks %g MiB\n\n"
 		    "| scenario | array MiB | median s | array GB/s | moved GB/s | memcpy GB/s | array / memcpy |\n"
 		    "| --- | --- | --- | --- | --- | --- | --- |\n",
-		    world, distribution_text.c_str(), element_bytes, repeats);
+		    world, distribution_text.c_str(), element_bytes, repeats, method.c_str(), huge.c_str(), options.new_buffer.c_str(),
+		    options.chunk_mb);
 	for (double mb : sizes) {
 		auto elements = static_cast<std::int64_t>(mb * 1048576.0 / element_bytes);
 		int runs = mb >= 300 ? std::max(3, repeats / 2) : repeats;
 		for (auto [from, to] : scenarios) {
-			Figures f = measure(from, to, elements, column, element_bytes, distribution, block, runs, rank);
+			Figures f = measure(from, to, elements, column, element_bytes, options, runs, rank);
 			if (rank != 0)
 				continue;
 			double array = static_cast<double>(elements) * element_bytes;

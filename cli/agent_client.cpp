@@ -68,10 +68,12 @@ std::unique_ptr<AgentClient> AgentClient::create(zmq::context_t &context, const 
 	return client;
 }
 
-std::optional<uint64_t> AgentClient::send(std::string_view type)
+std::optional<uint64_t> AgentClient::send(std::string_view type, const nlohmann::json &fields)
 {
 	uint64_t id = nextId_++;
-	WireFrames frames = encodeMessage(makeMessage(type, "cli", id), ++sequence_);
+	Message message = makeMessage(type, "cli", id);
+	message.update(fields);
+	WireFrames frames = encodeMessage(message, ++sequence_);
 	std::array<zmq::const_buffer, 2> parts = {zmq::buffer(frames.header), zmq::buffer(frames.body)};
 	try {
 		if (!zmq::send_multipart(socket_, parts, zmq::send_flags::dontwait))
@@ -122,9 +124,10 @@ std::vector<Message> AgentClient::drain(std::string *problem)
 	return messages;
 }
 
-std::optional<Message> AgentClient::request(std::string_view type, Failure &failure)
+std::optional<Message> AgentClient::request(std::string_view type, Failure &failure,
+					    const nlohmann::json &fields)
 {
-	std::optional<uint64_t> id = send(type);
+	std::optional<uint64_t> id = send(type, fields);
 	if (!id) {
 		failure = silence();
 		return std::nullopt;

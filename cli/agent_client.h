@@ -32,13 +32,16 @@ public:
 	const std::string &endpoint() const { return endpoint_; }
 	double timeout() const { return timeout_; }
 
-	// Sends a request and waits up to the timeout for its answer; an error
-	// reply, a garbled reply or silence becomes a failure.
-	std::optional<Message> request(std::string_view type, Failure &failure);
+	// Sends a request (its own fields beside the envelope's) and waits up to
+	// the timeout for its answer; an error reply, a garbled reply or silence
+	// becomes a failure.
+	std::optional<Message> request(std::string_view type, Failure &failure,
+				       const nlohmann::json &fields = nlohmann::json::object());
 
 	// Queues a request without waiting; returns its id, nullopt when the
 	// socket cannot take it now (no agent connected and the queue is full).
-	std::optional<uint64_t> send(std::string_view type);
+	std::optional<uint64_t> send(std::string_view type,
+				     const nlohmann::json &fields = nlohmann::json::object());
 
 	// Every message that has arrived, without waiting. Messages that cannot
 	// be decoded are skipped and described in problem.

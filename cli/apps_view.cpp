@@ -34,6 +34,17 @@ void printApp(const nlohmann::json &app)
 				      text(p, {"active"}), fixed(p, {"cpu_share"}, 2),
 				      fixed(p, {"bytes_local"}, 0), fixed(p, {"bytes_remote"}, 0)});
 	std::cout << table.render();
+	const nlohmann::json *command = field(app, {"command"});
+	if (command && command->is_object())
+		std::cout << fmt::format("  command {}: {} {}{} ({}, {} s ago)\n", text(*command, {"command"}),
+					 text(*command, {"op"}), text(*command, {"count"}),
+					 command->contains("node") ? " on " + text(*command, {"node"}) : "",
+					 text(*command, {"state"}), fixed(*command, {"age"}, 1));
+	const nlohmann::json *result = field(app, {"last_result"});
+	if (result && result->is_object())
+		std::cout << fmt::format("  last result: command {} {}: {} ({} s)\n", text(*result, {"command"}),
+					 result->value("ok", false) ? "ok" : "failed", text(*result, {"text"}),
+					 fixed(*result, {"duration"}, 3));
 }
 
 } // namespace

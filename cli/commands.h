@@ -52,6 +52,17 @@ struct RunOptions {
 	std::vector<std::string> command;
 };
 int runCommand(const GlobalOptions &options, const RunOptions &run);
+
+struct ForceOptions {
+	std::string app;
+	std::string op;    // split, merge or migrate
+	std::string count; // checked by forceCommand, so a bad one gets its own line
+	std::optional<std::string> node;
+	std::optional<std::string> weights; // W,W,...
+	std::optional<double> wait;	    // seconds to wait for the result
+	bool json = false;
+};
+int forceCommand(const GlobalOptions &options, const ForceOptions &force);
 int reportCommand(const std::string &file, bool json);
 
 } // namespace malleo::cli

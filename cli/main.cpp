@@ -29,6 +29,7 @@ struct Options {
 	TopOptions top;
 	ClusterUpOptions up;
 	RunOptions run;
+	ForceOptions force;
 	std::string reportFile;
 };
 
@@ -65,6 +66,19 @@ int main(int argc, char **argv)
 
 	CLI::App *apps = app.add_subcommand("apps", "the MPI applications registered with one agent");
 	apps->add_flag("--json", o.json, "print {\"agent\": id, \"apps\": [...]} as JSON");
+
+	CLI::App *force = app.add_subcommand(
+		"force", "tell a malleable application to split, merge or migrate (through the agent hosting its rank 0)");
+	force->add_option("app", o.force.app, "the application's id (malleo apps)")->required();
+	force->add_option("operation", o.force.op, "split, merge or migrate")->required();
+	force->add_option("count", o.force.count, "processes to add, remove or move")->required();
+	force->add_option("--node", o.force.node, "split, migrate: the node the processes go to (default: any)");
+	force->add_option("--weights", o.force.weights,
+			  "W,W,...: data share of each process after the operation, in rank order");
+	force->add_option("--wait", o.force.wait,
+			  "wait up to SECONDS for the outcome: exit 0 when it succeeded, 1 when it failed")
+		->check(CLI::PositiveNumber);
+	force->add_flag("--json", o.force.json, "print the command (with --wait: its result) as JSON");
 
 	CLI::App *events = app.add_subcommand("events", "follow one agent's events, one line each");
 	events->add_flag("--json", o.events.json, "one JSON object per event and line");
@@ -149,6 +163,8 @@ int main(int argc, char **argv)
 		return appsCommand(o.global, o.json);
 	if (events->parsed())
 		return eventsCommand(o.global, o.events);
+	if (force->parsed())
+		return forceCommand(o.global, o.force);
 	if (top->parsed())
 		return topCommand(o.global, o.top);
 	if (up->parsed())

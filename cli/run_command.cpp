@@ -66,6 +66,8 @@ std::vector<std::pair<std::string, std::string>> rankEnvironment(const GlobalOpt
 		env.emplace_back("MALLEO_AGENT", agent);
 	if (const char *interval = std::getenv("MALLEO_REPORT_INTERVAL"))
 		env.emplace_back("MALLEO_REPORT_INTERVAL", interval);
+	if (const char *interval = std::getenv("MALLEO_POLL_INTERVAL"))
+		env.emplace_back("MALLEO_POLL_INTERVAL", interval);
 	return env;
 }
 

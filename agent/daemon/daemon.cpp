@@ -130,7 +130,7 @@ void Daemon::apply(CoreOutputs &out)
 				   event["reason"].get<std::string>(), event["detail"].get<std::string>());
 		else if (type == "peer_up" || type == "peer_down" || type == "joined" ||
 			 type == "wrm_answered" || type == "wrm_reply" || type == "action" ||
-			 type == "app_registered" || type == "app_gone")
+			 type == "app_registered" || type == "app_gone" || type.starts_with("command_"))
 			log_->info("{}", event.dump());
 		else
 			log_->debug("{}", event.dump());

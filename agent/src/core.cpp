@@ -468,7 +468,13 @@ Message Core::onLocalRequest(const Message &message, double now, CoreOutputs &ou
 	else if (type == "events")
 		reply = envelope("events_ok");
 	else if (type == "apps")
-		reply = appsReply();
+		reply = appsReply(now);
+	else if (type == "force")
+		reply = onForce(message, now, out);
+	else if (type == "poll")
+		reply = onPoll(message, now, out);
+	else if (type == "result")
+		reply = onResult(message, now, out);
 	else if (type == "register")
 		reply = onRegister(message, now, out);
 	else if (type == "app_report")

@@ -82,6 +82,19 @@ private:
 		double sentAt;
 	};
 
+	// An application's command slot: one command queued or in flight at a time is
+	// the per-application lock of a reconfiguration.
+	struct AppCommand {
+		uint64_t id = 0;
+		std::string op; // split, merge or migrate
+		int64_t count = 1;
+		std::string node; // empty: any node
+		std::vector<int64_t> weights;
+		bool sent = false; // handed to the coordinator by a poll: in flight
+		double queuedAt = 0.0;
+		double sentAt = 0.0;
+	};
+
 	Message envelope(std::string_view type);
 	void send(const std::string &endpoint, Message message, CoreOutputs &out);
 	void emit(nlohmann::json event, double now, CoreOutputs &out);
@@ -122,7 +135,13 @@ private:
 	Message onRegister(const Message &m, double now, CoreOutputs &out);
 	Message onAppReport(const Message &m, double now, CoreOutputs &out);
 	Message onDeregister(const Message &m, double now, CoreOutputs &out);
-	Message appsReply() const;
+	Message appsReply(double now) const;
+	// The command path (applications.cpp): `force` from the CLI fills the slot,
+	// the coordinator's `poll` takes the command, its `result` frees the slot.
+	Message onForce(const Message &m, double now, CoreOutputs &out);
+	Message onPoll(const Message &m, double now, CoreOutputs &out);
+	Message onResult(const Message &m, double now, CoreOutputs &out);
+	void dropCommand(const std::string &appId, const char *why, double now, CoreOutputs &out);
 	void decide(double now, CoreOutputs &out);
 	void emitAction(const Action &action, const char *trigger, double now, CoreOutputs &out);
 	std::vector<ApplicationInfo> applicationList() const;
@@ -151,6 +170,9 @@ private:
 
 	std::map<std::string, ApplicationInfo> apps_;
 	double nextDecision_ = 0.0;
+	std::map<std::string, AppCommand> commands_;	     // app → its queued or in-flight command
+	std::map<std::string, nlohmann::json> lastResults_; // app → the result of its last command
+	uint64_t nextCommandId_ = 1;
 
 	std::optional<OutstandingWrm> wrm_;
 	uint64_t nextWrmId_ = 1;

@@ -32,6 +32,10 @@ constexpr std::size_t kVisitedMax = 64;
 constexpr std::size_t kRankMax = 1u << 24;
 constexpr std::size_t kPidMax = (1u << 31) - 1;
 constexpr std::size_t kUnitsMax = std::size_t{1} << 40;
+// A command's process count and weights, as MALLEO_FORCE bounds them (pcm_bridge/src/command.cpp).
+constexpr std::size_t kCommandCountMax = 1000000;
+constexpr std::size_t kWeightsMax = 4096;
+constexpr std::size_t kReasonMax = 512;
 
 // clang-format off
 const std::vector<TypeSpec> &schema()
@@ -73,6 +77,11 @@ const std::vector<TypeSpec> &schema()
 		{"peers",     Channel::Local, {}},
 		{"events",    Channel::Local, {}},
 		{"apps",      Channel::Local, {}},
+		{"force",     Channel::Local, {{"app", Kind::Id, true, kMaxIdLength},
+					   {"op", Kind::String, true, 16},
+					   {"count", Kind::UInt, true, kCommandCountMax},
+					   {"node", Kind::String, false, kMaxIdLength},
+					   {"weights", Kind::Array, false, kWeightsMax}}},
 		// MPI processes ↔ local agent
 		{"register",  Channel::Local, {{"app", Kind::Id, true, kMaxIdLength},
 					   {"rank", Kind::UInt, true, kRankMax},
@@ -91,6 +100,18 @@ const std::vector<TypeSpec> &schema()
 					    {"active", Kind::Bool, false, 0}}},
 		{"deregister", Channel::Local, {{"app", Kind::Id, true, kMaxIdLength},
 					    {"rank", Kind::UInt, true, kRankMax}}},
+		{"poll",      Channel::Local, {{"app", Kind::Id, true, kMaxIdLength},
+					   {"iteration", Kind::UInt, true, 0},
+					   {"size", Kind::UInt, false, kRankMax}}},
+		{"result",    Channel::Local, {{"app", Kind::Id, true, kMaxIdLength},
+					   {"command", Kind::UInt, true, 0},
+					   {"ok", Kind::Bool, true, 0},
+					   {"text", Kind::String, false, kReasonMax},
+					   {"iteration", Kind::UInt, false, 0},
+					   {"before", Kind::UInt, false, kRankMax},
+					   {"after", Kind::UInt, false, kRankMax},
+					   {"duration", Kind::Number, false, 0},
+					   {"bytes", Kind::Number, false, 0}}},
 		{"error",     Channel::Local, {{"code", Kind::String, true, 64},
 					   {"text", Kind::String, true, 512}}},
 	};

@@ -54,7 +54,7 @@ static const char usage[] =
 	"                         MALLEO_WORLD=malleable and libmalleo_pmpi preloaded)\n"
 	"  --checkpoint FILE --checkpoint-at K  stop at iteration K with the grid written to FILE\n"
 	"  --restart FILE         continue from FILE on the processes of this launch\n"
-	"Reconfigured by MALLEO_FORCE (docs/pcm-api.md); prints the grid's checksum at the end.\n";
+	"Reconfigured by MALLEO_FORCE or the local agent (malleo force; docs/pcm-api.md); prints the grid's checksum at the end.\n";
 
 /* 0: go on; -1: bad options (said on stderr); 1: --help. */
 static int parse_options(int argc, char **argv, struct options *o)

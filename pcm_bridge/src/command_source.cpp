@@ -13,14 +13,18 @@ std::string CommandSource::configureFromEnvironment()
 	return parseForcedSchedule(text, forced_);
 }
 
-Command CommandSource::next(std::int64_t iteration) const
+Command CommandSource::next(std::int64_t iteration, int active)
 {
 	for (const auto &command : forced_)
 		if (command.iteration == iteration)
 			return command;
-	Command none;
-	none.iteration = iteration;
-	return none;
+	return agent_.take(iteration, active);
+}
+
+void CommandSource::finished(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before,
+			     std::int64_t after)
+{
+	agent_.finish(iteration, ok, text, before, after);
 }
 
 } // namespace malleo::pcm

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Where the coordinator's commands come from. Today: the forced schedule of MALLEO_FORCE. The local agent's
-// endpoint (polled by the coordinator at the probe) will be a second source behind the same next() call.
+// Where the coordinator's commands come from: the forced schedule of MALLEO_FORCE, and the local agent (polled by
+// the coordinator at the probe without waiting; agent_commands.h). Both may be present; a forced command comes first.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "agent_commands.h"
 #include "command.h"
 
 namespace malleo::pcm {
@@ -14,15 +15,23 @@ namespace malleo::pcm {
 class CommandSource
 {
 public:
-	// Reads MALLEO_FORCE; returns an empty string or one line saying what is wrong (then no command comes).
+	// Reads MALLEO_FORCE; returns an empty string or one line saying what is wrong (then no command comes). The
+	// agent's variables are read by the coordinator when it first asks (agent_commands.h).
 	std::string configureFromEnvironment();
 
-	// The command for probe `iteration` (op none when there is nothing to do). Stateless in the iteration, so
-	// whichever process is the coordinator after a migration asks the same question and gets the same answer.
-	Command next(std::int64_t iteration) const;
+	// The command for probe `iteration` (op none when there is nothing to do); `active` is the number of active
+	// processes, told to the agent. Forced commands depend on the iteration alone, so whichever process is the
+	// coordinator after a migration asks the same question and gets the same answer; the agent's come to the
+	// process that polls, and the same iteration asked twice gives the same command.
+	Command next(std::int64_t iteration, int active);
+
+	// The outcome of the operation at probe `iteration`, as the coordinator that started it sees it: reported to
+	// the agent when its command came from there, nothing otherwise (-1: size not known).
+	void finished(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before, std::int64_t after);
 
 private:
 	std::vector<Command> forced_;
+	AgentCommands agent_;
 };
 
 } // namespace malleo::pcm

@@ -49,6 +49,8 @@ static_assert(static_cast<int>(Distribution::block1d) == static_cast<int>(pcm::D
 MALLEO_PCM_EXPORT Session &Session::start(int *argc, char ***argv)
 {
 	static Session session;
+	// probe() parks the processes that leave and can return to them, on every process of this program.
+	pcm::Session::get().reuseLeavers();
 	if (pcm::Session::get().start(argc, argv) != MPI_SUCCESS) {
 		std::fprintf(stderr, "malleo-pcm: MPI_Init failed\n");
 		std::exit(1);
@@ -79,27 +81,47 @@ MALLEO_PCM_EXPORT Buffer &Session::distribute(const std::string &name, Distribut
 	buffer->halo_ = halo;
 	buffer->global_ = global_count;
 
-	auto &session = pcm::Session::get();
-	std::int64_t count = 0;
-	bool received = false;
-	for (auto &move : session.joinedBuffers()) {
-		if (move.spec.name != name || !move.new_data)
+	if (!receive(*buffer)) {
+		const auto count = pcm::Session::get().currentCounts(global_count)[static_cast<std::size_t>(rank())];
+		buffer->storage_.assign(static_cast<std::size_t>((count + 2 * halo) * buffer->elementBytes()), 0);
+		place(*buffer, count);
+	}
+	buffers_.push_back(std::move(buffer));
+	return *buffers_.back();
+}
+
+bool Session::receive(Buffer &buffer)
+{
+	for (auto &move : pcm::Session::get().joinedBuffers()) {
+		if (move.spec.name != buffer.name_ || !move.new_data)
 			continue;
-		count = move.new_count;
 		const auto *bytes = static_cast<const unsigned char *>(move.new_data);
-		buffer->storage_.assign(bytes, bytes + (count + 2 * halo) * buffer->elementBytes());
+		buffer.storage_.assign(bytes, bytes + (move.new_count + 2 * buffer.halo_) * buffer.elementBytes());
 		if (move.allocated)
 			std::free(move.new_data);
 		move.new_data = nullptr;
-		received = true;
+		place(buffer, move.new_count);
+		return true;
 	}
-	if (!received) {
-		count = session.currentCounts(global_count)[static_cast<std::size_t>(rank())];
-		buffer->storage_.assign(static_cast<std::size_t>((count + 2 * halo) * buffer->elementBytes()), 0);
+	return false;
+}
+
+void Session::rejoin()
+{
+	auto &session = pcm::Session::get();
+	for (auto &buffer : buffers_) {
+		if (receive(*buffer))
+			continue;
+		// Every process registers the same buffers, so this is only a buffer the manifest did not carry.
+		const auto count = session.currentCounts(buffer->global_)[static_cast<std::size_t>(rank())];
+		buffer->storage_.assign(static_cast<std::size_t>((count + 2 * buffer->halo_) * buffer->elementBytes()), 0);
+		place(*buffer, count);
 	}
-	place(*buffer, count);
-	buffers_.push_back(std::move(buffer));
-	return *buffers_.back();
+	// In place: the program holds references to these bytes (replicate() returned them).
+	const auto &joined = session.joinedReplicated();
+	for (auto &[name, bytes] : replicated_)
+		if (auto found = joined.find(name); found != joined.end() && found->second.bytes.size() == bytes.size())
+			std::memcpy(bytes.data(), found->second.bytes.data(), bytes.size());
 }
 
 MALLEO_PCM_EXPORT std::vector<unsigned char> &Session::replicatedBytes(const std::string &name, std::size_t size, const void *initial)
@@ -118,8 +140,14 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 {
 	auto &session = pcm::Session::get();
 	ProbeResult result;
+	const bool activation = session.activationProbe();
 	const auto outcome = session.decide();
 	result.operation = operation(session.plan().op);
+	if (activation) {
+		// The operation that activated this spare process happened at this probe, for the others too.
+		result.joined = true;
+		return result;
+	}
 	if (outcome == pcm::Outcome::none) {
 		result.operation = Operation::none;
 		return result;
@@ -154,21 +182,30 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 		result.error = session.error();
 		return result;
 	}
+	if (leaving) {
+		for (auto &buffer : buffers_) {
+			std::vector<unsigned char>().swap(buffer->storage_);  // the memory itself, not just the size
+			buffer->count_ = 0;
+			buffer->offset_ = 0;
+		}
+		if (!session.parkAfterLeaving()) {
+			result.left = true;
+			return result;
+		}
+		rejoin();
+		result.operation = operation(session.plan().op);
+		result.joined = true;
+		return result;
+	}
 	for (std::size_t i = 0; i < moves.size(); ++i) {
 		Buffer &buffer = *buffers_[i];
 		auto &move = moves[i];
-		if (leaving) {
-			buffer.storage_ = {};
-			buffer.count_ = 0;
-			continue;
-		}
 		const auto *bytes = static_cast<const unsigned char *>(move.new_data);
 		buffer.storage_.assign(bytes, bytes + (move.new_count + 2 * buffer.halo_) * buffer.elementBytes());
 		if (move.allocated)
 			std::free(move.new_data);
 		place(buffer, move.new_count);
 	}
-	result.left = leaving;
 	return result;
 }
 
@@ -203,7 +240,7 @@ MALLEO_PCM_EXPORT void Session::finish()
 	if (session.comm() != MPI_COMM_NULL)
 		session.finish();
 	else
-		session.waitForEnd();
+		session.waitForEnd();  // returns at once after a probe() that returned left: the end has come
 	MPI_Finalize();
 }
 

@@ -30,13 +30,15 @@ void PhaseTimes::mark(Phase phase)
 void PhaseTimes::report(const char *operation, std::int64_t iteration, std::size_t before, std::size_t after,
 			bool verbose)
 {
-	const double total = seconds_[0] + seconds_[1] + seconds_[2] + seconds_[3];
+	double total = 0.0;
+	for (double seconds : seconds_)
+		total += seconds;
 	if (verbose)
 		std::fprintf(stderr,
-			     "malleo-pcm: %s at iteration %lld took %.6f s: agreement %.6f, activation %.6f, "
+			     "malleo-pcm: %s at iteration %lld took %.6f s: agreement %.6f, spawn %.6f, activation %.6f, "
 			     "redistribution %.6f, rebuild %.6f\n",
 			     operation, static_cast<long long>(iteration), total, seconds_[0], seconds_[1], seconds_[2],
-			     seconds_[3]);
+			     seconds_[3], seconds_[4]);
 	const char *path = std::getenv("MALLEO_PCM_PHASES");
 	if (!path || !*path)
 		return;
@@ -48,9 +50,10 @@ void PhaseTimes::report(const char *operation, std::int64_t iteration, std::size
 	}
 	std::fprintf(file,
 		     "{\"operation\": \"%s\", \"iteration\": %lld, \"before\": %zu, \"after\": %zu, \"total\": %.9f, "
-		     "\"agreement\": %.9f, \"activation\": %.9f, \"redistribution\": %.9f, \"rebuild\": %.9f}\n",
+		     "\"agreement\": %.9f, \"spawn\": %.9f, \"activation\": %.9f, \"redistribution\": %.9f, "
+		     "\"rebuild\": %.9f}\n",
 		     operation, static_cast<long long>(iteration), before, after, total, seconds_[0], seconds_[1],
-		     seconds_[2], seconds_[3]);
+		     seconds_[2], seconds_[3], seconds_[4]);
 	std::fclose(file);
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Where a reconfiguration's time goes, as the coordinator sees it: agreement (the plan's broadcast and seed 000's
-// vote, which in pool mode includes waking the parked joiners), activation (bringing the new processes into one
-// communicator with the others: MPI_Comm_create_group in pool mode; a spawn belongs here too), redistribution (the
+// vote, which in pool mode includes waking the parked joiners), spawn (spawn mode: MPI_Comm_spawn of the missing
+// processes and their merge into the control communicator; zero when none was started), activation (bringing the
+// new processes into one communicator with the others: MPI_Comm_create_group), redistribution (the
 // manifest, the data's move, and the agreement on its outcome, which waits for the slowest transfer) and rebuild
 // (the new active communicator). Reported by MALLEO_PCM_VERBOSE (one stderr line) and MALLEO_PCM_PHASES=FILE (one
 // JSON line appended per completed operation, for bench/pcm_reconfigure.py).
@@ -12,7 +13,7 @@
 
 namespace malleo::pcm {
 
-enum class Phase { agreement, activation, redistribution, rebuild };
+enum class Phase { agreement, spawn, activation, redistribution, rebuild };
 
 class PhaseTimes
 {
@@ -25,7 +26,7 @@ public:
 
 private:
 	double last_ = 0.0;
-	std::array<double, 4> seconds_{};
+	std::array<double, 5> seconds_{};
 };
 
 PhaseTimes &phaseTimes();

@@ -88,7 +88,7 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 void applyPlan(const Plan &plan, Membership &membership)
 {
 	for (int w : plan.leavers)
-		membership.state[w] = ProcessState::left;
+		membership.state[w] = membership.reusable ? ProcessState::spare : ProcessState::left;
 	for (int w : plan.joiners)
 		membership.state[w] = ProcessState::active;
 	membership.active = plan.after;
@@ -104,8 +104,8 @@ std::vector<int> participants(const Plan &plan)
 
 std::size_t planWords(int world)
 {
-	// op, iteration, epoch, sizes of the five lists; the lists; the state of every world rank.
-	return 8 + 6 * static_cast<std::size_t>(world);
+	// op, iteration, epoch, sizes of the five lists, reusable; the lists; the state of every world rank.
+	return 9 + 6 * static_cast<std::size_t>(world);
 }
 
 std::vector<std::int64_t> encodePlan(const Plan &plan, const Membership &membership)
@@ -119,6 +119,7 @@ std::vector<std::int64_t> encodePlan(const Plan &plan, const Membership &members
 	for (const auto *list : {&plan.before, &plan.after, &plan.joiners, &plan.leavers})
 		words.push_back(static_cast<std::int64_t>(list->size()));
 	words.push_back(static_cast<std::int64_t>(plan.weights.size()));
+	words.push_back(membership.reusable ? 1 : 0);
 	for (const auto *list : {&plan.before, &plan.after, &plan.joiners, &plan.leavers})
 		words.insert(words.end(), list->begin(), list->end());
 	words.insert(words.end(), plan.weights.begin(), plan.weights.end());
@@ -133,7 +134,8 @@ void decodePlan(const std::vector<std::int64_t> &words, Plan &plan, Membership &
 	plan.op = static_cast<Operation>(words[0]);
 	plan.iteration = words[1];
 	plan.epoch = words[2];
-	std::size_t at = 8;
+	membership.reusable = words[8] != 0;
+	std::size_t at = 9;
 	std::vector<int> *lists[] = {&plan.before, &plan.after, &plan.joiners, &plan.leavers};
 	for (int i = 0; i < 4; ++i) {
 		const auto n = static_cast<std::size_t>(words[3 + i]);

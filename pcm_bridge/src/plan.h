@@ -15,8 +15,8 @@ namespace malleo::pcm {
 // What a process of MPI_COMM_WORLD is doing.
 enum class ProcessState : std::int64_t {
 	active = 0,  // in the computation
-	spare = 1,   // parked, never ran the application's loop: may be activated
-	left = 2,    // parked after leaving: waits for the end of the run
+	spare = 1,   // parked, may be activated: never ran the application's loop, or left a loop it can re-enter
+	left = 2,    // parked after leaving a program that cannot take it back: waits for the end of the run
 };
 
 struct Membership {
@@ -24,6 +24,13 @@ struct Membership {
 	std::vector<ProcessState> state;         // per world rank
 	std::vector<std::string> node;           // per world rank
 	std::vector<std::int64_t> weights;       // per slot: data shares (targetCounts); empty = equal shares
+	// Whether a process that leaves becomes spare again or left. The C++ API parks its leavers inside probe(),
+	// which owns the buffers and can hand them a new block, so they can be taken back. The PCM C API cannot: a
+	// leaver does not return from PCM_Merge / PCM_Reconfigure / PCM_Exit (the papers' semantics, which the
+	// skeleton relies on), and its program, having left its loop, has no call that would take it back and reload
+	// its buffers; so it waits in state left for the end. One API per program, so the flag is the same on every
+	// process; it travels in the encoded plan all the same, so a parked process applies plans as the others do.
+	bool reusable = false;
 };
 
 // The membership an operation leads to. Joiners take the slots of the processes they replace (migration) or new

@@ -147,8 +147,10 @@ int Session::start(int *argc, char ***argv)
 	// What MPI_Comm_spawn needs to start this program again; MPI_Init may consume arguments.
 	if (argc && argv && *argv)
 		arguments_.assign(*argv + std::min(*argc, 1), *argv + *argc);
-	if (char exe[4096]; readlink("/proc/self/exe", exe, sizeof exe - 1) > 0)
-		program_ = exe;
+	// readlink does not terminate the path: its length is all there is (the bytes after it are the stack's).
+	char exe[4096];
+	if (const auto length = readlink("/proc/self/exe", exe, sizeof exe); length > 0)
+		program_.assign(exe, static_cast<std::size_t>(length));
 	if (!initialized) {
 		if (const int rc = MPI_Init(argc, argv); rc != MPI_SUCCESS)
 			return rc;
@@ -257,6 +259,9 @@ void Session::fail(const std::string &why, bool print)
 		 " processes";
 	if (print)
 		std::fprintf(stderr, "malleo-pcm: %s\n", error_.c_str());
+	// Only the coordinator that took an agent's command for this probe sends anything.
+	const auto processes = static_cast<std::int64_t>(membership_.active.size());
+	commands_.finished(plan_.iteration, false, error_, processes, processes);
 }
 
 Outcome Session::decide()
@@ -274,8 +279,8 @@ Outcome Session::decide()
 		std::string refusal;
 		std::string spawn_node;
 		if (rank() == 0) {
-			// The seam where the agent's commands will come in: one call that answers "what now?".
-			const Command command = commands_.next(iteration);
+			// One call answers "what now?": MALLEO_FORCE first, then the local agent (command_source.h).
+			const Command command = commands_.next(iteration, size());
 			Plan plan;
 			const int spawns = spawned ? 0 : spawnsNeeded(command, spawn_node, refusal);
 			if (spawns > 0) {
@@ -437,8 +442,10 @@ Session::ParkEnd Session::park()
 		MPI_Irecv(message.data(), static_cast<int>(message.size()), MPI_INT64_T, MPI_ANY_SOURCE, kTagParked,
 			  control_, &request);
 		waitSleeping(&request, MPI_STATUS_IGNORE);
-		if (message[0] == kExit)
+		if (message[0] == kExit) {
+			ended_ = true;
 			return ParkEnd::exit;
+		}
 		if (message[0] == kSpawn) {
 			const int root = static_cast<int>(message[1]);
 			std::vector<char> node(kNodeNameBytes, 0);
@@ -641,6 +648,8 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 	if (world_rank_ == plan_.before.front())
 		phaseTimes().report(operationName(plan_.op), plan_.iteration, plan_.before.size(),
 				    plan_.after.size(), verbose_);
+	commands_.finished(plan_.iteration, true, "", static_cast<std::int64_t>(plan_.before.size()),
+			   static_cast<std::int64_t>(plan_.after.size()));
 	if (verbose_ && world_rank_ == plan_.after.front()) {
 		std::string ranks;
 		for (int w : plan_.after)
@@ -668,11 +677,38 @@ std::vector<std::int64_t> Session::currentCounts(std::int64_t total) const
 	return targetCounts(total, size(), membership_.weights);
 }
 
+bool Session::parkAfterLeaving()
+{
+	const std::int64_t left_at = plan_.iteration;
+	publishWorld(MPI_COMM_NULL);
+	// What a previous activation left here belongs to buffers the program has since replaced.
+	for (auto &move : joined_buffers_)
+		if (move.allocated)
+			std::free(move.new_data);  // null once the program has taken it
+	joined_buffers_.clear();
+	joined_replicated_.clear();
+	joined_store_.clear();
+	if (park() == ParkEnd::exit)
+		return false;
+	// Unlike a spare process returning from start(), this one is inside the very probe that activated it: its
+	// program computes that iteration next, and its next probe is a real one.
+	skip_probe_ = false;
+	if (verbose_)
+		std::fprintf(stderr, "malleo-pcm: world rank %d activated again at iteration %lld (%s; it left at "
+				     "iteration %lld)\n",
+			     world_rank_, static_cast<long long>(plan_.iteration), operationName(plan_.op),
+			     static_cast<long long>(left_at));
+	return true;
+}
+
 void Session::waitForEnd()
 {
+	if (ended_)
+		return;
 	publishWorld(MPI_COMM_NULL);
 	while (park() != ParkEnd::exit) {
-		// A process that has left is never a joiner (its state says so); nothing else arrives here.
+		// Only processes in state left call this (the C API's leavers, a C++ process that ended parked returns
+		// above): no plan names them, so nothing but the end arrives here.
 	}
 }
 

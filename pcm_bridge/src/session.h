@@ -84,6 +84,8 @@ public:
 	// The element counts of the active slots for a buffer of `total` elements in the current configuration.
 	std::vector<std::int64_t> currentCounts(std::int64_t total) const;
 	StartStatus startStatus() const { return start_status_; }
+	// A spare process's first probe after start() returned: the probe that activated it, answered already.
+	bool activationProbe() const { return skip_probe_; }
 	std::int64_t probes() const { return probes_; }
 
 	// Phase 1, collective over the active processes at a probe: the next command, planned and agreed.
@@ -101,7 +103,14 @@ public:
 	// (collective over the active processes; 0 for a leaver).
 	std::int64_t countAfter(std::int64_t local_count);
 
-	// Waits parked until the run ends, then returns (the caller finalizes MPI).
+	// Before start(), on every process of a program whose leavers can re-enter (the C++ API, whose probe() parks
+	// them and can return to them): processes that leave become spare again instead of left.
+	void reuseLeavers() { membership_.reusable = true; }
+	// In a process that has just left (reuseLeavers): waits parked. True when a later split or migration has
+	// activated it again (its data is in joinedBuffers() and friends, rank and communicator are the new ones);
+	// false when the run has ended (the caller finalizes MPI).
+	bool parkAfterLeaving();
+	// Waits parked until the run ends, then returns (the caller finalizes MPI); at once if it has ended.
 	void waitForEnd();
 	// Collective over the active processes at the end: releases every parked process.
 	void finish();
@@ -148,6 +157,7 @@ private:
 	std::int64_t probes_ = 0;
 	std::int64_t epoch_ = 0;
 	bool skip_probe_ = false;  // a joiner's first probe is the one that activated it: already answered
+	bool ended_ = false;       // the run's end reached this parked process: nothing more will come
 	double agree_timeout_ = 10.0;
 	bool verbose_ = false;  // MALLEO_PCM_VERBOSE: one line per completed operation
 	Mode mode_ = Mode::pool;

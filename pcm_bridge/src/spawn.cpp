@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include "phase_times.h"
 #include "session.h"
 #include "world_publisher.h"
 
@@ -75,6 +76,8 @@ int Session::spawnsNeeded(const Command &command, std::string &node, std::string
 
 bool Session::spawnFromProbe(int root, int count, const std::string &node, std::string &why)
 {
+	// The probe's broadcast so far is agreement; the spawn, waking the parked processes included, is timed apart.
+	phaseTimes().mark(Phase::agreement);
 	if (world_rank_ == root) {
 		std::vector<std::int64_t> message(planWords(world_size_) + 1, 0);
 		message[0] = kSpawn;
@@ -89,7 +92,9 @@ bool Session::spawnFromProbe(int root, int count, const std::string &node, std::
 			MPI_Send(name.data(), kNodeNameBytes, MPI_CHAR, w, kTagParked, control_);
 		}
 	}
-	return spawnCollective(root, count, node, why);
+	const bool spawned = spawnCollective(root, count, node, why);
+	phaseTimes().mark(Phase::spawn);
+	return spawned;
 }
 
 bool Session::spawnCollective(int root, int count, const std::string &node, std::string &why)

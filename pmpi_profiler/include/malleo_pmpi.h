@@ -38,6 +38,15 @@ void MALLEO_Iteration_mark(void) MALLEO_PMPI_WEAK;
  * intercommunicator. Fortran: CALL MALLEO_SET_WORLD(COMM, IERROR). */
 int MALLEO_Set_world(MPI_Comm world) MALLEO_PMPI_WEAK;
 
+/* The application id this process reports to the local agent with (`<program>-<job>`, docs/pmpi-profiler.md),
+ * set in MPI_Init whether or not an agent is configured; NULL before. The PCM bridge polls the agent for
+ * commands under this id, so `malleo force APP` names the application `malleo apps` shows. */
+const char *MALLEO_App_id(void) MALLEO_PMPI_WEAK;
+
+/* The local agent's endpoint this process reports to (MALLEO_AGENT, else the default socket when it exists), set in
+ * MPI_Init; NULL before, and when no agent is configured. The PCM bridge polls that same agent for commands. */
+const char *MALLEO_Agent_endpoint(void) MALLEO_PMPI_WEAK;
+
 /* MALLEO_PMPI_VERSION_MAJOR * 1000 + MALLEO_PMPI_VERSION_MINOR of the preloaded library. */
 int MALLEO_Pmpi_version(void) MALLEO_PMPI_WEAK;
 

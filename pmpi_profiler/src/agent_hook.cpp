@@ -12,6 +12,7 @@
 #include "agent_reporter.h"
 #include "job_report.h"
 #include "lifecycle.h"
+#include "malleo_pmpi.h"
 #include "mpi_include.h"
 
 namespace malleo::pmpi {
@@ -20,6 +21,11 @@ namespace {
 
 constexpr const char *kDefaultSocket = "/run/malleo/agent.sock";
 constexpr size_t kMaxAppId = 64; // the agent's limit on ids (agent/include/malleo/message.h)
+
+// The id this process registers with (MALLEO_App_id) and the agent it reports to (MALLEO_Agent_endpoint): the PCM
+// bridge polls that agent under that id. Written once in MPI_Init, read after it.
+char gAppId[kMaxAppId + 1] = {};
+std::string gAgentEndpoint;
 
 uint64_t hostHash()
 {
@@ -85,12 +91,14 @@ void agentInit()
 	    MPI_SUCCESS)
 		return;
 
-	const std::string endpoint = agentEndpoint();
-	if (endpoint.empty())
+	const std::string app = appId(all[1]);
+	std::snprintf(gAppId, sizeof(gAppId), "%s", app.c_str());
+	gAgentEndpoint = agentEndpoint();
+	if (gAgentEndpoint.empty())
 		return;
 	ReporterSetup setup;
-	setup.endpoint = endpoint;
-	setup.app = appId(all[1]);
+	setup.endpoint = gAgentEndpoint;
+	setup.app = app;
 	setup.rank = rank;
 	setup.size = size;
 	setup.interval = reportInterval();
@@ -111,3 +119,13 @@ void agentFinalDelta()
 }
 
 } // namespace malleo::pmpi
+
+extern "C" const char *MALLEO_App_id(void)
+{
+	return malleo::pmpi::gAppId[0] ? malleo::pmpi::gAppId : nullptr;
+}
+
+extern "C" const char *MALLEO_Agent_endpoint(void)
+{
+	return malleo::pmpi::gAgentEndpoint.empty() ? nullptr : malleo::pmpi::gAgentEndpoint.c_str();
+}

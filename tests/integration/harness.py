@@ -76,11 +76,12 @@ class Agent:
         return subprocess.run([MALLEO, "--agent", self.local, *args], capture_output=True,
                               text=True, timeout=timeout)
 
-    def peers_via_cli(self):
+    def peers_via_cli(self, in_view_only=False):
         r = self.cli("peers", "--json")
         if r.returncode != 0:
             raise RuntimeError(f"malleo peers failed for {self.name}: {r.stderr}")
-        return {p["id"] for p in json.loads(r.stdout)["peers"]}
+        return {p["id"] for p in json.loads(r.stdout)["peers"]
+                if p["in_view"] or not in_view_only}
 
     def alive(self):
         return self.proc.poll() is None

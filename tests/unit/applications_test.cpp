@@ -70,3 +70,182 @@ TEST_SUITE("applications")
 		CHECK(gone);
 	}
 }
+
+namespace {
+
+// Registers ranks 0..size-1 of `app` as the profiler does (not known to be malleable).
+void registerRanks(Core &core, double now, const std::string &app, uint32_t size, uint32_t first = 0)
+{
+	CoreOutputs out;
+	for (uint32_t rank = first; rank < size; ++rank)
+		REQUIRE(core.onLocalRequest(request("register", {{"app", app}, {"rank", rank}, {"pid", 100 + rank},
+								  {"size", size}, {"malleable", false}}),
+					    now, out)["type"] == "ack");
+}
+
+Message force(Core &core, double now, nlohmann::json fields, CoreOutputs &out)
+{
+	return core.onLocalRequest(request("force", std::move(fields)), now, out);
+}
+
+Message poll(Core &core, double now, const std::string &app, CoreOutputs &out, uint32_t size = 2)
+{
+	return core.onLocalRequest(request("poll", {{"app", app}, {"iteration", 7}, {"size", size}}), now, out);
+}
+
+std::vector<std::string> eventTypes(const CoreOutputs &out)
+{
+	std::vector<std::string> types;
+	for (const nlohmann::json &e : out.events)
+		types.push_back(e["type"].get<std::string>());
+	return types;
+}
+
+} // namespace
+
+TEST_SUITE("commands")
+{
+	TEST_CASE("force, poll and result: one command per application, handed out once")
+	{
+		TestNetwork net;
+		Core &core = *net.add(agentConfig("a")).core;
+		CoreOutputs out;
+		registerRanks(core, net.now(), "heat", 5);
+
+		// The profiler does not know whether the application is malleable; the bridge's poll does.
+		Message refused = force(core, net.now(), {{"app", "heat"}, {"op", "split"}, {"count", 2}}, out);
+		CHECK(refused["code"] == "not_malleable");
+		Message none = poll(core, net.now(), "heat", out);
+		CHECK(none["type"] == "command");
+		CHECK(none["op"] == "none");
+		CHECK(core.applications().at("heat").malleable);
+		CHECK(core.applications().at("heat").totalProcesses == 2);
+		// A rank registering late does not undo what the bridge said.
+		registerRanks(core, net.now(), "heat", 5, 4);
+		CHECK(core.applications().at("heat").malleable);
+		CHECK(core.applications().at("heat").totalProcesses == 2);
+
+		out.clear();
+		Message queued = force(core, net.now(),
+				       {{"app", "heat"}, {"op", "split"}, {"count", 2}, {"node", "n2"}, {"weights", {1, 1, 1, 3}}},
+				       out);
+		REQUIRE(queued["type"] == "force_reply");
+		const uint64_t id = queued["command"].get<uint64_t>();
+		CHECK(id > 0);
+		Message busy = force(core, net.now(), {{"app", "heat"}, {"op", "merge"}, {"count", 1}}, out);
+		CHECK(busy["code"] == "busy");
+
+		Message command = poll(core, net.now() + 1, "heat", out);
+		CHECK(command["type"] == "command");
+		CHECK(command["command"] == id);
+		CHECK(command["op"] == "split");
+		CHECK(command["count"] == 2);
+		CHECK(command["node"] == "n2");
+		CHECK(command["weights"] == nlohmann::json({1, 1, 1, 3}));
+		// In flight: not handed out twice, and still the application's one command.
+		CHECK(poll(core, net.now() + 1, "heat", out)["op"] == "none");
+		CHECK(force(core, net.now(), {{"app", "heat"}, {"op", "merge"}, {"count", 1}}, out)["code"] == "busy");
+		Message apps = core.onLocalRequest(request("apps", nlohmann::json::object()), net.now() + 2, out);
+		CHECK(apps["apps"][0]["command"]["state"] == "sent");
+		CHECK(apps["apps"][0]["last_result"].is_null());
+
+		// A result for another command changes nothing.
+		Message stray = core.onLocalRequest(request("result", {{"app", "heat"}, {"command", id + 1}, {"ok", true}}),
+						    net.now(), out);
+		CHECK(stray["code"] == "unknown_command");
+
+		Message ack = core.onLocalRequest(request("result", {{"app", "heat"}, {"command", id}, {"ok", true},
+								     {"text", "split at iteration 7: 2 -> 4 processes"},
+								     {"before", 2}, {"after", 4}, {"duration", 0.25},
+								     {"bytes", 65536.0}}),
+						  net.now() + 2, out);
+		CHECK(ack["type"] == "ack");
+		const ApplicationInfo &app = core.applications().at("heat");
+		CHECK(app.totalProcesses == 4);
+		CHECK(app.redistributionCost == doctest::Approx(0.25));
+		CHECK(app.lastSplit == doctest::Approx(net.now() + 2));
+		apps = core.onLocalRequest(request("apps", nlohmann::json::object()), net.now() + 2, out);
+		CHECK(apps["apps"][0]["command"].is_null());
+		const nlohmann::json &last = apps["apps"][0]["last_result"];
+		CHECK(last["command"] == id);
+		CHECK(last["ok"] == true);
+		CHECK(last["after"] == 4);
+		CHECK(last["bytes"] == 65536.0);
+		CHECK(eventTypes(out) == std::vector<std::string>{"command_queued", "command_sent", "command_result"});
+		CHECK(core.counters().get("commands.queued") == 1);
+		CHECK(core.counters().get("commands.sent") == 1);
+		CHECK(core.counters().get("commands.ok") == 1);
+		CHECK(core.counters().get("commands.refused.busy") == 2);
+		CHECK(core.counters().get("commands.unknown_results") == 1);
+
+		// The slot is free: the next command gets a new id; a failed result is kept as the last one.
+		Message next = force(core, net.now(), {{"app", "heat"}, {"op", "merge"}, {"count", 1}}, out);
+		REQUIRE(next["type"] == "force_reply");
+		CHECK(next["command"].get<uint64_t>() > id);
+		Message merge = poll(core, net.now(), "heat", out, 4);
+		core.onLocalRequest(request("result", {{"app", "heat"}, {"command", merge["command"]}, {"ok", false},
+						       {"text", "merge at iteration 9 failed: refused"}}),
+				    net.now(), out);
+		CHECK(core.counters().get("commands.failed") == 1);
+		CHECK(core.applications().at("heat").totalProcesses == 4);
+		apps = core.onLocalRequest(request("apps", nlohmann::json::object()), net.now(), out);
+		CHECK(apps["apps"][0]["last_result"]["ok"] == false);
+	}
+
+	TEST_CASE("force is validated and refused with a reason")
+	{
+		TestNetwork net;
+		Core &core = *net.add(agentConfig("a")).core;
+		CoreOutputs out;
+		registerRanks(core, net.now(), "heat", 2);
+		poll(core, net.now(), "heat", out);
+
+		auto code = [&](nlohmann::json fields) {
+			return force(core, net.now(), std::move(fields), out)["code"].get<std::string>();
+		};
+		CHECK(code({{"app", "heat"}, {"op", "grow"}, {"count", 1}}) == "bad_field");
+		CHECK(code({{"app", "heat"}, {"op", "split"}, {"count", 0}}) == "bad_field");
+		CHECK(code({{"app", "heat"}, {"op", "split"}, {"count", -1}}) == "bad_field");
+		CHECK(code({{"app", "heat"}, {"op", "split"}}) == "bad_field");
+		CHECK(code({{"app", "heat"}, {"op", "split"}, {"count", "2"}}) == "bad_field");
+		CHECK(code({{"app", "heat"}, {"op", "merge"}, {"count", 1}, {"node", "n2"}}) == "bad_field");
+		CHECK(code({{"app", "heat"}, {"op", "split"}, {"count", 1}, {"node", ""}}) == "bad_field");
+		CHECK(code({{"app", "heat"}, {"op", "split"}, {"count", 1}, {"weights", {1, 0, 2}}}) == "bad_field");
+		CHECK(code({{"app", "heat"}, {"op", "split"}, {"count", 1}, {"weights", {1.5, 2}}}) == "bad_field");
+		CHECK(code({{"app", "heat"}, {"op", "split"}, {"count", 1}, {"weights", "1,2"}}) == "bad_field");
+		CHECK(code({{"app", "nosuch"}, {"op", "split"}, {"count", 1}}) == "unknown_app");
+		Message bad = force(core, net.now(), {{"app", "heat"}, {"op", "grow"}, {"count", 1}}, out);
+		CHECK(bad["text"].get<std::string>().find("split, merge or migrate") != std::string::npos);
+		CHECK(core.counters().get("commands.queued") == 0);
+
+		// Only the agent hosting rank 0 starts a reconfiguration.
+		CoreOutputs ignored;
+		core.onLocalRequest(request("register", {{"app", "far"}, {"rank", 3}, {"pid", 9}, {"size", 4},
+							 {"malleable", true}}),
+				    net.now(), ignored);
+		CHECK(code({{"app", "far"}, {"op", "split"}, {"count", 1}}) == "not_root");
+		CHECK(poll(core, net.now(), "nosuch", out)["code"] == "unknown_app");
+	}
+
+	TEST_CASE("an application whose rank 0 deregisters drops its command")
+	{
+		TestNetwork net;
+		Core &core = *net.add(agentConfig("a")).core;
+		CoreOutputs out;
+		registerRanks(core, net.now(), "heat", 2);
+		poll(core, net.now(), "heat", out);
+		Message queued = force(core, net.now(), {{"app", "heat"}, {"op", "split"}, {"count", 1}}, out);
+		REQUIRE(queued["type"] == "force_reply");
+		out.clear();
+		core.onLocalRequest(request("deregister", {{"app", "heat"}, {"rank", 0}}), net.now(), out);
+		CHECK(eventTypes(out) == std::vector<std::string>{"command_dropped"});
+		CHECK(core.counters().get("commands.dropped") == 1);
+		// Nothing is handed out, and a late result is not taken for it.
+		CHECK(poll(core, net.now(), "heat", out)["op"] == "none");
+		CHECK(core.onLocalRequest(request("result", {{"app", "heat"}, {"command", queued["command"]},
+							     {"ok", true}}),
+					  net.now(), out)["code"] == "unknown_command");
+		core.onLocalRequest(request("deregister", {{"app", "heat"}, {"rank", 1}}), net.now(), out);
+		CHECK(core.applications().empty());
+	}
+}

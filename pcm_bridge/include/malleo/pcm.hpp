@@ -9,10 +9,14 @@
 //	for (; step < steps; ++step) {
 //		const auto event = session.probe();
 //		if (event.left)
-//			break;           // this process is no longer part of the computation
+//			break;           // the run ended while this process was out of the computation
 //		... compute on grid.data<double>(), grid.count() columns from grid.offset() ...
 //	}
 //	session.finish();            // collective; calls MPI_Finalize
+//
+// A process that a merge or migration takes out of the computation waits parked inside probe(), without CPU and
+// with its buffers freed; a later split or migration may take it back, and probe() then returns to it as to a
+// spare process activated there (joined set). It returns with left set only when the run has ended meanwhile.
 #pragma once
 
 #include <mpi.h>
@@ -38,7 +42,11 @@ struct ProbeResult {
 	Operation operation = Operation::none;  // what happened at this probe
 	bool failed = false;  // an operation was asked for and did not happen: everything is as it was
 	std::string error;    // why, when failed
-	bool left = false;    // this process is no longer active: leave the loop and call finish()
+	bool left = false;    // the run ended while this process was not active: leave the loop and call finish()
+	// This process was activated by `operation` (a split or migration) at this probe: its buffers, replicated
+	// values, rank and communicator are the ones it received. Set for a spare process's first probe and for a
+	// process taken back after it had left; state the program keeps outside the session is stale then.
+	bool joined = false;
 	bool changed() const { return operation != Operation::none && !failed; }
 };
 
@@ -90,7 +98,8 @@ public:
 		return *reinterpret_cast<T *>(bytes.data());
 	}
 
-	// Collective over the active processes, at the top of each iteration.
+	// Collective over the active processes, at the top of each iteration. A process that leaves stays inside
+	// until it is activated again (joined) or the run ends (left).
 	ProbeResult probe();
 
 	bool joined() const;
@@ -99,14 +108,18 @@ public:
 	int size() const;
 	std::int64_t probes() const;
 
-	// Collective at the end over the active processes; a process that left waits here for them. Calls
-	// MPI_Finalize.
+	// Collective at the end over the active processes; a process whose probe() returned left only finalizes.
+	// Calls MPI_Finalize.
 	void finish();
 
 private:
 	Session() = default;
 	std::vector<unsigned char> &replicatedBytes(const std::string &name, std::size_t size, const void *initial);
 	void place(Buffer &buffer, std::int64_t count);
+	// A joined process: the buffer's data from the reconfiguration that activated it; false if none came.
+	bool receive(Buffer &buffer);
+	// A process activated again inside probe(): its buffers and replicated values from that reconfiguration.
+	void rejoin();
 
 	std::vector<std::unique_ptr<Buffer>> buffers_;
 	std::vector<std::pair<std::string, std::vector<unsigned char>>> replicated_;

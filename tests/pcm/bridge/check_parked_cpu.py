@@ -15,30 +15,6 @@ import pcm_launch
 WINDOW = 2.0
 
 
-def descendants(root):
-    children = {}
-    for entry in os.listdir('/proc'):
-        if entry.isdigit():
-            try:
-                with open(f'/proc/{entry}/stat', encoding='utf-8') as f:
-                    ppid = int(f.read().rsplit(')', 1)[1].split()[1])
-            except OSError:
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo += children.get(pid, [])
-    return out
-
-
-def cpu_ticks(pid):
-    with open(f'/proc/{pid}/stat', encoding='utf-8') as f:
-        fields = f.read().rsplit(')', 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument('--mpi', required=True)
@@ -58,7 +34,7 @@ def main():
         else:
             sys.exit('FAIL: heat2d ended before the measurement\n' + proc.stderr.read())
         ranks = []
-        for pid in descendants(proc.pid):
+        for pid in pcm_launch.descendants(proc.pid):
             try:
                 if os.path.realpath(f'/proc/{pid}/exe') == program:
                     ranks.append(pid)
@@ -66,10 +42,10 @@ def main():
                 pass
         if len(ranks) != 5:
             sys.exit(f'FAIL: found {len(ranks)} heat2d processes, expected 5')
-        before = {pid: cpu_ticks(pid) for pid in ranks}
+        before = {pid: pcm_launch.cpu_ticks(pid) for pid in ranks}
         start = time.monotonic()
         time.sleep(WINDOW)  # the measurement window itself, not a synchronisation
-        after = {pid: cpu_ticks(pid) for pid in ranks}
+        after = {pid: pcm_launch.cpu_ticks(pid) for pid in ranks}
         elapsed = time.monotonic() - start
     finally:
         # The run is endless by design (1e6 iterations); the measurement is over, so stop the launcher we started.

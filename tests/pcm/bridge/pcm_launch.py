@@ -65,11 +65,38 @@ def final_processes(proc):
 
 
 def completed_operations(proc):
-    """(operation, iteration, before, after) for every 'malleo-pcm: ... -> ...' line (MALLEO_PCM_VERBOSE=1)."""
-    return [(op, int(it), int(a), int(b)) for op, it, a, b in
-            re.findall(r'^malleo-pcm: (split|merge|migrate) at iteration (\d+): (\d+) -> (\d+) processes',
-                       proc.stderr, re.M)]
+    """(operation, iteration, before, after) for every 'malleo-pcm: ... -> ...' line (MALLEO_PCM_VERBOSE=1), in
+    iteration order: different processes print them, and the launcher forwards each one's stderr on its own."""
+    return sorted(((op, int(it), int(a), int(b)) for op, it, a, b in
+                   re.findall(r'^malleo-pcm: (split|merge|migrate) at iteration (\d+): (\d+) -> (\d+) processes',
+                              proc.stderr, re.M)), key=lambda done: done[1])
 
 
 def describe(proc):
     return f'rc {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}'
+
+
+def descendants(root):
+    """root and every process below it, from /proc."""
+    children = {}
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                with open(f'/proc/{entry}/stat', encoding='utf-8') as f:
+                    ppid = int(f.read().rsplit(')', 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo += children.get(pid, [])
+    return out
+
+
+def cpu_ticks(pid):
+    """CPU time of a process so far, in clock ticks."""
+    with open(f'/proc/{pid}/stat', encoding='utf-8') as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime

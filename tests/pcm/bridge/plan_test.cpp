@@ -123,6 +123,110 @@ TEST_CASE("plans survive the wire")
 	CHECK(other.state == m.state);
 }
 
+TEST_CASE("processes of a program that can re-enter are spare again after they leave, and chosen again")
+{
+	auto m = pool(3, 2);
+	m.reusable = true;
+	Plan plan;
+	REQUIRE(makePlan({Operation::split, 2, 1, "", {}}, m, plan).empty());
+	applyPlan(plan, m);
+	REQUIRE(makePlan({Operation::merge, 5, 2, "", {}}, m, plan).empty());
+	CHECK(plan.leavers == std::vector<int>{1, 2});
+	applyPlan(plan, m);
+	CHECK(m.state == std::vector<ProcessState>{ProcessState::active, ProcessState::spare, ProcessState::spare});
+	CHECK(m.active == std::vector<int>{0});
+
+	// Lowest world ranks first and appended after the last slot, as for processes that never ran.
+	REQUIRE(makePlan({Operation::split, 8, 1, "", {}}, m, plan).empty());
+	CHECK(plan.joiners == std::vector<int>{1});
+	CHECK(plan.after == std::vector<int>{0, 1});
+	applyPlan(plan, m);
+	CHECK(m.state[1] == ProcessState::active);
+	CHECK(m.state[2] == ProcessState::spare);
+
+	// A migration's source becomes spare; the next migration may take it back into the slot of its own source.
+	REQUIRE(makePlan({Operation::migrate, 9, 1, "", {}}, m, plan).empty());
+	CHECK(plan.leavers == std::vector<int>{0});
+	CHECK(plan.joiners == std::vector<int>{2});
+	CHECK(plan.after == std::vector<int>{2, 1});
+	applyPlan(plan, m);
+	CHECK(m.state[0] == ProcessState::spare);
+	REQUIRE(makePlan({Operation::split, 10, 1, "", {}}, m, plan).empty());
+	CHECK(plan.joiners == std::vector<int>{0});
+	CHECK(plan.after == std::vector<int>{2, 1, 0});
+	applyPlan(plan, m);
+	CHECK(m.state == std::vector<ProcessState>(3, ProcessState::active));
+	CHECK_FALSE(makePlan({Operation::split, 11, 1, "", {}}, m, plan).empty());  // all 3 are active now
+}
+
+TEST_CASE("a process that left is chosen again only on the migration's target node")
+{
+	auto m = pool(4, 2, {"a", "b", "a", "b"});
+	m.reusable = true;
+	Plan plan;
+	REQUIRE(makePlan({Operation::split, 1, 2, "", {}}, m, plan).empty());
+	applyPlan(plan, m);
+	REQUIRE(makePlan({Operation::merge, 2, 2, "", {}}, m, plan).empty());
+	applyPlan(plan, m);  // 2 (on a) and 3 (on b) have left
+	REQUIRE(makePlan({Operation::migrate, 3, 1, "b", {}}, m, plan).empty());
+	CHECK(plan.leavers == std::vector<int>{0});
+	CHECK(plan.joiners == std::vector<int>{3});
+	CHECK(plan.after == std::vector<int>{3, 1});
+	applyPlan(plan, m);
+	REQUIRE(makePlan({Operation::migrate, 4, 1, "a", {}}, m, plan).empty());
+	CHECK(plan.leavers == std::vector<int>{3});
+	CHECK(plan.joiners == std::vector<int>{0});  // 0 and 2 are spare on a: the lowest world rank
+	CHECK(plan.after == std::vector<int>{0, 1});
+	applyPlan(plan, m);
+	CHECK_FALSE(makePlan({Operation::migrate, 5, 2, "a", {}}, m, plan).empty());  // 1 is on b, one spare on a
+}
+
+TEST_CASE("processes of the PCM C API stay left: no plan chooses them")
+{
+	auto m = pool(3, 2);
+	Plan plan;
+	REQUIRE(makePlan({Operation::merge, 1, 1, "", {}}, m, plan).empty());
+	applyPlan(plan, m);
+	CHECK(m.state[1] == ProcessState::left);
+	REQUIRE(makePlan({Operation::split, 2, 1, "", {}}, m, plan).empty());
+	CHECK(plan.joiners == std::vector<int>{2});
+	applyPlan(plan, m);
+	CHECK_FALSE(makePlan({Operation::split, 3, 1, "", {}}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::migrate, 3, 1, "", {}}, m, plan).empty());
+}
+
+TEST_CASE("the wire carries whether leavers are reused, and the states of reused processes")
+{
+	auto m = pool(4, 3);
+	m.reusable = true;
+	Plan plan;
+	REQUIRE(makePlan({Operation::merge, 3, 2, "", {}}, m, plan).empty());
+	applyPlan(plan, m);
+	REQUIRE(makePlan({Operation::split, 6, 2, "", {}}, m, plan).empty());
+	CHECK(plan.joiners == std::vector<int>{1, 2});
+	const auto words = encodePlan(plan, m);
+	CHECK(words.size() == planWords(4));
+	// A parked process applies the plan it receives: it must make the leavers spare as the others do.
+	Plan back;
+	Membership parked = pool(4, 4);
+	decodePlan(words, back, parked);
+	CHECK(parked.reusable);
+	CHECK(parked.state == m.state);
+	CHECK(back.joiners == plan.joiners);
+	applyPlan(back, parked);
+	REQUIRE(makePlan({Operation::merge, 7, 2, "", {}}, parked, back).empty());
+	applyPlan(back, parked);
+	CHECK(parked.state[1] == ProcessState::spare);
+	CHECK(parked.state[2] == ProcessState::spare);
+
+	Membership fixed = pool(4, 1);
+	fixed.reusable = false;
+	Membership other = pool(4, 4);
+	other.reusable = true;
+	decodePlan(encodePlan(plan, fixed), back, other);
+	CHECK_FALSE(other.reusable);
+}
+
 TEST_CASE("balanced blocks never grow when processes are added")
 {
 	for (std::int64_t total = 1; total < 60; ++total)

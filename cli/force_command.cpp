@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+// `malleo force APP split|merge|migrate COUNT`: the papers' actuator. Queues a
+// command with the agent hosting the application's rank 0; its bridge takes it
+// at a probe. With --wait, follows the agent's events until the command's
+// result (an event is kept by the agent even when the application ends right
+// after it, which a look at `apps` would miss).
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "agent_client.h"
+#include "commands.h"
+#include "interrupt.h"
+#include "reply_fields.h"
+#include "target.h"
+
+namespace malleo::cli {
+
+namespace {
+
+// As MALLEO_FORCE bounds them (docs/pcm-api.md).
+constexpr long long kCountMax = 1000000;
+constexpr long long kWeightMax = 1000000;
+
+bool positiveInteger(const std::string &text, long long max, long long &value)
+{
+	if (text.empty() || text.size() > 7 || text.find_first_not_of("0123456789") != std::string::npos)
+		return false;
+	value = std::stoll(text);
+	return value >= 1 && value <= max;
+}
+
+std::optional<Failure> checkInput(const ForceOptions &force, nlohmann::json &fields)
+{
+	if (force.op != "split" && force.op != "merge" && force.op != "migrate")
+		return Failure{kExitBadInput,
+			       fmt::format("force: unknown operation '{}' (split, merge or migrate)", force.op)};
+	long long count = 0;
+	if (!positiveInteger(force.count, kCountMax, count))
+		return Failure{kExitBadInput,
+			       fmt::format("force: count '{}' is not an integer from 1 to {}", force.count, kCountMax)};
+	fields = {{"app", force.app}, {"op", force.op}, {"count", count}};
+	if (force.node) {
+		if (force.op == "merge")
+			return Failure{kExitBadInput, "force: a merge takes no --node"};
+		if (force.node->empty())
+			return Failure{kExitBadInput, "force: --node is empty"};
+		fields["node"] = *force.node;
+	}
+	if (force.weights) {
+		nlohmann::json weights = nlohmann::json::array();
+		std::size_t start = 0;
+		for (;;) {
+			const std::size_t comma = force.weights->find(',', start);
+			const std::string w = force.weights->substr(start, comma == std::string::npos ? comma : comma - start);
+			long long value = 0;
+			if (!positiveInteger(w, kWeightMax, value))
+				return Failure{kExitBadInput,
+					       fmt::format("force: weight '{}' in --weights {} is not an integer from 1 to {}",
+							   w, *force.weights, kWeightMax)};
+			weights.push_back(value);
+			if (comma == std::string::npos)
+				break;
+			start = comma + 1;
+		}
+		fields["weights"] = std::move(weights);
+	}
+	return std::nullopt;
+}
+
+// "command 3: split at iteration 57: 2 -> 4 processes (0.41 s)".
+std::string outcomeLine(const nlohmann::json &event)
+{
+	std::string line = fmt::format("command {} {}: {}", text(event, {"command"}),
+				       event.value("ok", false) ? "ok" : "failed", text(event, {"text"}));
+	if (std::optional<double> seconds = number(event, {"duration"}))
+		line += fmt::format(" ({:.3f} s)", *seconds);
+	return line;
+}
+
+// Follows the events the agent pushes after `events_ok` until this command's
+// result, its drop, or the deadline.
+int awaitResult(AgentClient &client, const ForceOptions &force, uint64_t command)
+{
+	const double deadline = steadyNow() + *force.wait;
+	catchInterrupts();
+	for (;;) {
+		std::string problem;
+		for (const Message &m : client.drain(&problem)) {
+			const nlohmann::json *event = field(m, {"event"});
+			const nlohmann::json *id = event ? field(*event, {"command"}) : nullptr;
+			if (m.value("type", "") != "event" || !id || !id->is_number_unsigned() ||
+			    id->get<uint64_t>() != command || event->value("app", "") != force.app)
+				continue;
+			const std::string type = event->value("type", "");
+			if (type == "command_dropped")
+				return report({kExitFailed, fmt::format("command {} dropped before its result: {}", command,
+									text(*event, {"why"}))});
+			if (type != "command_result")
+				continue;
+			if (force.json) {
+				nlohmann::json out = *event;
+				out["agent"] = m.value("from", "");
+				std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+			} else {
+				std::cout << outcomeLine(*event) << '\n';
+			}
+			return event->value("ok", false) ? kExitOk : kExitFailed;
+		}
+		const double left = deadline - steadyNow();
+		if (left <= 0 || interrupted())
+			return report({kExitFailed, fmt::format("no result for command {} of {} within {} s (it may still "
+								"run; see `malleo apps`)",
+								command, force.app, *force.wait)});
+		zmq::pollitem_t item = client.pollItem();
+		try {
+			zmq::poll(&item, 1, std::chrono::milliseconds(static_cast<long>(std::ceil(std::min(left, 0.5) * 1000))));
+		} catch (const zmq::error_t &e) {
+			if (e.num() != EINTR)
+				throw;
+		}
+	}
+}
+
+} // namespace
+
+int forceCommand(const GlobalOptions &options, const ForceOptions &force)
+{
+	nlohmann::json fields;
+	if (std::optional<Failure> bad = checkInput(force, fields))
+		return report(*bad);
+	Failure failure;
+	std::optional<Target> target = singleTarget(options, failure);
+	if (!target)
+		return report(failure);
+	zmq::context_t context(1);
+	std::unique_ptr<AgentClient> client = AgentClient::create(context, target->endpoint, options.timeout, failure);
+	if (!client)
+		return report(failure);
+	// Subscribed before the command exists, so its result cannot slip past.
+	if (force.wait && !client->request("events", failure))
+		return report(failure);
+	std::optional<Message> reply = client->request("force", failure, fields);
+	if (!reply) {
+		// A refusal is about what was asked (unknown application, busy, ...), not about the agent.
+		if (failure.line.starts_with(fmt::format("the agent at {} refused 'force'", target->endpoint)))
+			failure.status = kExitBadInput;
+		return report(failure);
+	}
+	const nlohmann::json *command = field(*reply, {"command"});
+	if ((*reply)["type"] != "force_reply" || !command || !command->is_number_unsigned())
+		return report({kExitFailed, fmt::format("the agent at {} answered 'force' with '{}' and no command id",
+							target->endpoint, text(*reply, {"type"}))});
+	if (force.wait)
+		return awaitResult(*client, force, command->get<uint64_t>());
+	if (force.json) {
+		nlohmann::json out = {{"agent", (*reply)["from"]}, {"app", force.app}, {"command", *command}};
+		std::cout << out.dump() << '\n';
+	} else {
+		std::cout << fmt::format("command {} queued: {} {} of {} (agent {})\n", command->get<uint64_t>(), force.op,
+					 text(fields, {"count"}), force.app, text(*reply, {"from"}));
+	}
+	return kExitOk;
+}
+
+} // namespace malleo::cli

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// The local agent as a source of commands (docs/protocol.md, "MPI processes"): the coordinator sends `poll`, picks
+// the `command` reply up at a later probe, and sends `result` once the operation is over. Nothing here waits: a
+// probe costs a non-blocking receive and, at most every MALLEO_POLL_INTERVAL seconds, a non-blocking send, so an
+// absent, slow or garbled agent never holds the application up (one stderr line, then it carries on).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "command.h"
+
+namespace malleo::pcm {
+
+class AgentCommands
+{
+public:
+	AgentCommands() = default;
+	AgentCommands(const AgentCommands &) = delete;
+	AgentCommands &operator=(const AgentCommands &) = delete;
+	~AgentCommands();
+
+	// At a probe of the coordinator: the command the agent sent in reply to an earlier poll (op none when there is
+	// none yet), and the next poll when the interval has passed. Connects at the first call, so only a process
+	// that coordinates ever opens a socket. Asked again for the same iteration (spawn mode plans twice), it gives
+	// the same command.
+	Command take(std::int64_t iteration, int active);
+
+	// The outcome of the operation at probe `iteration`; sent to the agent as `result` when take() handed out the
+	// agent's command at that probe, nothing otherwise (a forced command, or another process coordinated).
+	void finish(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before, std::int64_t after);
+
+private:
+	bool connect();
+	void drain();
+	void accept(const nlohmann::json &reply);
+	void sendPoll(std::int64_t iteration, int active);
+	bool send(const std::string &body);
+	void warn(const std::string &line);
+
+	enum class State { unconfigured, off, on };
+	State state_ = State::unconfigured;
+	std::string endpoint_;
+	std::string app_;
+	double interval_ = 0.2;
+	void *context_ = nullptr;
+	void *socket_ = nullptr;
+	std::uint32_t sequence_ = 0;
+	std::uint64_t nextId_ = 1;
+
+	bool awaiting_ = false;  // a poll is out and its reply has not come
+	double polledAt_ = 0.0;
+	double firstPollAt_ = 0.0;
+	double nextPollAt_ = 0.0;
+	std::optional<Command> ready_;  // arrived, not handed out yet
+	std::uint64_t readyId_ = 0;
+
+	std::optional<Command> taken_;  // handed out, its result not sent yet
+	std::uint64_t takenId_ = 0;
+	double takenAt_ = 0.0;
+
+	std::string lastWarning_;  // the same trouble is said once
+};
+
+} // namespace malleo::pcm
