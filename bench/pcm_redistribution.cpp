@@ -5,12 +5,14 @@
 // columns) and each array size, the schedule runs `repeats` times on a communicator of the ranks the scenario uses
 // (the others park); a run's time is the slowest rank's, from a common barrier. memcpy bandwidth is measured by rank
 // 0 copying the whole array once between two buffers while every other rank waits without spinning (MPI_Ibarrier +
-// MPI_Test + 1 ms sleep), between the runs. All buffers are touched before timing, so neither side pays first-touch
-// page faults. Medians over the repeats.
+// MPI_Test + 1 ms sleep), between the runs, twice: between two touched buffers, and into a buffer allocated just
+// before the copy (`fresh`), which pays the first touch of its pages as a reconfiguration's new buffer does. By default
+// the executor's buffers are touched before timing, so neither side pays first-touch page faults. Medians over the
+// repeats.
 //
 //	mpirun -n 4 build/bench/pcm_redistribution_openmpi [--sizes-mb 10,100,300] [--scenarios 1:2,2:4,4:2]
 //	    [--repeats 5] [--column-doubles 1024] [--distribution block1d|block_cyclic1d] [--block 8]
-//	    [--huge-pages none|old|new|all] [--new-buffer touched|calloc|calloc-advised|huge|huge-zeroed]
+//	    [--huge-pages none|old|new|all] [--new-buffer touched|calloc|calloc-advised|huge|huge-zeroed] [--prefault on|off]
 //	    [--chunk-mb 0] [--method executor|shm]
 //
 // Options:
@@ -27,6 +29,8 @@
 //                     every timed run with std::calloc, as pcm_bridge's session does, so the run pays the first touch;
 //                     huge: the same 2 MiB aligned and madvise(MADV_HUGEPAGE)d, not zeroed; huge-zeroed: and zeroed;
 //                     calloc-advised: calloc, then madvise(MADV_HUGEPAGE) on the 2 MiB aligned pages inside it
+//   --prefault        on (the default, as in the bridge): the executor faults the pages of the new buffer in with
+//                     one madvise(MADV_POPULATE_WRITE) before the transfers; off: they fault during the copies
 //   --chunk-mb        cut every transfer between ranks into messages of at most this many MiB (0: whole)
 //   --method          executor (the bridge's) or shm: the bandwidth experiment's same-node alternative, a pipeline
 //                     through an MPI shared-memory window (sender copies a chunk in, receiver copies it out),
@@ -344,12 +348,14 @@ struct Options {
 	double chunk_mb = 0;
 	bool shm = false;
 	std::string new_buffer = "touched";
+	bool prefault = true;
 };
 
 struct Figures {
 	double seconds;
 	double moved_bytes;  // between different ranks, all ranks together
 	double memcpy_seconds;
+	double fresh_memcpy_seconds;  // into a buffer allocated just before
 };
 
 Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatype element, int element_bytes,
@@ -393,7 +399,7 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 	if (options.shm && comm != MPI_COMM_NULL)
 		pipeline = std::make_unique<ShmPipeline>(comm, plan, static_cast<std::size_t>(chunk_bytes),
 							 static_cast<std::size_t>(element_bytes));
-	std::vector<double> times, copies;
+	std::vector<double> times, copies, fresh_copies;
 	double moved = 0;
 	for (int r = 0; r < repeats + 1; ++r) {	 // the first run warms up and is not counted
 		if (comm != MPI_COMM_NULL) {
@@ -410,7 +416,8 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 					if (t.from == rank && t.to != rank)
 						result.bytes_sent += t.source[0].count * element_bytes;
 			} else {
-				result = execute(comm, plan, old_buffer.data(), new_buffer.data(), element);
+				result = execute(comm, plan, old_buffer.data(), new_buffer.data(), element, 7300,
+						 options.prefault);
 			}
 			double elapsed = MPI_Wtime() - start, slowest = 0;
 			MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
@@ -435,6 +442,20 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 			double copy_seconds = MPI_Wtime() - copy_start;
 			if (r > 0)
 				copies.push_back(copy_seconds);
+			copy_start = MPI_Wtime();
+			auto* fresh = static_cast<char*>(std::malloc(array_bytes));
+			if (!fresh) {
+				std::fprintf(stderr, "pcm_redistribution: out of memory for %zu bytes\n", array_bytes);
+				MPI_Abort(MPI_COMM_WORLD, 1);
+			}
+			std::memcpy(fresh, copy_from.data(), array_bytes);
+			copy_seconds = MPI_Wtime() - copy_start;
+			// Read back, so the copy cannot be optimised away.
+			if (fresh[array_bytes / 2] != copy_from.data()[array_bytes / 2])
+				MPI_Abort(MPI_COMM_WORLD, 1);
+			std::free(fresh);
+			if (r > 0)
+				fresh_copies.push_back(copy_seconds);
 		}
 		parkedBarrier(MPI_COMM_WORLD);
 	}
@@ -453,7 +474,8 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 	}
 	if (comm != MPI_COMM_NULL)
 		MPI_Comm_free(&comm);
-	return {times.empty() ? 0 : median(times), moved, copies.empty() ? 0 : median(copies)};
+	return {times.empty() ? 0 : median(times), moved, copies.empty() ? 0 : median(copies),
+		fresh_copies.empty() ? 0 : median(fresh_copies)};
 }
 
 std::vector<std::string> split(const std::string& text, char separator)
@@ -493,10 +515,13 @@ int main(int argc, char** argv)
 	    ->check(CLI::IsMember({"none", "old", "new", "all"}));
 	app.add_option("--chunk-mb", options.chunk_mb, "cut transfers between ranks into messages of this many MiB")
 	    ->check(CLI::Range(0.0, 1e6));
-	app.add_option("--new-buffer", options.new_buffer, "touched, calloc, huge or huge-zeroed")
+	app.add_option("--new-buffer", options.new_buffer, "touched, calloc, calloc-advised, huge or huge-zeroed")
 	    ->check(CLI::IsMember({"touched", "calloc", "calloc-advised", "huge", "huge-zeroed"}));
 	app.add_option("--method", method, "executor or shm (shared-memory pipeline, block1d)")
 	    ->check(CLI::IsMember({"executor", "shm"}));
+	std::string prefault = "on";
+	app.add_option("--prefault", prefault, "on (the bridge's way) or off: the executor faults the new buffer in first")
+	    ->check(CLI::IsMember({"on", "off"}));
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError& e) {
@@ -508,6 +533,7 @@ int main(int argc, char** argv)
 	    distribution_text == "block1d" ? Distribution::block1d : Distribution::block_cyclic1d;
 	options.block = block;
 	options.shm = method == "shm";
+	options.prefault = prefault == "on";
 	options.huge_old = huge == "old" || huge == "all";
 	options.huge_new = huge == "new" || huge == "all";
 	options.huge_copy = huge == "all";
@@ -545,11 +571,13 @@ int main(int argc, char** argv)
 	int element_bytes = column_doubles * 8;
 	if (rank == 0)
 		std::printf(
-		    "%d ranks, %s, elements of %d bytes, median of %d runs; %s, huge pages %s, new buffer %s, chunks %g MiB\n\n"
-		    "| scenario | array MiB | median s | array GB/s | moved GB/s | memcpy GB/s | array / memcpy |\n"
-		    "| --- | --- | --- | --- | --- | --- | --- |\n",
+		    "%d ranks, %s, elements of %d bytes, median of %d runs; %s, huge pages %s, new buffer %s, prefault %s, "
+		    "chunks %g MiB\n\n"
+		    "| scenario | array MiB | median s | array GB/s | moved GB/s | memcpy GB/s | array / memcpy | fresh memcpy GB/s | "
+		    "array / fresh memcpy |\n"
+		    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
 		    world, distribution_text.c_str(), element_bytes, repeats, method.c_str(), huge.c_str(), options.new_buffer.c_str(),
-		    options.chunk_mb);
+		    prefault.c_str(), options.chunk_mb);
 	for (double mb : sizes) {
 		auto elements = static_cast<std::int64_t>(mb * 1048576.0 / element_bytes);
 		int runs = mb >= 300 ? std::max(3, repeats / 2) : repeats;
@@ -559,9 +587,11 @@ int main(int argc, char** argv)
 				continue;
 			double array = static_cast<double>(elements) * element_bytes;
 			double memcpy_rate = array / f.memcpy_seconds / 1e9;
-			std::printf("| %d → %d | %.0f | %.4f | %.2f | %.2f | %.2f | %.0f %% |\n", from, to, mb,
+			double fresh_rate = array / f.fresh_memcpy_seconds / 1e9;
+			std::printf("| %d → %d | %.0f | %.4f | %.2f | %.2f | %.2f | %.0f %% | %.2f | %.0f %% |\n", from, to, mb,
 				    f.seconds, array / f.seconds / 1e9, f.moved_bytes / f.seconds / 1e9, memcpy_rate,
-				    100.0 * (array / f.seconds / 1e9) / memcpy_rate);
+				    100.0 * (array / f.seconds / 1e9) / memcpy_rate, fresh_rate,
+				    100.0 * (array / f.seconds / 1e9) / fresh_rate);
 			std::fflush(stdout);
 		}
 	}

@@ -4,8 +4,12 @@
  * blocks over the processes, each iteration exchanges one ghost column with each neighbour and takes a Jacobi
  * step. Written against the PCM API, so it splits, merges and migrates when told to (MALLEO_FORCE or the agent).
  *
- *   heat2d [--rows R] [--columns C] [--iterations N] [--progress K] [--world pcm|mpi]
+ *   heat2d [--rows R] [--columns C] [--iterations N] [--progress K] [--pace MS] [--world pcm|mpi]
  *          [--checkpoint FILE --checkpoint-at K] [--restart FILE]    (stop-restart baseline, below)
+ *
+ * --pace MS makes every iteration last at least MS milliseconds (each process sleeps out the rest after its step),
+ * so a run lasts a known wall time whatever the MPI and the process count: demos, and commands sent by hand or by
+ * tests while it runs. It only waits, so it changes nothing in the result.
  *
  * --world mpi computes on MPI_COMM_WORLD instead of PCM_COMM_WORLD (ghost exchange, final gather, ranks and
  * sizes): code written against MPI_COMM_WORLD, which stands for the active processes only under
@@ -15,10 +19,13 @@
  * every point's update reads the same operands in the same order whatever the partition, so a run reconfigured
  * any number of times prints the checksum of a static run.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_nanosleep */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mpi.h>
 
@@ -29,8 +36,11 @@ struct options {
 	int columns;
 	int iterations;
 	int progress;
+	int pace; /* --pace: milliseconds per iteration at least, 0 = off */
 	int world_mpi; /* --world mpi */
 };
+
+#define MAX_PACE 60000 /* a minute per iteration: anything longer is a typo */
 
 static int parse_positive(const char *flag, const char *text, int *out)
 {
@@ -44,12 +54,26 @@ static int parse_positive(const char *flag, const char *text, int *out)
 	return 0;
 }
 
+static int parse_pace(const char *text, int *out)
+{
+	char *end = NULL;
+	long value = strtol(text, &end, 10);
+	if (!*text || *end || value < 0 || value > MAX_PACE) {
+		fprintf(stderr, "heat2d: --pace %s: expected milliseconds from 0 to %d\n", text, MAX_PACE);
+		return -1;
+	}
+	*out = (int)value;
+	return 0;
+}
+
 static const char usage[] =
-	"usage: heat2d [--rows R] [--columns C] [--iterations N] [--progress K] [--world pcm|mpi]\n"
+	"usage: heat2d [--rows R] [--columns C] [--iterations N] [--progress K] [--pace MS] [--world pcm|mpi]\n"
 	"              [--checkpoint FILE --checkpoint-at K] [--restart FILE]\n"
 	"  --rows R, --columns C  grid size (default 64 x 64; 1024 rows of doubles = 128 columns per MiB)\n"
 	"  --iterations N         Jacobi steps (default 100)\n"
 	"  --progress K           print the iteration and the process count every K iterations (default: never)\n"
+	"  --pace MS              every iteration lasts at least MS milliseconds, 0 to 60000 (default 0: off); the\n"
+	"                         result is the same, the run just lasts a known time (demos, commands by hand)\n"
 	"  --world pcm|mpi        compute on PCM_COMM_WORLD (default) or on MPI_COMM_WORLD (needs\n"
 	"                         MALLEO_WORLD=malleable and libmalleo_pmpi preloaded)\n"
 	"  --checkpoint FILE --checkpoint-at K  stop at iteration K with the grid written to FILE\n"
@@ -63,6 +87,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->columns = 64;
 	o->iterations = 100;
 	o->progress = 0;
+	o->pace = 0;
 	o->world_mpi = 0;
 	for (int i = 1; i < argc; ++i) {
 		int *target = NULL;
@@ -76,6 +101,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->world_mpi = !strcmp(argv[++i], "mpi");
 			continue;
 		}
+		if (!strcmp(argv[i], "--pace")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "heat2d: --pace needs a value\n");
+				return -1;
+			}
+			if (parse_pace(argv[++i], &o->pace))
+				return -1;
+			continue;
+		}
 		if (!strcmp(argv[i], "--rows"))
 			target = &o->rows;
 		else if (!strcmp(argv[i], "--columns"))
@@ -85,9 +119,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		else if (!strcmp(argv[i], "--progress"))
 			target = &o->progress;
 		else {
-			fprintf(stderr,
-				"heat2d: unknown option %s (--rows, --columns, --iterations, --progress, --world)\n",
-				argv[i]);
+			fprintf(stderr, "heat2d: unknown option %s (--rows, --columns, --iterations, --progress, "
+					"--pace, --world)\n", argv[i]);
 			return -1;
 		}
 		if (i + 1 >= argc) {
@@ -173,6 +206,27 @@ static void step(const double *prev, double *next, int xDim, int rows, int first
 		for (int r = 1; r < rows - 1; ++r)
 			out[r] = 0.25 * (c[r - rows] + c[r + rows] + c[r - 1] + c[r + 1]);
 	}
+}
+
+/* --pace: when the iteration starting now may end, on the monotonic clock (the wall clock may jump). */
+static struct timespec pace_deadline(int pace)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += pace / 1000;
+	t.tv_nsec += (long)(pace % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec += 1;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
+/* Sleeps rather than spins, so a paced run leaves the cores to the others (it returns at once if past). */
+static void sleep_until(const struct timespec *deadline)
+{
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, deadline, NULL) == EINTR)
+		;
 }
 
 static uint64_t fnv1a(const unsigned char *bytes, size_t n)
@@ -391,6 +445,8 @@ int main(int argc, char **argv)
 
 	for (iterations = current_iteration; iterations < o.iterations; iterations++) {
 		int changed = 1;
+		/* The iteration's time counts from its top: a reconfiguration at its probe is part of it. */
+		const struct timespec deadline = pace_deadline(o.pace);
 		if (ck.checkpoint && iterations == ck.checkpoint_at)
 			return stop_at_checkpoint(&ck, prevData, nextData, xDim, yDim, o.columns, iterations);
 		const int pcm_status = PCM_Status(PCM_COMM_WORLD);
@@ -442,6 +498,8 @@ int main(int argc, char **argv)
 		double *swap = prevData;
 		prevData = nextData;
 		nextData = swap;
+		if (o.pace)
+			sleep_until(&deadline);
 	}
 
 	/* Gather the columns in global order on rank 0 and print the checksum of the bytes. */

@@ -13,13 +13,17 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 from harness import MALLEO, SKIP, Cluster, check, envelope, local_request, wait_for
 
-# The run must outlive the commands (a few seconds of them). Open MPI: 40000 iterations, about 8 s on 2 cores.
-# MPICH runs hundreds of iterations per second with 2 processes but, busy-waiting, a few with 3 or 4 on 2 cores: no
-# count suits both phases there, so meson runs the Open MPI case only (tests/integration/meson.build).
-ITERATIONS = {"openmpi": 40000, "mpich": 2000}
+# The run must outlive the commands (a few seconds of them) with margin. A fixed iteration count cannot time it: MPICH
+# runs hundreds of iterations per second with 2 processes but, busy-waiting, only a few with 3 or 4 on 2 cores. So
+# heat2d --pace makes each iteration last at least PACE_MS: ITERATIONS * PACE_MS = 8 s on either MPI, whatever the
+# process count; the commands are done after about 2 s. 20 ms leaves room for MPICH's 3 or 4 processes on 2 cores,
+# whose iterations took up to about 10 ms on a loaded machine (a longer one would only make the run longer).
+ITERATIONS = 400
+PACE_MS = 20
 RUN_TIMEOUT = 600
 
 
@@ -59,15 +63,18 @@ def main():
         print(f"skip: {a.heat2d} not built")
         return SKIP
     env = run_env(a.mpi)
-    grid = ["--rows", "512", "--columns", "512", "--iterations", str(ITERATIONS[a.mpi])]
+    grid = ["--rows", "512", "--columns", "512", "--iterations", str(ITERATIONS)]
     work = tempfile.mkdtemp(prefix="malleo-force-")
 
     with Cluster() as cluster:
         agent = cluster.add("n1")
         run = subprocess.Popen(
             [MALLEO, "--agent", agent.local, "run", "--mpi", a.mpi, "-n", "2", "--max", "5",
-             "--profile-dir", work, "--", a.heat2d, *grid],
+             "--profile-dir", work, "--", a.heat2d, *grid, "--pace", str(PACE_MS)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        started = time.monotonic()
+        def elapsed():
+            return time.monotonic() - started
         try:
             # The profiler registers the ranks; the bridge's first poll marks the application malleable.
             def registered():
@@ -122,6 +129,8 @@ def main():
             check(counters.get("commands.ok") == 2 and counters.get("commands.failed") == 1 and
                   counters.get("commands.sent") == 3 and counters.get("commands.refused.busy") == 1,
                   "counters: 3 commands sent, 2 ok, 1 failed, 1 refused busy")
+            check(run.poll() is None, f"the run outlives the commands (still running after {elapsed():.1f} s of "
+                  f"its {ITERATIONS * PACE_MS / 1000:.0f} s paced)")
 
             output, _ = run.communicate(timeout=RUN_TIMEOUT)
         finally:
@@ -133,6 +142,8 @@ def main():
         # The application was still running when the last command was answered: it outlived them.
         check(wait_for(lambda: app not in apps(agent), 10), "the application deregisters at its end")
 
+    # The same grid and iterations unpaced, which is quick: --pace only sleeps and changes nothing in the result,
+    # which the checksum comparison below asserts too (the paced run against this unpaced one).
     static = subprocess.run(
         [MALLEO, "--agent", "off", "run", "--mpi", a.mpi, "-n", "2", "--profile-dir", work, "--", a.heat2d, *grid],
         capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT)

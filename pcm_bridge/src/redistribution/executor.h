@@ -17,8 +17,10 @@ struct ExecuteResult {
 // Every rank of `comm` calls this with the same schedule. `old_buffer` holds this rank's elements under the old
 // layout (may be null when it held none), `new_buffer` has room for its elements under the new layout (may be null
 // when it gets none). `element` is the MPI type of one element (a column of heat2d is a contiguous type of `rows`
-// doubles). Never writes to `old_buffer`, so a failed reconfiguration keeps the data intact.
+// doubles). Never writes to `old_buffer`, so a failed reconfiguration keeps the data intact. Unless
+// `prefault_new_buffer` is false (benchmarks compare), a destination of 8 MiB or more has its pages faulted in
+// before the transfers (executor.cpp, prefault).
 ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_buffer, void* new_buffer,
-		MPI_Datatype element, int tag = 7300);
+		MPI_Datatype element, int tag = 7300, bool prefault_new_buffer = true);
 
 }  // namespace malleo::pcm

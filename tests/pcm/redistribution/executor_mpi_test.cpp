@@ -249,6 +249,56 @@ void runBadSchedules(int rank, int world, Checker& check)
 		check.fail("a refused schedule changed a buffer");
 }
 
+// Rank 0's array spread over every rank into new buffers of at least 8 MiB that were never touched, in the middle
+// of larger allocations: the executor faults such destinations in before the transfers (prefault), which must leave
+// the bytes around the destination as they were and the data as sent.
+void runLargeFreshBuffers(int rank, int world, Checker& check)
+{
+	constexpr std::int64_t kPerRank = (std::int64_t{9} << 20) / 8 + 5;  // a little over 9 MiB of uint64 per rank
+	constexpr std::size_t kGuard = 4096 + 24;  // bytes before and after, not page-aligned
+	constexpr unsigned char kSentinel = 0xa5;
+	Layout from, to;
+	from.ranks = {0};
+	from.global_count = to.global_count = kPerRank * world;
+	from.counts = {from.global_count};
+	for (int r = 0; r < world; ++r) {
+		to.ranks.push_back(r);
+		to.counts.push_back(kPerRank);
+	}
+	std::vector<std::uint64_t> old_buffer;
+	if (rank == 0) {
+		old_buffer.resize(static_cast<std::size_t>(from.global_count));
+		for (std::size_t g = 0; g < old_buffer.size(); ++g)
+			old_buffer[g] = valueOf(static_cast<std::int64_t>(g), 0);
+	}
+	const std::size_t bytes = static_cast<std::size_t>(kPerRank) * 8;
+	auto* allocation = static_cast<unsigned char*>(std::malloc(kGuard + bytes + kGuard));
+	if (!allocation) {
+		check.fail("large fresh buffers: out of memory");
+		return;
+	}
+	std::memset(allocation, kSentinel, kGuard);
+	std::memset(allocation + kGuard + bytes, kSentinel, kGuard);
+	ExecuteResult result = execute(MPI_COMM_WORLD, schedule(from, to), rank == 0 ? old_buffer.data() : nullptr,
+				       allocation + kGuard, MPI_UINT64_T);
+	if (result.mpi_error != MPI_SUCCESS)
+		check.fail("large fresh buffers: execute returned MPI error " + std::to_string(result.mpi_error));
+	for (std::int64_t k = 0; k < kPerRank; ++k) {
+		std::uint64_t value;
+		std::memcpy(&value, allocation + kGuard + static_cast<std::size_t>(k) * 8, 8);
+		if (value != valueOf(rank * kPerRank + k, 0)) {
+			check.fail("large fresh buffers: element " + std::to_string(k) + " is wrong");
+			break;
+		}
+	}
+	const auto untouched = [&](const unsigned char* guard) {
+		return std::all_of(guard, guard + kGuard, [&](unsigned char b) { return b == kSentinel; });
+	};
+	if (!untouched(allocation) || !untouched(allocation + kGuard + bytes))
+		check.fail("large fresh buffers: the bytes around the new buffer changed");
+	std::free(allocation);
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -286,6 +336,8 @@ int main(int argc, char** argv)
 			++executed;
 		}
 	runBadSchedules(rank, world, check);
+	runLargeFreshBuffers(rank, world, check);
+	++executed;
 
 	int failures = check.failures(), total_failures = 0;
 	MPI_Allreduce(&failures, &total_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Two builds of heat2d (and of the libmalleo_pcm next to each) side by side: pool-mode split and merge, timed by the
+bridge (MALLEO_PCM_PHASES), interleaved round-robin so both see the same machine. For judging a change to the
+bridge: keep a copy of the old program and library in the same relative places (its runpath is
+$ORIGIN/../../pcm_bridge), e.g.
+
+    mkdir -p /tmp/old/examples/heat2d /tmp/old/pcm_bridge
+    cp build-bench/examples/heat2d/heat2d_openmpi /tmp/old/examples/heat2d/
+    cp build-bench/pcm_bridge/libmalleo_pcm_openmpi.so /tmp/old/pcm_bridge/
+    # ... change, ninja -C build-bench ...
+    bench/pcm_compare_builds.py /tmp/old/examples/heat2d/heat2d_openmpi build-bench/examples/heat2d/heat2d_openmpi
+
+Runs through bench/pcm_reconfigure.py's pool mode (same grid, 2 <-> 4 processes, operation at iteration 2)."""
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import types
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pcm_reconfigure  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('before', help='heat2d of the first build')
+    ap.add_argument('after', help='heat2d of the second build')
+    ap.add_argument('--mpi', choices=sorted(pcm_reconfigure.LAUNCHERS), default='openmpi')
+    ap.add_argument('--sizes-mb', default='100,300', help='grid sizes in MiB, comma-separated')
+    ap.add_argument('--rounds', type=int, default=5, help='rounds; medians are reported')
+    opts = ap.parse_args()
+    for path in (opts.before, opts.after):
+        if not os.access(path, os.X_OK):
+            ap.error(f'{path} is not an executable program')
+    sizes = [int(s) for s in opts.sizes_mb.split(',')]
+    builds = {'before': opts.before, 'after': opts.after}
+    times = {}
+    with tempfile.TemporaryDirectory(prefix='malleo-compare-') as folder:
+        for r in range(opts.rounds):
+            for mb in sizes:
+                for op in ('split', 'merge'):
+                    for name, path in builds.items():
+                        run = types.SimpleNamespace(mpi=opts.mpi, heat2d=path, at=2, frm=2, to=4)
+                        record = pcm_reconfigure.Bench(run, folder).pool(mb, op)
+                        times.setdefault((mb, op, name), []).append(record)
+            print(f'round {r + 1} of {opts.rounds} done, load average {os.getloadavg()[0]:.2f}', file=sys.stderr)
+    print(f'pool mode, {opts.mpi}, 2 <-> 4 processes, medians of {opts.rounds} interleaved rounds (ranges), seconds')
+    print('| MiB | operation | before | before: redistribution | after | after: redistribution | before / after |')
+    print('| --- | --- | --- | --- | --- | --- | --- |')
+    for mb in sizes:
+        for op in ('split', 'merge'):
+            cells = []
+            for name in builds:
+                records = times[(mb, op, name)]
+                totals = [x['total'] for x in records]
+                cells.append(f'{statistics.median(totals):.4f} ({min(totals):.4f}-{max(totals):.4f})')
+                cells.append(f'{statistics.median(x["redistribution"] for x in records):.4f}')
+            ratios = [b['total'] / a['total'] for b, a in zip(times[(mb, op, 'before')], times[(mb, op, 'after')])]
+            print(f'| {mb} | {op} | ' + ' | '.join(cells) + f' | {statistics.median(ratios):.1f}x |')
+
+
+if __name__ == '__main__':
+    main()
