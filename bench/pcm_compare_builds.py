@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Two builds of heat2d (and of the libmalleo_pcm next to each) side by side: pool-mode split and merge, timed by the
-bridge (MALLEO_PCM_PHASES), interleaved round-robin so both see the same machine. For judging a change to the
+"""Two builds of heat2d (and of the libmalleo_pcm next to each) side by side: split and merge in pool or spawn mode,
+timed by the bridge (MALLEO_PCM_PHASES), interleaved round-robin so both see the same machine. For judging a change to the
 bridge: keep a copy of the old program and library in the same relative places (its runpath is
 $ORIGIN/../../pcm_bridge), e.g.
 
@@ -11,7 +11,8 @@ $ORIGIN/../../pcm_bridge), e.g.
     # ... change, ninja -C build-bench ...
     bench/pcm_compare_builds.py /tmp/old/examples/heat2d/heat2d_openmpi build-bench/examples/heat2d/heat2d_openmpi
 
-Runs through bench/pcm_reconfigure.py's pool mode (same grid, 2 <-> 4 processes, operation at iteration 2)."""
+Runs through bench/pcm_reconfigure.py (same grid, 2 <-> 4 processes, operation at iteration 2; in spawn mode one
+run splits by spawning and merges back)."""
 
 import argparse
 import os
@@ -31,6 +32,7 @@ def main():
     ap.add_argument('--mpi', choices=sorted(pcm_reconfigure.LAUNCHERS), default='openmpi')
     ap.add_argument('--sizes-mb', default='100,300', help='grid sizes in MiB, comma-separated')
     ap.add_argument('--rounds', type=int, default=5, help='rounds; medians are reported')
+    ap.add_argument('--mode', choices=['pool', 'spawn'], default='pool')
     opts = ap.parse_args()
     for path in (opts.before, opts.after):
         if not os.access(path, os.X_OK):
@@ -41,14 +43,20 @@ def main():
     with tempfile.TemporaryDirectory(prefix='malleo-compare-') as folder:
         for r in range(opts.rounds):
             for mb in sizes:
-                for op in ('split', 'merge'):
-                    for name, path in builds.items():
-                        run = types.SimpleNamespace(mpi=opts.mpi, heat2d=path, at=2, frm=2, to=4)
-                        record = pcm_reconfigure.Bench(run, folder).pool(mb, op)
+                for name, path in builds.items():
+                    bench = pcm_reconfigure.Bench(types.SimpleNamespace(mpi=opts.mpi, heat2d=path, at=2, frm=2, to=4),
+                                                  folder)
+                    if opts.mode == 'spawn':
+                        records = dict(zip(('split', 'merge'), bench.spawn(mb)))
+                    else:
+                        records = {op: bench.pool(mb, op) for op in ('split', 'merge')}
+                    for op, record in records.items():
                         times.setdefault((mb, op, name), []).append(record)
             print(f'round {r + 1} of {opts.rounds} done, load average {os.getloadavg()[0]:.2f}', file=sys.stderr)
-    print(f'pool mode, {opts.mpi}, 2 <-> 4 processes, medians of {opts.rounds} interleaved rounds (ranges), seconds')
-    print('| MiB | operation | before | before: redistribution | after | after: redistribution | before / after |')
+    print(f'{opts.mode} mode, {opts.mpi}, 2 <-> 4 processes, medians of {opts.rounds} interleaved rounds (ranges), '
+          'seconds')
+    phase = 'spawn' if opts.mode == 'spawn' else 'redistribution'
+    print(f'| MiB | operation | before | before: {phase} | after | after: {phase} | before / after |')
     print('| --- | --- | --- | --- | --- | --- | --- |')
     for mb in sizes:
         for op in ('split', 'merge'):
@@ -57,7 +65,7 @@ def main():
                 records = times[(mb, op, name)]
                 totals = [x['total'] for x in records]
                 cells.append(f'{statistics.median(totals):.4f} ({min(totals):.4f}-{max(totals):.4f})')
-                cells.append(f'{statistics.median(x["redistribution"] for x in records):.4f}')
+                cells.append(f'{statistics.median(x[phase] for x in records):.4f}')
             ratios = [b['total'] / a['total'] for b, a in zip(times[(mb, op, 'before')], times[(mb, op, 'after')])]
             print(f'| {mb} | {op} | ' + ' | '.join(cells) + f' | {statistics.median(ratios):.1f}x |')
 

@@ -116,36 +116,31 @@ bool Session::spawnCollective(int root, int count, const std::string &node, std:
 	argv.push_back(nullptr);
 	char command[] = "/usr/bin/env";
 
-	// One spawn call per process: Open MPI ties the processes of one call together (MPI_Finalize in one waits
-	// for all of them, ENVIRONMENT.md), so processes that may leave at different times come from separate calls.
-	for (int i = 0; i < count; ++i) {
-		MPI_Comm inter = MPI_COMM_NULL;
-		int error = MPI_SUCCESS;
-		int rc = MPI_Comm_spawn(command, argv.data(), 1, MPI_INFO_NULL, root, control_, &inter, &error);
-		if (rc != MPI_SUCCESS) {
-			why = "MPI_Comm_spawn: " + mpiErrorText(rc) +
-			      (i ? " (" + std::to_string(i) + " started, kept as spare processes)" : std::string());
-			return false;
-		}
-		MPI_Comm merged = MPI_COMM_NULL;
-		rc = MPI_Intercomm_merge(inter, 0, &merged);
-		MPI_Comm_free(&inter);
-		if (rc != MPI_SUCCESS) {
-			why = "MPI_Intercomm_merge: " + mpiErrorText(rc);
-			return false;
-		}
-		MPI_Comm_free(&control_);
-		control_ = merged;
-		spans_jobs_ = true;
-		MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN);
-		++world_size_;
-		membership_.node.resize(static_cast<std::size_t>(world_size_), node);
-		membership_.state.resize(static_cast<std::size_t>(world_size_), ProcessState::spare);
-		shareNodeNames();
-		// The new process takes part in the spawns that follow (joinParents).
-		std::int64_t next[2] = {root, count - i - 1};
-		MPI_Bcast(next, 2, MPI_INT64_T, 0, control_);
+	// One spawn call for all `count` processes: a call costs about as much for 2 processes as for 1 (the launch
+	// dominates; ENVIRONMENT.md). Open MPI ties the processes of one call together at MPI_Finalize, which is harmless
+	// here because no process finalizes before the end of the run: a process that leaves parks until then.
+	MPI_Comm inter = MPI_COMM_NULL;
+	std::vector<int> errors(static_cast<std::size_t>(count), MPI_SUCCESS);
+	int rc = MPI_Comm_spawn(command, argv.data(), count, MPI_INFO_NULL, root, control_, &inter, errors.data());
+	if (rc != MPI_SUCCESS) {
+		why = "MPI_Comm_spawn: " + mpiErrorText(rc);
+		return false;
 	}
+	MPI_Comm merged = MPI_COMM_NULL;
+	rc = MPI_Intercomm_merge(inter, 0, &merged);
+	MPI_Comm_free(&inter);
+	if (rc != MPI_SUCCESS) {
+		why = "MPI_Intercomm_merge: " + mpiErrorText(rc);
+		return false;
+	}
+	MPI_Comm_free(&control_);
+	control_ = merged;
+	spans_jobs_ = true;
+	MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN);
+	world_size_ += count;
+	membership_.node.resize(static_cast<std::size_t>(world_size_), node);
+	membership_.state.resize(static_cast<std::size_t>(world_size_), ProcessState::spare);
+	shareNodeNames();
 	return true;
 }
 
@@ -173,11 +168,6 @@ void Session::joinParents(MPI_Comm parent)
 	bindToNode();
 	membership_.state.assign(static_cast<std::size_t>(world_size_), ProcessState::spare);
 	shareNodeNames();
-	std::int64_t next[2] = {0, 0};
-	MPI_Bcast(next, 2, MPI_INT64_T, 0, control_);
-	if (std::string why; next[1] > 0 && !spawnCollective(static_cast<int>(next[0]), static_cast<int>(next[1]),
-							       currentNode(), why))
-		std::fprintf(stderr, "malleo-pcm: world rank %d: %s\n", world_rank_, why.c_str());
 	if (verbose_) {
 		const auto found = nodes_.nodes.find(currentNode());
 		const char *agent = std::getenv("MALLEO_AGENT");
