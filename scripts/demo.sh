@@ -32,8 +32,8 @@ kill "$hog" 2>/dev/null || true
 hog=""
 $malleo cluster down >/dev/null
 
-# 2. heat2d over a pool of 6 Open MPI processes, 2 active; the bridge carries out a forced schedule (the agents
-# do not send commands to applications yet) and prints each operation with its phases.
+# 2. heat2d over a pool of 6 Open MPI processes, 2 active; the bridge carries out a forced schedule and prints each
+# operation with its phases (3. below sends the commands through an agent instead).
 out=$(mktemp -d)
 heat2d=build/examples/heat2d/heat2d_openmpi
 export MALLEO_AGENT=
@@ -50,6 +50,39 @@ a=$(grep '^checksum' "$out/malleable.txt"); b=$(grep '^checksum' "$out/static.tx
 echo
 if [ -n "$a" ] && [ "$a" = "$b" ]; then
   echo "== same result, bit for bit ($a)"
+else
+  echo "== results differ: '$a' vs '$b'"
+  exit 1
+fi
+
+# 3. The same program commanded through its agent: `malleo force` queues a command at the agent hosting rank 0, the
+# program's coordinator takes it at its next probe and reports the result back. --pace keeps the run going (400
+# iterations of at least 20 ms) while the commands are sent.
+echo
+echo "== heat2d under an agent, commanded with malleo force: split 2, then merge 1"
+$malleo cluster up --nodes 1 --config configs/demo-cluster.json >/dev/null
+agent="ipc://$MALLEO_CLUSTER_DIR/n1/agent.sock"
+$malleo --agent "$agent" run -n 2 --max 4 --profile-dir "$out" -- $heat2d --iterations 400 --pace 20 \
+  --progress 100 >"$out/commanded.txt" 2>&1 &
+run=$!
+app=""
+for _ in $(seq 1 100); do  # until the program's first poll has marked it malleable at the agent
+  app=$($malleo --agent "$agent" apps --json |
+    python3 -c 'import json, sys; print(next((a["id"] for a in json.load(sys.stdin)["apps"] if a["malleable"]), ""))')
+  [ -n "$app" ] && break
+  sleep 0.1
+done
+if [ -z "$app" ]; then
+  echo "== the program never reached the agent"; wait "$run" || true; exit 1
+fi
+$malleo --agent "$agent" force "$app" split 2 --wait 30
+$malleo --agent "$agent" force "$app" merge 1 --wait 30
+wait "$run"
+grep -v -e '^malleo: ' -e '^malleo-pmpi: ' "$out/commanded.txt"
+$malleo run -n 2 --profile-dir "$out" -- $heat2d --iterations 400 2>&1 | grep '^checksum' >"$out/static400.txt"
+a=$(grep '^checksum' "$out/commanded.txt"); b=$(cat "$out/static400.txt")
+if [ -n "$a" ] && [ "$a" = "$b" ]; then
+  echo "== same result as a run left alone, bit for bit ($a)"
 else
   echo "== results differ: '$a' vs '$b'"
   exit 1
