@@ -46,11 +46,7 @@ def main():
                 for name, path in builds.items():
                     bench = pcm_reconfigure.Bench(types.SimpleNamespace(mpi=opts.mpi, heat2d=path, at=2, frm=2, to=4),
                                                   folder)
-                    if opts.mode == 'spawn':
-                        records = dict(zip(('split', 'merge'), bench.spawn(mb)))
-                    else:
-                        records = {op: bench.pool(mb, op) for op in ('split', 'merge')}
-                    for op, record in records.items():
+                    for op, record in bench.operations(mb, opts.mode).items():
                         times.setdefault((mb, op, name), []).append(record)
             print(f'round {r + 1} of {opts.rounds} done, load average {os.getloadavg()[0]:.2f}', file=sys.stderr)
     print(f'{opts.mode} mode, {opts.mpi}, 2 <-> 4 processes, medians of {opts.rounds} interleaved rounds (ranges), '

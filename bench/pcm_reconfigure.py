@@ -114,6 +114,12 @@ class Bench:
             sys.exit(f'spawn split at {megabytes} MiB did not spawn: {split}')
         return split, merge
 
+    def operations(self, megabytes, mode):
+        """{'split': phases, 'merge': phases} of one round in `mode` (pool or spawn)."""
+        if mode == 'spawn':
+            return dict(zip(('split', 'merge'), self.spawn(megabytes)))
+        return {op: self.pool(megabytes, op) for op in ('split', 'merge')}
+
     def stop_restart(self, megabytes, before, after):
         """Seconds of one stop-restart from `before` to `after` processes and its parts."""
         o = self.opts
@@ -179,13 +185,8 @@ def main():
         for round_ in range(opts.repeats):
             for size in sizes:
                 for mode in modes:
-                    if mode == 'pool':
-                        for op in ('split', 'merge'):
-                            results[size][(mode, op)].append(bench.pool(size, op))
-                    else:
-                        split, merge = bench.spawn(size)
-                        results[size][(mode, 'split')].append(split)
-                        results[size][(mode, 'merge')].append(merge)
+                    for op, record in bench.operations(size, mode).items():
+                        results[size][(mode, op)].append(record)
                 results[size]['restart+'].append(bench.stop_restart(size, opts.frm, opts.to))
                 results[size]['restart-'].append(bench.stop_restart(size, opts.to, opts.frm))
                 loads.append(os.getloadavg()[0])

@@ -188,8 +188,9 @@ Failure AgentClient::refusal(std::string_view type, const Message &error) const
 		auto it = error.find(key);
 		return it != error.end() && it->is_string() ? it->get<std::string>() : std::string("?");
 	};
-	return {kExitFailed, fmt::format("the agent at {} refused '{}': {} ({})", endpoint_, type,
-					 text("text"), text("code"))};
+	return {kExitFailed,
+		fmt::format("the agent at {} refused '{}': {} ({})", endpoint_, type, text("text"), text("code")),
+		true};
 }
 
 } // namespace malleo::cli

@@ -14,6 +14,7 @@ constexpr int kExitBadInput = 2; // bad flag, file or name
 struct Failure {
 	int status = kExitFailed;
 	std::string line;
+	bool refused = false; // the agent answered with an error: it refused what was asked
 };
 
 // Prints "malleo: <line>" on stderr and returns the failure's status.

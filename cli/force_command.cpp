@@ -132,11 +132,8 @@ int forceCommand(const GlobalOptions &options, const ForceOptions &force)
 	if (std::optional<Failure> bad = checkInput(force, fields))
 		return report(*bad);
 	Failure failure;
-	std::optional<Target> target = singleTarget(options, failure);
-	if (!target)
-		return report(failure);
 	zmq::context_t context(1);
-	std::unique_ptr<AgentClient> client = AgentClient::create(context, target->endpoint, options.timeout, failure);
+	std::unique_ptr<AgentClient> client = connectSingleTarget(context, options, failure);
 	if (!client)
 		return report(failure);
 	// Subscribed before the command exists, so its result cannot slip past.
@@ -145,14 +142,14 @@ int forceCommand(const GlobalOptions &options, const ForceOptions &force)
 	std::optional<Message> reply = client->request("force", failure, fields);
 	if (!reply) {
 		// A refusal is about what was asked (unknown application, busy, ...), not about the agent.
-		if (failure.line.starts_with(fmt::format("the agent at {} refused 'force'", target->endpoint)))
+		if (failure.refused)
 			failure.status = kExitBadInput;
 		return report(failure);
 	}
 	const nlohmann::json *command = field(*reply, {"command"});
 	if ((*reply)["type"] != "force_reply" || !command || !command->is_number_unsigned())
 		return report({kExitFailed, fmt::format("the agent at {} answered 'force' with '{}' and no command id",
-							target->endpoint, text(*reply, {"type"}))});
+							client->endpoint(), text(*reply, {"type"}))});
 	if (force.wait)
 		return awaitResult(*client, force, command->get<uint64_t>());
 	if (force.json) {

@@ -15,12 +15,8 @@ std::optional<ListReply> requestList(const GlobalOptions &options, const std::st
 				     const std::string &field, const std::string &key,
 				     Failure &failure)
 {
-	std::optional<Target> target = singleTarget(options, failure);
-	if (!target)
-		return std::nullopt;
 	zmq::context_t context(1);
-	std::unique_ptr<AgentClient> client =
-		AgentClient::create(context, target->endpoint, options.timeout, failure);
+	std::unique_ptr<AgentClient> client = connectSingleTarget(context, options, failure);
 	if (!client)
 		return std::nullopt;
 	std::optional<Message> reply = client->request(type, failure);
@@ -29,7 +25,7 @@ std::optional<ListReply> requestList(const GlobalOptions &options, const std::st
 	const nlohmann::json *list = cli::field(*reply, {field.c_str()});
 	if ((*reply)["type"] != type + "_reply" || !list || !list->is_array()) {
 		failure = {kExitFailed, fmt::format("the agent at {} answered '{}' with '{}' and no {} list",
-						    target->endpoint, type, text(*reply, {"type"}), field)};
+						    client->endpoint(), type, text(*reply, {"type"}), field)};
 		return std::nullopt;
 	}
 	ListReply out{*reply, *list};

@@ -98,11 +98,8 @@ void printHuman(const nlohmann::json &r)
 int statusCommand(const GlobalOptions &options, bool json)
 {
 	Failure failure;
-	std::optional<Target> target = singleTarget(options, failure);
-	if (!target)
-		return report(failure);
 	zmq::context_t context(1);
-	std::unique_ptr<AgentClient> client = AgentClient::create(context, target->endpoint, options.timeout, failure);
+	std::unique_ptr<AgentClient> client = connectSingleTarget(context, options, failure);
 	if (!client)
 		return report(failure);
 	std::optional<Message> reply = client->request("status", failure);
@@ -110,7 +107,7 @@ int statusCommand(const GlobalOptions &options, bool json)
 		return report(failure);
 	if ((*reply)["type"] != "status_reply")
 		return report({kExitFailed, fmt::format("the agent at {} answered 'status' with '{}'",
-							target->endpoint, text(*reply, {"type"}))});
+							client->endpoint(), text(*reply, {"type"}))});
 	if (json)
 		std::cout << reply->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 	else

@@ -102,4 +102,13 @@ std::optional<std::vector<Target>> watchTargets(const GlobalOptions &options, Fa
 	return targets;
 }
 
+std::unique_ptr<AgentClient> connectSingleTarget(zmq::context_t &context, const GlobalOptions &options,
+						 Failure &failure)
+{
+	std::optional<Target> target = singleTarget(options, failure);
+	if (!target)
+		return nullptr;
+	return AgentClient::create(context, target->endpoint, options.timeout, failure);
+}
+
 } // namespace malleo::cli

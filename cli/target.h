@@ -3,10 +3,14 @@
 // the virtual cluster, or the default endpoint, in that order.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <zmq.hpp>
+
+#include "agent_client.h"
 #include "failure.h"
 #include "global_options.h"
 
@@ -26,6 +30,10 @@ std::string clusterDir(const GlobalOptions &options);
 // MALLEO_AGENT, else the default endpoint when its socket exists, else the
 // first node of the virtual cluster when one is up, else the default endpoint.
 std::optional<Target> singleTarget(const GlobalOptions &options, Failure &failure);
+
+// A client of singleTarget()'s agent (its endpoint: client->endpoint()); null with the failure said.
+std::unique_ptr<AgentClient> connectSingleTarget(zmq::context_t &context, const GlobalOptions &options,
+						 Failure &failure);
 
 // The agents `top` watches: the one named by --agent, --node or MALLEO_AGENT,
 // else every node of the virtual cluster when one is up, else the default endpoint.

@@ -16,7 +16,7 @@ namespace {
 constexpr std::size_t kSizesKept = 16;
 // Weight of a new iteration time in the running estimate of its configuration.
 constexpr double kIterationWeight = 0.3;
-// A weight of a command, as MALLEO_FORCE bounds it (pcm_bridge/src/command.cpp).
+// A weight of a command, as the bridge bounds it (kMaxWeight, pcm_bridge/src/command.h).
 constexpr int64_t kWeightMax = 1000000;
 
 Message ack(std::string_view self, const Message &request)

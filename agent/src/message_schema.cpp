@@ -32,7 +32,7 @@ constexpr std::size_t kVisitedMax = 64;
 constexpr std::size_t kRankMax = 1u << 24;
 constexpr std::size_t kPidMax = (1u << 31) - 1;
 constexpr std::size_t kUnitsMax = std::size_t{1} << 40;
-// A command's process count and weights, as MALLEO_FORCE bounds them (pcm_bridge/src/command.cpp).
+// A command's process count and weights, as the bridge bounds them (pcm_bridge/src/command.h).
 constexpr std::size_t kCommandCountMax = 1000000;
 constexpr std::size_t kWeightsMax = 4096;
 constexpr std::size_t kReasonMax = 512;

@@ -40,19 +40,6 @@ double now()
 	return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-bool operationFromName(const std::string &name, Operation &op)
-{
-	if (name == "split")
-		op = Operation::split;
-	else if (name == "merge")
-		op = Operation::merge;
-	else if (name == "migrate")
-		op = Operation::migrate;
-	else
-		return false;
-	return true;
-}
-
 // The fields of a `command` reply, checked as the agent checks what it receives: a reply that does not fit is no
 // command at all.
 bool commandFromReply(const nlohmann::json &reply, Command &command, std::uint64_t &id, std::string &problem)
@@ -72,7 +59,7 @@ bool commandFromReply(const nlohmann::json &reply, Command &command, std::uint64
 	const auto count = reply.find("count");
 	if (commandId == reply.end() || !commandId->is_number_unsigned() || commandId->get<std::uint64_t>() == 0 ||
 	    count == reply.end() || !count->is_number_unsigned() || count->get<std::uint64_t>() < 1 ||
-	    count->get<std::uint64_t>() > 1000000) {
+	    count->get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxCommandCount)) {
 		problem = "a command without a valid id or count";
 		return false;
 	}
@@ -87,12 +74,13 @@ bool commandFromReply(const nlohmann::json &reply, Command &command, std::uint64
 		command.node = node->get<std::string>();
 	}
 	if (const auto weights = reply.find("weights"); weights != reply.end()) {
-		if (!weights->is_array() || weights->size() > 4096) {
+		if (!weights->is_array() || weights->size() > kMaxWeights) {
 			problem = "a command with bad weights";
 			return false;
 		}
 		for (const auto &w : *weights) {
-			if (!w.is_number_unsigned() || w.get<std::uint64_t>() < 1 || w.get<std::uint64_t>() > 1000000) {
+			if (!w.is_number_unsigned() || w.get<std::uint64_t>() < 1 ||
+			    w.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxWeight)) {
 				problem = "a command with bad weights";
 				return false;
 			}

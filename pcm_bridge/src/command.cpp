@@ -23,6 +23,16 @@ const char *operationName(Operation op)
 	return "none";
 }
 
+bool operationFromName(const std::string &name, Operation &op)
+{
+	for (Operation candidate : {Operation::split, Operation::merge, Operation::migrate})
+		if (name == operationName(candidate)) {
+			op = candidate;
+			return true;
+		}
+	return false;
+}
+
 namespace {
 
 // Whole-string decimal parse: "12x", "" and overflow are errors, so a typo never becomes a different schedule.
@@ -51,13 +61,7 @@ std::string parseEntry(const std::string &entry, Command &command)
 		rest = rest.substr(0, colon);
 	}
 
-	if (name == "split")
-		command.op = Operation::split;
-	else if (name == "merge")
-		command.op = Operation::merge;
-	else if (name == "migrate")
-		command.op = Operation::migrate;
-	else
+	if (!operationFromName(name, command.op))
 		return "'" + entry + "': unknown operation '" + name + "' (split, merge or migrate)";
 
 	long long value = 0;
@@ -77,7 +81,7 @@ std::string parseEntry(const std::string &entry, Command &command)
 		start = slash + 1;
 	}
 	const std::string &count = parts.front();
-	if (!parseInteger(count, 1, value) || value > 1000000)
+	if (!parseInteger(count, 1, value) || value > kMaxCommandCount)
 		return "'" + entry + "': count '" + count + "' is not a positive integer";
 	command.count = static_cast<int>(value);
 	for (std::size_t i = 1; i < parts.size(); ++i) {
@@ -89,7 +93,7 @@ std::string parseEntry(const std::string &entry, Command &command)
 				const auto comma = part.find(',', start);
 				const std::string weight =
 					part.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-				if (!parseInteger(weight, 1, value) || value > 1000000)
+				if (!parseInteger(weight, 1, value) || value > kMaxWeight)
 					return "'" + entry + "': weight '" + weight + "' is not a positive integer";
 				command.weights.push_back(value);
 				if (comma == std::string::npos)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The registry of local MPI processes: register, report, deregister, and what
 // a decision module sees of it.
+#include <algorithm>
+
 #include "core_harness.h"
 
 using namespace malleo;
@@ -13,6 +15,34 @@ Message request(const char *type, nlohmann::json fields)
 	Message m = makeMessage(type, "rank", 1);
 	m.update(fields);
 	return m;
+}
+
+// Registers ranks 0..size-1 of `app` as the profiler does (not known to be malleable).
+void registerRanks(Core &core, double now, const std::string &app, uint32_t size, uint32_t first = 0)
+{
+	CoreOutputs out;
+	for (uint32_t rank = first; rank < size; ++rank)
+		REQUIRE(core.onLocalRequest(request("register", {{"app", app}, {"rank", rank}, {"pid", 100 + rank},
+								  {"size", size}, {"malleable", false}}),
+					    now, out)["type"] == "ack");
+}
+
+Message force(Core &core, double now, nlohmann::json fields, CoreOutputs &out)
+{
+	return core.onLocalRequest(request("force", std::move(fields)), now, out);
+}
+
+Message poll(Core &core, double now, const std::string &app, CoreOutputs &out, uint32_t size = 2)
+{
+	return core.onLocalRequest(request("poll", {{"app", app}, {"iteration", 7}, {"size", size}}), now, out);
+}
+
+std::vector<std::string> eventTypes(const CoreOutputs &out)
+{
+	std::vector<std::string> types;
+	for (const nlohmann::json &e : out.events)
+		types.push_back(e["type"].get<std::string>());
+	return types;
 }
 
 } // namespace
@@ -64,44 +94,10 @@ TEST_SUITE("applications")
 		for (uint32_t rank : {0u, 1u})
 			core.onLocalRequest(request("deregister", {{"app", "heat"}, {"rank", rank}}), net.now(), out);
 		CHECK(core.applications().empty());
-		bool gone = false;
-		for (const nlohmann::json &e : out.events)
-			gone |= e["type"] == "app_gone";
-		CHECK(gone);
+		const std::vector<std::string> types = eventTypes(out);
+		CHECK(std::find(types.begin(), types.end(), "app_gone") != types.end());
 	}
 }
-
-namespace {
-
-// Registers ranks 0..size-1 of `app` as the profiler does (not known to be malleable).
-void registerRanks(Core &core, double now, const std::string &app, uint32_t size, uint32_t first = 0)
-{
-	CoreOutputs out;
-	for (uint32_t rank = first; rank < size; ++rank)
-		REQUIRE(core.onLocalRequest(request("register", {{"app", app}, {"rank", rank}, {"pid", 100 + rank},
-								  {"size", size}, {"malleable", false}}),
-					    now, out)["type"] == "ack");
-}
-
-Message force(Core &core, double now, nlohmann::json fields, CoreOutputs &out)
-{
-	return core.onLocalRequest(request("force", std::move(fields)), now, out);
-}
-
-Message poll(Core &core, double now, const std::string &app, CoreOutputs &out, uint32_t size = 2)
-{
-	return core.onLocalRequest(request("poll", {{"app", app}, {"iteration", 7}, {"size", size}}), now, out);
-}
-
-std::vector<std::string> eventTypes(const CoreOutputs &out)
-{
-	std::vector<std::string> types;
-	for (const nlohmann::json &e : out.events)
-		types.push_back(e["type"].get<std::string>());
-	return types;
-}
-
-} // namespace
 
 TEST_SUITE("commands")
 {

@@ -20,7 +20,6 @@ import random
 import re
 import subprocess
 import sys
-import time
 
 import pcm_launch
 
@@ -186,25 +185,13 @@ def parked_cpu(opts):
         else:
             return ['parked cpu: the run ended before the last merge and an activation of a process that had '
                     'left\n' + ''.join(seen)]
-        ranks = []
-        for pid in pcm_launch.descendants(proc.pid):
-            try:
-                if os.path.realpath(f'/proc/{pid}/exe') == program:
-                    ranks.append(pid)
-            except OSError:
-                pass
+        ranks = pcm_launch.processes_of(proc.pid, program)
         if len(ranks) != 4:
             return [f'parked cpu: found {len(ranks)} processes of {program}, expected 4']
-        before = {pid: pcm_launch.cpu_ticks(pid) for pid in ranks}
-        start = time.monotonic()
-        time.sleep(window)  # the measurement window itself, not a synchronisation
-        after = {pid: pcm_launch.cpu_ticks(pid) for pid in ranks}
-        elapsed = time.monotonic() - start
+        usage = pcm_launch.cpu_percent(ranks, window)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    hz = os.sysconf('SC_CLK_TCK')
-    usage = sorted((100.0 * (after[p] - before[p]) / hz / elapsed, p) for p in ranks)
     print('CPU % per rank: ' + ', '.join(f'{pid}: {pct:.2f}' for pct, pid in usage))
     parked, busy = usage[:3], usage[3]
     if any(pct >= 1.0 for pct, _ in parked):

@@ -8,7 +8,6 @@ import argparse
 import os
 import subprocess
 import sys
-import time
 
 import pcm_launch
 
@@ -33,26 +32,14 @@ def main():
                 break
         else:
             sys.exit('FAIL: heat2d ended before the measurement\n' + proc.stderr.read())
-        ranks = []
-        for pid in pcm_launch.descendants(proc.pid):
-            try:
-                if os.path.realpath(f'/proc/{pid}/exe') == program:
-                    ranks.append(pid)
-            except OSError:
-                pass
+        ranks = pcm_launch.processes_of(proc.pid, program)
         if len(ranks) != 5:
             sys.exit(f'FAIL: found {len(ranks)} heat2d processes, expected 5')
-        before = {pid: pcm_launch.cpu_ticks(pid) for pid in ranks}
-        start = time.monotonic()
-        time.sleep(WINDOW)  # the measurement window itself, not a synchronisation
-        after = {pid: pcm_launch.cpu_ticks(pid) for pid in ranks}
-        elapsed = time.monotonic() - start
+        usage = pcm_launch.cpu_percent(ranks, WINDOW)
     finally:
         # The run is endless by design (1e6 iterations); the measurement is over, so stop the launcher we started.
         proc.terminate()
         proc.wait(timeout=30)
-    hz = os.sysconf('SC_CLK_TCK')
-    usage = sorted((100.0 * (after[p] - before[p]) / hz / elapsed, p) for p in ranks)
     print('CPU % per rank: ' + ', '.join(f'{pid}: {pct:.2f}' for pct, pid in usage))
     parked = usage[:4]
     busy = usage[4]

@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 SKIP = 77
 LAUNCHERS = {'openmpi': 'mpirun.openmpi', 'mpich': 'mpiexec.mpich'}
@@ -100,3 +101,26 @@ def cpu_ticks(pid):
     with open(f'/proc/{pid}/stat', encoding='utf-8') as f:
         fields = f.read().rsplit(')', 1)[1].split()
     return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def processes_of(root, program):
+    """The processes under root (itself included) that run `program`, a resolved path."""
+    found = []
+    for pid in descendants(root):
+        try:
+            if os.path.realpath(f'/proc/{pid}/exe') == program:
+                found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+def cpu_percent(pids, window):
+    """Each process's share of one core over the next `window` seconds, as (percent, pid), lowest first."""
+    before = {pid: cpu_ticks(pid) for pid in pids}
+    start = time.monotonic()
+    time.sleep(window)  # the measurement window itself, not a synchronisation
+    after = {pid: cpu_ticks(pid) for pid in pids}
+    elapsed = time.monotonic() - start
+    hz = os.sysconf('SC_CLK_TCK')
+    return sorted((100.0 * (after[p] - before[p]) / hz / elapsed, p) for p in pids)
