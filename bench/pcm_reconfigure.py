@@ -6,11 +6,21 @@
 For each grid size, in one run, interleaved round-robin and repeated (medians reported):
 - pool mode: split: heat2d launched over-allocated (FROM of TO processes active), MALLEO_FORCE=split@K; merge: TO
   launched and active, MALLEO_FORCE=merge@K back to FROM.
-- spawn mode: one run launched on FROM processes, MALLEO_PCM_MODE=spawn, MALLEO_FORCE=split@K,merge@K+1: the split
-  starts its TO - FROM processes with MPI_Comm_spawn and the merge takes the spawned processes away again.
-  The bridge's own timer (MALLEO_PCM_PHASES) gives the reconfiguration time at the coordinator, broken down into
-  agreement, spawn, activation, redistribution and rebuild; a spawn-mode split whose record shows no spawn time or
-  the wrong process counts stops the benchmark.
+- spawn-wait mode: one run launched on FROM processes, MALLEO_PCM_MODE=spawn, MALLEO_PCM_SPAWN=wait,
+  MALLEO_FORCE=split@K,merge@K+1: the split starts its TO - FROM processes with MPI_Comm_spawn while the application
+  waits, and the merge takes the spawned processes away again.
+- spawn mode (the bridge's default, MALLEO_PCM_SPAWN=background): the same, but the split's processes start on a
+  helper thread while heat2d goes on computing, and the split happens at the first probe after they are there. The
+  merge is forced at every later iteration (MALLEO_FORCE=split@K,merge@K+1,merge@K+2,...): those falling due while
+  the processes start are refused as busy, the first one after the split is carried out, the rest find too few
+  processes. A run that ends before the split happened is repeated with twice the iterations. Besides the split's
+  own time (what the application waited for at that probe), the record gives the spawn's duration in the
+  background, the probes it overlapped and the iteration time before it: `lost` = background duration - probes x
+  iteration time is what the overlapped iterations lost to the spawn (the processes' start competes for the same
+  cores), and `felt` = split + max(lost, 0) is the split's whole cost to the application.
+- The bridge's own timer (MALLEO_PCM_PHASES) gives the reconfiguration time at the coordinator, broken down into
+  agreement, spawn, activation, redistribution and rebuild; a spawn-mode split whose record shows no spawn (in
+  either way) or the wrong process counts stops the benchmark.
 - stop-restart: heat2d on FROM processes stopped at iteration K with --checkpoint (gathered through rank 0 into a
   file), relaunched on TO with --restart (rank 0 reads, scatters); and TO -> FROM for the merge's counterpart. Its
   cost is wall(stop run) + wall(restart run) - wall(a static run of the same K iterations on the first size): what
@@ -18,8 +28,8 @@ For each grid size, in one run, interleaved round-robin and repeated (medians re
   program's own lines give the write and read times; the remainder is the relaunch.
 
 The ratio is stop-restart / split (or merge) of the same round: how many times faster the in-memory
-reconfiguration is. --mode pool,spawn measures both modes in each round, against the same stop-restart runs. The
-1-min load average is sampled after each size of each round and summarised in the table's heading."""
+reconfiguration is; for the spawn mode also stop-restart / felt. --mode pool,spawn,spawn-wait measures all three
+in each round, against the same stop-restart runs. The 1-min load average is sampled after each size of each round and summarised in the table's heading."""
 
 import argparse
 import json
@@ -79,7 +89,7 @@ class Bench:
         return [self.heat2d, '--rows', '1024', '--columns', str(columns), '--iterations', str(iterations)]
 
     def phases(self, what, megabytes, ranks, iterations, env, expected):
-        """The bridge's phase records of one run, which must be the operations `expected`, in order."""
+        """The bridge's phase records of one run, which must be the operations `expected`, in order (None: any)."""
         o = self.opts
         path = os.path.join(self.folder, 'phases.json')
         if os.path.exists(path):
@@ -87,12 +97,15 @@ class Bench:
         _, proc = launch(o.mpi, ranks, self.grid(megabytes, iterations), dict(env, MALLEO_PCM_PHASES=path))
         if proc.returncode != 0 or not checksum(proc):
             fail(f'{what} at {megabytes} MiB', proc)
+        if not os.path.exists(path) and expected is None:
+            return []
         if not os.path.exists(path):
             sys.exit(f'{what} at {megabytes} MiB: no MALLEO_PCM_PHASES record (a libmalleo_pcm without phase timing? '
                      'rebuild it)')
         with open(path) as f:
             records = [json.loads(line) for line in f if line.strip()]
-        if [r['operation'] for r in records] != expected or any('spawn' not in r for r in records):
+        if expected is not None and [r['operation'] for r in records] != expected or \
+                any('spawn_background' not in r for r in records):
             sys.exit(f'{what} at {megabytes} MiB: phase records {records}, expected {expected} with a spawn phase '
                      '(rebuild libmalleo_pcm)')
         return records
@@ -103,21 +116,50 @@ class Bench:
         env = {'MALLEO_FORCE': f'{op}@{o.at}:{o.to - o.frm}', 'MALLEO_POOL_ACTIVE': o.frm if op == 'split' else o.to}
         return self.phases(f'pool {op}', megabytes, o.to, o.at + 1, env, [op])[0]
 
-    def spawn(self, megabytes):
-        """The phases of a split that spawns its processes and of the merge that takes them away: two dicts."""
+    def spawn_wait(self, megabytes):
+        """The phases of a split that spawns its processes while the application waits, and of the merge that takes
+        them away: two dicts."""
         o = self.opts
         count = o.to - o.frm
-        env = {'MALLEO_FORCE': f'split@{o.at}:{count},merge@{o.at + 1}:{count}', 'MALLEO_PCM_MODE': 'spawn'}
+        env = {'MALLEO_FORCE': f'split@{o.at}:{count},merge@{o.at + 1}:{count}', 'MALLEO_PCM_MODE': 'spawn',
+               'MALLEO_PCM_SPAWN': 'wait'}
         split, merge = self.phases('spawn split and merge', megabytes, o.frm, o.at + 2, env, ['split', 'merge'])
         # Launched on FROM processes, the split can only have reached TO by spawning.
         if (split['before'], split['after'], merge['after']) != (o.frm, o.to, o.frm) or split['spawn'] <= 0:
             sys.exit(f'spawn split at {megabytes} MiB did not spawn: {split}')
         return split, merge
 
+    def spawn_background(self, megabytes):
+        """The same with the processes started in the background (the bridge's default)."""
+        o = self.opts
+        count = o.to - o.frm
+        iterations = o.at + 30
+        while True:
+            merges = ','.join(f'merge@{i}:{count}' for i in range(o.at + 1, iterations - 1))
+            env = {'MALLEO_FORCE': f'split@{o.at}:{count},{merges}', 'MALLEO_PCM_MODE': 'spawn',
+                   'MALLEO_PCM_SPAWN': 'background'}
+            records = self.phases('spawn split and merge in the background', megabytes, o.frm, iterations, env,
+                                  None)
+            if [r['operation'] for r in records] == ['split', 'merge']:
+                break
+            if iterations > 100000:
+                sys.exit(f'background spawn at {megabytes} MiB: no split and merge in {iterations} iterations: '
+                         f'{records}')
+            iterations *= 2
+        split, merge = records
+        if (split['before'], split['after'], merge['after']) != (o.frm, o.to, o.frm) or \
+                split['spawn_background'] <= 0 or split['probes_overlapped'] < 1:
+            sys.exit(f'spawn split at {megabytes} MiB did not spawn in the background: {split}')
+        split['lost'] = split['spawn_background'] - split['probes_overlapped'] * split['probe_interval_before']
+        split['felt'] = split['total'] + max(split['lost'], 0.0)
+        return split, merge
+
     def operations(self, megabytes, mode):
-        """{'split': phases, 'merge': phases} of one round in `mode` (pool or spawn)."""
+        """{'split': phases, 'merge': phases} of one round in `mode` (pool, spawn or spawn-wait)."""
         if mode == 'spawn':
-            return dict(zip(('split', 'merge'), self.spawn(megabytes)))
+            return dict(zip(('split', 'merge'), self.spawn_background(megabytes)))
+        if mode == 'spawn-wait':
+            return dict(zip(('split', 'merge'), self.spawn_wait(megabytes)))
         return {op: self.pool(megabytes, op) for op in ('split', 'merge')}
 
     def stop_restart(self, megabytes, before, after):
@@ -153,7 +195,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--mpi', choices=sorted(LAUNCHERS), default='openmpi')
     ap.add_argument('--mode', default='pool',
-                    help='how the split gets its processes: pool, spawn, or both (pool,spawn), comma-separated')
+                    help='how the split gets its processes: pool, spawn (in the background) or spawn-wait, '
+                    'comma-separated (pool,spawn,spawn-wait: all three)')
     ap.add_argument('--heat2d', help='the heat2d program of that MPI (default build/examples/heat2d/heat2d_MPI)')
     ap.add_argument('--sizes-mb', default='10,100,300', help='grid sizes in MiB, comma-separated')
     ap.add_argument('--repeats', type=int, default=5, help='rounds; medians are reported')
@@ -172,9 +215,9 @@ def main():
     except ValueError:
         sys.exit(f'--sizes-mb {opts.sizes_mb}: expected integers separated by commas')
     modes = opts.mode.split(',')
-    if not modes or any(m not in ('pool', 'spawn') for m in modes) or len(set(modes)) != len(modes):
-        sys.exit(f'--mode {opts.mode}: expected pool, spawn or pool,spawn')
-    if 'spawn' in modes and opts.mpi != 'openmpi':
+    if not modes or any(m not in ('pool', 'spawn', 'spawn-wait') for m in modes) or len(set(modes)) != len(modes):
+        sys.exit(f'--mode {opts.mode}: expected pool, spawn, spawn-wait or several of them, comma-separated')
+    if any(m.startswith('spawn') for m in modes) and opts.mpi != 'openmpi':
         sys.exit('--mode spawn needs Open MPI (the bridge spawns only there)')
 
     operations = [(mode, op) for mode in modes for op in ('split', 'merge')]
@@ -198,6 +241,7 @@ def main():
     print('| MiB | mode | operation | reconfiguration | agreement | spawn | activation | redistribution | rebuild | '
           'stop-restart | write | read + scatter | relaunch | stop-restart / operation |')
     print('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
+    background = []
     for size in sizes:
         for op, restart in (('split', 'restart+'), ('merge', 'restart-')):
             for mode in modes:
@@ -210,6 +254,23 @@ def main():
                 row += [f"{median([s[k] for s in stops]):.3f}" for k in ('total', 'write', 'read', 'relaunch')]
                 row.append(f'{ratio(median(ratios))}x ({ratio(min(ratios))}-{ratio(max(ratios))})')
                 print('| ' + ' | '.join(row) + ' |')
+                if 'felt' in ops[0]:
+                    felt = [s['total'] / o['felt'] for o, s in zip(ops, stops)]
+                    background.append([str(size)] + [f"{median([o[k] for o in ops]):.4f}" for k in
+                                                     ('total', 'spawn_background')] +
+                                      [f"{median([o['probes_overlapped'] for o in ops]):.0f}",
+                                       f"{median([o['probe_interval_before'] for o in ops]):.4f}",
+                                       f"{median([o['lost'] for o in ops]):.4f}",
+                                       f"{median([o['felt'] for o in ops]):.4f}",
+                                       f'{ratio(median(felt))}x ({ratio(min(felt))}-{ratio(max(felt))})'])
+    if background:
+        print()
+        print('Spawn mode, the split with its processes started in the background:')
+        print('| MiB | split (the wait at its probe) | spawn in the background | probes meanwhile | iteration before | '
+              'lost by those iterations | felt | stop-restart / felt |')
+        print('| --- | --- | --- | --- | --- | --- | --- | --- |')
+        for row in background:
+            print('| ' + ' | '.join(row) + ' |')
     if opts.json:
         with open(opts.json, 'w') as f:
             json.dump({str(size): {k if isinstance(k, str) else '/'.join(k): v for k, v in runs.items()}

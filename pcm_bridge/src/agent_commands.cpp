@@ -294,6 +294,12 @@ Command AgentCommands::take(std::int64_t iteration, int active)
 	return none;
 }
 
+void AgentCommands::retake(std::int64_t from, std::int64_t to)
+{
+	if (taken_ && taken_->iteration == from)
+		taken_->iteration = to;
+}
+
 void AgentCommands::finish(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before,
 			   std::int64_t after)
 {

@@ -13,12 +13,26 @@ std::string CommandSource::configureFromEnvironment()
 	return parseForcedSchedule(text, forced_);
 }
 
-Command CommandSource::next(std::int64_t iteration, int active)
+Command CommandSource::forcedAt(std::int64_t iteration) const
 {
 	for (const auto &command : forced_)
 		if (command.iteration == iteration)
 			return command;
+	Command none;
+	none.iteration = iteration;
+	return none;
+}
+
+Command CommandSource::next(std::int64_t iteration, int active)
+{
+	if (Command forced = forcedAt(iteration); forced.op != Operation::none)
+		return forced;
 	return agent_.take(iteration, active);
+}
+
+void CommandSource::deferred(std::int64_t from, std::int64_t to)
+{
+	agent_.retake(from, to);
 }
 
 void CommandSource::finished(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before,

@@ -25,6 +25,13 @@ public:
 	// process that polls, and the same iteration asked twice gives the same command.
 	Command next(std::int64_t iteration, int active);
 
+	// The forced command for probe `iteration`, if any (op none otherwise); asks no agent.
+	Command forcedAt(std::int64_t iteration) const;
+
+	// The command taken at probe `from` is carried out at probe `to` (its processes started in the background):
+	// its outcome is reported under `to`.
+	void deferred(std::int64_t from, std::int64_t to);
+
 	// The outcome of the operation at probe `iteration`, as the coordinator that started it sees it: reported to
 	// the agent when its command came from there, nothing otherwise (-1: size not known).
 	void finished(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before, std::int64_t after);

@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -17,7 +18,28 @@ PhaseTimes &phaseTimes()
 void PhaseTimes::start()
 {
 	seconds_ = {};
+	overlapped_seconds_ = 0.0;
+	overlapped_probes_ = 0;
+	overlapped_interval_ = 0.0;
 	last_ = MPI_Wtime();
+	probe_starts_[probes_seen_++ % probe_starts_.size()] = last_;
+}
+
+double PhaseTimes::probeInterval() const
+{
+	const std::size_t known = std::min(probes_seen_, probe_starts_.size());
+	if (known < 2)
+		return 0.0;
+	const double newest = probe_starts_[(probes_seen_ - 1) % probe_starts_.size()];
+	const double oldest = probe_starts_[(probes_seen_ - known) % probe_starts_.size()];
+	return (newest - oldest) / static_cast<double>(known - 1);
+}
+
+void PhaseTimes::overlapped(double seconds, std::int64_t probes, double interval)
+{
+	overlapped_seconds_ = seconds;
+	overlapped_probes_ = probes;
+	overlapped_interval_ = interval;
 }
 
 void PhaseTimes::mark(Phase phase)
@@ -33,12 +55,18 @@ void PhaseTimes::report(const char *operation, std::int64_t iteration, std::size
 	double total = 0.0;
 	for (double seconds : seconds_)
 		total += seconds;
-	if (verbose)
+	if (verbose) {
+		char background[160] = "";
+		if (overlapped_probes_ > 0)
+			std::snprintf(background, sizeof background,
+				      " (processes started in the background: %.6f s over %lld probes of %.6f s before)",
+				      overlapped_seconds_, static_cast<long long>(overlapped_probes_), overlapped_interval_);
 		std::fprintf(stderr,
 			     "malleo-pcm: %s at iteration %lld took %.6f s: agreement %.6f, spawn %.6f, activation %.6f, "
-			     "redistribution %.6f, rebuild %.6f\n",
+			     "redistribution %.6f, rebuild %.6f%s\n",
 			     operation, static_cast<long long>(iteration), total, seconds_[0], seconds_[1], seconds_[2],
-			     seconds_[3], seconds_[4]);
+			     seconds_[3], seconds_[4], background);
+	}
 	const char *path = std::getenv("MALLEO_PCM_PHASES");
 	if (!path || !*path)
 		return;
@@ -51,9 +79,11 @@ void PhaseTimes::report(const char *operation, std::int64_t iteration, std::size
 	std::fprintf(file,
 		     "{\"operation\": \"%s\", \"iteration\": %lld, \"before\": %zu, \"after\": %zu, \"total\": %.9f, "
 		     "\"agreement\": %.9f, \"spawn\": %.9f, \"activation\": %.9f, \"redistribution\": %.9f, "
-		     "\"rebuild\": %.9f}\n",
+		     "\"rebuild\": %.9f, \"spawn_background\": %.9f, \"probes_overlapped\": %lld, "
+		     "\"probe_interval_before\": %.9f}\n",
 		     operation, static_cast<long long>(iteration), before, after, total, seconds_[0], seconds_[1],
-		     seconds_[2], seconds_[3], seconds_[4]);
+		     seconds_[2], seconds_[3], seconds_[4], overlapped_seconds_, static_cast<long long>(overlapped_probes_),
+		     overlapped_interval_);
 	std::fclose(file);
 }
 

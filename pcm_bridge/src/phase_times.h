@@ -5,7 +5,8 @@
 // new processes into one communicator with the others: MPI_Comm_create_group), redistribution (the
 // manifest, the data's move, and the agreement on its outcome, which waits for the slowest transfer) and rebuild
 // (the new active communicator). Reported by MALLEO_PCM_VERBOSE (one stderr line) and MALLEO_PCM_PHASES=FILE (one
-// JSON line appended per completed operation, for bench/pcm_reconfigure.py).
+// JSON line appended per completed operation, for bench/pcm_reconfigure.py). A spawn in the background
+// (MALLEO_PCM_SPAWN=background) is reported apart, as spawn_background and the probes it overlapped.
 #pragma once
 
 #include <array>
@@ -22,11 +23,22 @@ public:
 	void start();
 	// The time since the last start() or mark() goes to `phase`.
 	void mark(Phase phase);
+	// The mean time between the last probes (up to 8 intervals; 0 before the second probe): an iteration's length.
+	double probeInterval() const;
+	// A background spawn of this operation took `seconds` while the application went on for `probes` probes,
+	// whose length before it was `interval`: reported beside the phases, not in them (the operation did not wait
+	// for it); what the iterations lost meanwhile is seconds - probes * interval.
+	void overlapped(double seconds, std::int64_t probes, double interval);
 	void report(const char *operation, std::int64_t iteration, std::size_t before, std::size_t after, bool verbose);
 
 private:
 	double last_ = 0.0;
 	std::array<double, 5> seconds_{};
+	double overlapped_seconds_ = 0.0;
+	std::int64_t overlapped_probes_ = 0;
+	double overlapped_interval_ = 0.0;
+	std::array<double, 9> probe_starts_{};  // a ring of the last probes' start times
+	std::size_t probes_seen_ = 0;
 };
 
 PhaseTimes &phaseTimes();

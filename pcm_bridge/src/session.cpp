@@ -72,6 +72,32 @@ bool contains(const std::vector<int> &list, int value)
 
 } // namespace
 
+Mode modeFromEnvironment(bool report)
+{
+	const char *pool = std::getenv("MALLEO_POOL_ACTIVE");
+	Mode chosen = pool && *pool ? Mode::pool : Mode::spawn;
+	if (const char *mode = std::getenv("MALLEO_PCM_MODE"); mode && *mode) {
+		if (std::strcmp(mode, "pool") == 0)
+			chosen = Mode::pool;
+		else if (std::strcmp(mode, "spawn") == 0)
+			chosen = Mode::spawn;
+		else if (report)
+			std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_MODE=%s is not pool or spawn; using %s\n", mode,
+				     chosen == Mode::pool ? "pool" : "spawn");
+	}
+	return chosen;
+}
+
+bool backgroundSpawnWanted()
+{
+#ifdef OPEN_MPI
+	const char *spawn = std::getenv("MALLEO_PCM_SPAWN");
+	return modeFromEnvironment(false) == Mode::spawn && !(spawn && std::strcmp(spawn, "wait") == 0);
+#else
+	return false;
+#endif
+}
+
 std::string currentNode()
 {
 	if (const char *node = std::getenv("MALLEO_NODE"); node && *node)
@@ -152,7 +178,11 @@ int Session::start(int *argc, char ***argv)
 	if (const auto length = readlink("/proc/self/exe", exe, sizeof exe); length > 0)
 		program_.assign(exe, static_cast<std::size_t>(length));
 	if (!initialized) {
-		if (const int rc = MPI_Init(argc, argv); rc != MPI_SUCCESS)
+		// A background spawn calls MPI on a helper thread while the application's thread goes on using it.
+		int provided = MPI_THREAD_SINGLE;
+		const int rc = backgroundSpawnWanted() ? MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided)
+						       : MPI_Init(argc, argv);
+		if (rc != MPI_SUCCESS)
 			return rc;
 	}
 	// The bridge's own use of MPI_COMM_WORLD below must reach the real one.
@@ -220,16 +250,17 @@ void Session::configure(bool report)
 		if (auto error = parseFaults(faults, faults_); !error.empty() && report)
 			std::fprintf(stderr, "malleo-pcm: %s; no injected faults\n", error.c_str());
 	}
-	const char *pool = std::getenv("MALLEO_POOL_ACTIVE");
-	mode_ = pool && *pool ? Mode::pool : Mode::spawn;
-	if (const char *mode = std::getenv("MALLEO_PCM_MODE"); mode && *mode) {
-		if (std::strcmp(mode, "pool") == 0)
-			mode_ = Mode::pool;
-		else if (std::strcmp(mode, "spawn") == 0)
-			mode_ = Mode::spawn;
-		else if (report)
-			std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_MODE=%s is not pool or spawn; using %s\n", mode,
-				     mode_ == Mode::pool ? "pool" : "spawn");
+	mode_ = modeFromEnvironment(report);
+	int threads = MPI_THREAD_SINGLE;
+	MPI_Query_thread(&threads);
+	spawn_in_background_ = mode_ == Mode::spawn && backgroundSpawnWanted() && threads == MPI_THREAD_MULTIPLE;
+	if (const char *spawn = std::getenv("MALLEO_PCM_SPAWN"); spawn && *spawn && report) {
+		if (std::strcmp(spawn, "background") != 0 && std::strcmp(spawn, "wait") != 0)
+			std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_SPAWN=%s is not background or wait; using background\n",
+				     spawn);
+		else if (mode_ == Mode::spawn && std::strcmp(spawn, "background") == 0 && !spawn_in_background_)
+			std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_SPAWN=background needs Open MPI initialized with "
+					     "MPI_THREAD_MULTIPLE; new processes start while the application waits\n");
 	}
 	const auto text = [](const char *variable) {
 		const char *value = std::getenv(variable);
@@ -272,15 +303,30 @@ Outcome Session::decide()
 	}
 	phaseTimes().start();
 	const std::int64_t iteration = probes_++;
+	// A command whose processes are starting in the background is planned once they are there.
+	Command resumed;
+	bool spawned = false;
+	if (background_) {
+		switch (backgroundSpawnAtProbe(iteration, resumed)) {
+		case SpawnState::starting:
+			return Outcome::none;
+		case SpawnState::failed:
+			return Outcome::failed;
+		case SpawnState::ready:
+			spawned = true;
+			break;
+		}
+	}
 	// In spawn mode a command may first need processes started; then it is planned again, once, with them.
-	for (bool spawned = false;; spawned = true) {
+	for (;; spawned = true) {
 		const std::size_t words = planWords(world_size_);
 		std::vector<std::int64_t> message(words + 1, 0);
 		std::string refusal;
 		std::string spawn_node;
+		Command command;
 		if (rank() == 0) {
 			// One call answers "what now?": MALLEO_FORCE first, then the local agent (command_source.h).
-			const Command command = commands_.next(iteration, size());
+			command = resumed.op != Operation::none ? resumed : commands_.next(iteration, size());
 			Plan plan;
 			const int spawns = spawned ? 0 : spawnsNeeded(command, spawn_node, refusal);
 			if (spawns > 0) {
@@ -307,15 +353,19 @@ Outcome Session::decide()
 			if (rank() == 0)
 				std::strncpy(node.data(), spawn_node.c_str(), node.size() - 1);
 			MPI_Bcast(node.data(), kNodeNameBytes, MPI_CHAR, 0, active_);
+			const int root = membership_.active.front();
+			const int count = static_cast<int>(message[1]);
+			if (!message[2] && spawn_in_background_) {
+				spawnInBackground(root, count, node.data(), command, iteration);
+				return Outcome::none;
+			}
 			std::string why = "injected spawn fault";
-			if (!message[2] && spawnFromProbe(membership_.active.front(), static_cast<int>(message[1]),
-							  node.data(), why))
+			if (!message[2] && spawnFromProbe(root, count, node.data(), why))
 				continue;
 			plan_ = Plan{};
 			plan_.op = static_cast<Operation>(message[3]);
 			plan_.iteration = iteration;
-			fail("spawning " + std::to_string(message[1]) + " processes on node '" + node.data() +
-				     "' failed: " + why,
+			fail("spawning " + std::to_string(count) + " processes on node '" + node.data() + "' failed: " + why,
 			     rank() == 0);
 			plan_.op = Operation::none;
 			return Outcome::failed;
@@ -716,6 +766,18 @@ void Session::finish()
 {
 	if (active_ == MPI_COMM_NULL)
 		return;
+	// Processes still starting are merged in first, so that they too learn that the run has ended.
+	if (background_) {
+		const std::int64_t iteration = background_->iteration;
+		const Operation op = background_->command.op;
+		std::string why;
+		completeBackgroundSpawn(why);
+		plan_ = Plan{};
+		plan_.op = op;
+		plan_.iteration = iteration;
+		fail("the run ended while its new processes were starting", rank() == 0);
+		plan_.op = Operation::none;
+	}
 	MPI_Barrier(active_);
 	if (rank() != 0)
 		return;

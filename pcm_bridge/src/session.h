@@ -5,9 +5,12 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "command_source.h"
@@ -28,6 +31,25 @@ inline constexpr int kNodeNameBytes = 256;
 // Where new processes come from (MALLEO_PCM_MODE): spare processes of an over-allocated launch, or
 // MPI_Comm_spawn when a split or migration needs more than the spare ones.
 enum class Mode { pool, spawn };
+// Mode from MALLEO_PCM_MODE and MALLEO_POOL_ACTIVE; `report` prints one line on a bad value.
+Mode modeFromEnvironment(bool report);
+// Spawn mode under Open MPI with MALLEO_PCM_SPAWN not `wait`: MPI must be initialized with MPI_THREAD_MULTIPLE so
+// that new processes start on a helper thread while the application computes.
+bool backgroundSpawnWanted();
+
+// What starting processes produced (spawn.cpp): made without touching a session, so it can run on a helper thread.
+struct SpawnOutcome {
+	bool ok = false;
+	std::string why;                       // when not ok
+	MPI_Comm control = MPI_COMM_NULL;      // the control communicator with the new processes at its end
+	std::vector<std::string> nodes;        // every process's node, new ones included
+};
+// Collective over `control` (the parents) and the new processes' MPI_Init: starts `count` processes of `words`
+// (an env(1) command line) on `node` and merges them in.
+SpawnOutcome startProcesses(MPI_Comm control, int root, int count, const std::string &node,
+			    std::vector<std::string> words, std::vector<std::string> nodes, int world_rank);
+// Collective over `control`: world rank 0's table of nodes, `known`, to every process.
+std::vector<std::string> exchangeNodeNames(MPI_Comm control, int world_rank, const std::vector<std::string> &known);
 
 // This process's node: MALLEO_NODE, else the MPI processor name.
 std::string currentNode();
@@ -116,6 +138,8 @@ public:
 	void finish();
 
 	const std::string &error() const { return error_; }
+	// Processes started in the background for an operation that has not happened yet (collective at finish()).
+	bool spawning() const { return background_ != nullptr; }
 
 	std::vector<BufferMove> &joinedBuffers() { return joined_buffers_; }
 	Store &joinedReplicated() { return joined_replicated_; }
@@ -130,14 +154,26 @@ private:
 	int spawnsNeeded(const Command &command, std::string &node, std::string &refusal) const;
 	// Collective over the active processes: the coordinator wakes the parked ones, then all spawn.
 	bool spawnFromProbe(int root, int count, const std::string &node, std::string &why);
+	// The same, but the active processes start a helper thread that spawns while the application computes; the
+	// parked ones take part at once. The coordinator keeps `command` to plan it once the processes are there.
+	void spawnInBackground(int root, int count, const std::string &node, const Command &command,
+			       std::int64_t iteration);
+	// At a probe while a background spawn is under way, collective over the active processes: still starting
+	// (nothing happens; a forced command falling due is refused), failed (reported), or the processes are merged
+	// in and the coordinator's command is to be planned now (`resumed`).
+	enum class SpawnState { starting, failed, ready };
+	SpawnState backgroundSpawnAtProbe(std::int64_t iteration, Command &resumed);
+	// Joins the helper thread and merges its processes in (or reports why not), on every active process.
+	bool completeBackgroundSpawn(std::string &why);
+	void wakeParkedForSpawn(int root, int count, const std::string &node);
 	// Collective over the control communicator: starts `count` processes on `node`, merges them in as spare
 	// processes of the highest world ranks.
 	bool spawnCollective(int root, int count, const std::string &node, std::string &why);
+	std::vector<std::string> spawnArguments(const std::string &node) const;
+	bool installSpawn(SpawnOutcome outcome, std::string &why);
 	// In a spawned process: joins the parents' control communicator.
 	void joinParents(MPI_Comm parent);
-	void shareNodeNames();
 	void bindToNode();
-	static void ignoreBrokenPipes();
 	// At MPI_Finalize (a delete callback on MPI_COMM_SELF, run first thing there): in a run that has spawned,
 	// frees the communicators that span its jobs, so Open MPI's MPI_Finalize finds none left (spawn.cpp).
 	void watchFinalize();
@@ -161,6 +197,19 @@ private:
 	double agree_timeout_ = 10.0;
 	bool verbose_ = false;  // MALLEO_PCM_VERBOSE: one line per completed operation
 	Mode mode_ = Mode::pool;
+	bool spawn_in_background_ = false;  // backgroundSpawnWanted() and MPI runs with MPI_THREAD_MULTIPLE
+	struct BackgroundSpawn {
+		std::thread thread;
+		std::atomic<bool> done{false};
+		SpawnOutcome outcome;        // written by the thread before `done`
+		Command command;             // the coordinator's, planned once the processes are there
+		std::int64_t iteration = 0;  // the probe that started it
+		int count = 0;
+		std::string node;
+		double started = 0.0;
+		double probe_interval = 0.0;  // the application's iteration before the spawn (phase_times.h)
+	};
+	std::unique_ptr<BackgroundSpawn> background_;
 	NodeMap nodes_;
 	std::string program_;                 // this program, for MPI_Comm_spawn
 	std::vector<std::string> arguments_;  // its arguments

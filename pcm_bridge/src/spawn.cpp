@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <sched.h>
 #include <unistd.h>
+#include <utility>
 
 #include "phase_times.h"
 #include "session.h"
@@ -37,6 +38,15 @@ std::string cpuListText(const std::vector<int> &cpus)
 	for (int cpu : cpus)
 		text += (text.empty() ? "" : ",") + std::to_string(cpu);
 	return text;
+}
+
+// Measured with Open MPI 4.1.4: once a run has processes of two spawn calls, MPI_Finalize of a spawned process
+// writes to a connection another job has already closed, and SIGPIPE killed it after the run's result was out
+// (mpirun then exits with 141; in every run of 4 tried). Ignored, the write fails with EPIPE, which Open MPI takes
+// for the closed connection it is, and the run ends cleanly. Only processes of runs that spawn are affected.
+void ignoreBrokenPipes()
+{
+	std::signal(SIGPIPE, SIG_IGN);
 }
 
 } // namespace
@@ -74,32 +84,118 @@ int Session::spawnsNeeded(const Command &command, std::string &node, std::string
 #endif
 }
 
+void Session::wakeParkedForSpawn(int root, int count, const std::string &node)
+{
+	if (world_rank_ != root)
+		return;
+	std::vector<std::int64_t> message(planWords(world_size_) + 1, 0);
+	message[0] = kSpawn;
+	message[1] = root;
+	message[2] = count;
+	std::vector<char> name(kNodeNameBytes, 0);
+	std::strncpy(name.data(), node.c_str(), name.size() - 1);
+	for (int w = 0; w < world_size_; ++w) {
+		if (membership_.state[static_cast<std::size_t>(w)] == ProcessState::active)
+			continue;
+		MPI_Send(message.data(), static_cast<int>(message.size()), MPI_INT64_T, w, kTagParked, control_);
+		MPI_Send(name.data(), kNodeNameBytes, MPI_CHAR, w, kTagParked, control_);
+	}
+}
+
 bool Session::spawnFromProbe(int root, int count, const std::string &node, std::string &why)
 {
 	// The probe's broadcast so far is agreement; the spawn, waking the parked processes included, is timed apart.
 	phaseTimes().mark(Phase::agreement);
-	if (world_rank_ == root) {
-		std::vector<std::int64_t> message(planWords(world_size_) + 1, 0);
-		message[0] = kSpawn;
-		message[1] = root;
-		message[2] = count;
-		std::vector<char> name(kNodeNameBytes, 0);
-		std::strncpy(name.data(), node.c_str(), name.size() - 1);
-		for (int w = 0; w < world_size_; ++w) {
-			if (membership_.state[static_cast<std::size_t>(w)] == ProcessState::active)
-				continue;
-			MPI_Send(message.data(), static_cast<int>(message.size()), MPI_INT64_T, w, kTagParked, control_);
-			MPI_Send(name.data(), kNodeNameBytes, MPI_CHAR, w, kTagParked, control_);
-		}
-	}
+	wakeParkedForSpawn(root, count, node);
 	const bool spawned = spawnCollective(root, count, node, why);
 	phaseTimes().mark(Phase::spawn);
 	return spawned;
 }
 
+void Session::spawnInBackground(int root, int count, const std::string &node, const Command &command,
+				std::int64_t iteration)
+{
+	wakeParkedForSpawn(root, count, node);
+	background_ = std::make_unique<BackgroundSpawn>();
+	BackgroundSpawn &spawn = *background_;
+	spawn.command = command;
+	spawn.iteration = iteration;
+	spawn.count = count;
+	spawn.node = node;
+	spawn.started = MPI_Wtime();
+	spawn.probe_interval = phaseTimes().probeInterval();
+	// Everything the thread reads is copied here: the main thread goes on with the application meanwhile, and
+	// touches neither control_ nor the membership until it has joined the thread (completeBackgroundSpawn).
+	spawn.thread = std::thread([&spawn, control = control_, root, count, node, words = spawnArguments(node),
+				    names = membership_.node, rank = world_rank_] {
+		spawn.outcome = startProcesses(control, root, count, node, words, names, rank);
+		spawn.done.store(true, std::memory_order_release);
+	});
+}
+
+Session::SpawnState Session::backgroundSpawnAtProbe(std::int64_t iteration, Command &resumed)
+{
+	// The coordinator's view decides for all: [ready, operation of a forced command falling due meanwhile].
+	std::int64_t message[2] = {0, 0};
+	if (rank() == 0) {
+		message[0] = background_->done.load(std::memory_order_acquire) ? 1 : 0;
+		if (!message[0])
+			message[1] = static_cast<std::int64_t>(commands_.forcedAt(iteration).op);
+	}
+	MPI_Bcast(message, 2, MPI_INT64_T, 0, active_);
+	BackgroundSpawn &spawn = *background_;
+	if (!message[0] && !message[1])
+		return SpawnState::starting;
+	if (!message[0]) {
+		// One operation at a time, as the agent's lock has it: the forced command is refused, not queued.
+		plan_ = Plan{};
+		plan_.op = static_cast<Operation>(message[1]);
+		plan_.iteration = iteration;
+		fail("busy: the " + std::string(operationName(spawn.command.op)) + " of iteration " +
+			     std::to_string(spawn.iteration) + " is still starting its processes",
+		     rank() == 0);
+		plan_.op = Operation::none;
+		return SpawnState::failed;
+	}
+	const double overlapped = MPI_Wtime() - spawn.started;
+	const double interval = spawn.probe_interval;
+	const std::int64_t started_at = spawn.iteration;
+	// The agent's command was taken at the probe that started the spawn; its outcome comes from this one.
+	commands_.deferred(started_at, iteration);
+	resumed = spawn.command;
+	resumed.iteration = iteration;
+	const int count = spawn.count;
+	const std::string node = spawn.node;
+	std::string why;
+	const bool ok = completeBackgroundSpawn(why);
+	phaseTimes().mark(Phase::agreement);
+	phaseTimes().overlapped(overlapped, iteration - started_at, interval);
+	if (ok)
+		return SpawnState::ready;
+	plan_ = Plan{};
+	plan_.op = resumed.op;
+	plan_.iteration = iteration;
+	fail("spawning " + std::to_string(count) + " processes on node '" + node + "' failed: " + why, rank() == 0);
+	plan_.op = Operation::none;
+	return SpawnState::failed;
+}
+
+bool Session::completeBackgroundSpawn(std::string &why)
+{
+	background_->thread.join();
+	const bool ok = installSpawn(std::move(background_->outcome), why);
+	background_.reset();
+	return ok;
+}
+
 bool Session::spawnCollective(int root, int count, const std::string &node, std::string &why)
 {
-	ignoreBrokenPipes();
+	return installSpawn(
+		startProcesses(control_, root, count, node, spawnArguments(node), membership_.node, world_rank_), why);
+}
+
+std::vector<std::string> Session::spawnArguments(const std::string &node) const
+{
 	// The new process learns its node before its first instruction: through its environment, set by env(1) in
 	// front of the program, so MALLEO_NODE and MALLEO_AGENT are there for libmalleo_pmpi's start too and show in
 	// /proc/<pid>/environ.
@@ -110,6 +206,13 @@ bool Session::spawnCollective(int root, int count, const std::string &node, std:
 		words.push_back("MALLEO_AGENT=" + found->second.agent);
 	words.push_back(program_);
 	words.insert(words.end(), arguments_.begin(), arguments_.end());
+	return words;
+}
+
+SpawnOutcome startProcesses(MPI_Comm control, int root, int count, const std::string &node,
+			    std::vector<std::string> words, std::vector<std::string> nodes, int world_rank)
+{
+	ignoreBrokenPipes();
 	std::vector<char *> argv;
 	for (auto &word : words)
 		argv.push_back(word.data());
@@ -119,38 +222,40 @@ bool Session::spawnCollective(int root, int count, const std::string &node, std:
 	// One spawn call for all `count` processes: a call costs about as much for 2 processes as for 1 (the launch
 	// dominates; ENVIRONMENT.md). Open MPI ties the processes of one call together at MPI_Finalize, which is harmless
 	// here because no process finalizes before the end of the run: a process that leaves parks until then.
+	SpawnOutcome outcome;
 	MPI_Comm inter = MPI_COMM_NULL;
 	std::vector<int> errors(static_cast<std::size_t>(count), MPI_SUCCESS);
-	int rc = MPI_Comm_spawn(command, argv.data(), count, MPI_INFO_NULL, root, control_, &inter, errors.data());
+	int rc = MPI_Comm_spawn(command, argv.data(), count, MPI_INFO_NULL, root, control, &inter, errors.data());
 	if (rc != MPI_SUCCESS) {
-		why = "MPI_Comm_spawn: " + mpiErrorText(rc);
-		return false;
+		outcome.why = "MPI_Comm_spawn: " + mpiErrorText(rc);
+		return outcome;
 	}
-	MPI_Comm merged = MPI_COMM_NULL;
-	rc = MPI_Intercomm_merge(inter, 0, &merged);
+	rc = MPI_Intercomm_merge(inter, 0, &outcome.control);
 	MPI_Comm_free(&inter);
 	if (rc != MPI_SUCCESS) {
-		why = "MPI_Intercomm_merge: " + mpiErrorText(rc);
+		outcome.why = "MPI_Intercomm_merge: " + mpiErrorText(rc);
+		return outcome;
+	}
+	MPI_Comm_set_errhandler(outcome.control, MPI_ERRORS_RETURN);
+	nodes.resize(nodes.size() + static_cast<std::size_t>(count), node);
+	outcome.nodes = exchangeNodeNames(outcome.control, world_rank, nodes);
+	outcome.ok = true;
+	return outcome;
+}
+
+bool Session::installSpawn(SpawnOutcome outcome, std::string &why)
+{
+	if (!outcome.ok) {
+		why = outcome.why;
 		return false;
 	}
 	MPI_Comm_free(&control_);
-	control_ = merged;
+	control_ = outcome.control;
 	spans_jobs_ = true;
-	MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN);
-	world_size_ += count;
-	membership_.node.resize(static_cast<std::size_t>(world_size_), node);
+	world_size_ = static_cast<int>(outcome.nodes.size());
+	membership_.node = std::move(outcome.nodes);
 	membership_.state.resize(static_cast<std::size_t>(world_size_), ProcessState::spare);
-	shareNodeNames();
 	return true;
-}
-
-// Measured with Open MPI 4.1.4: once a run has processes of two spawn calls, MPI_Finalize of a spawned process
-// writes to a connection another job has already closed, and SIGPIPE killed it after the run's result was out
-// (mpirun then exits with 141; in every run of 4 tried). Ignored, the write fails with EPIPE, which Open MPI takes
-// for the closed connection it is, and the run ends cleanly. Only processes of runs that spawn are affected.
-void Session::ignoreBrokenPipes()
-{
-	std::signal(SIGPIPE, SIG_IGN);
 }
 
 void Session::joinParents(MPI_Comm parent)
@@ -167,7 +272,7 @@ void Session::joinParents(MPI_Comm parent)
 	configure(false);
 	bindToNode();
 	membership_.state.assign(static_cast<std::size_t>(world_size_), ProcessState::spare);
-	shareNodeNames();
+	membership_.node = exchangeNodeNames(control_, world_rank_, {});
 	if (verbose_) {
 		const auto found = nodes_.nodes.find(currentNode());
 		const char *agent = std::getenv("MALLEO_AGENT");
@@ -224,17 +329,19 @@ void Session::watchFinalize()
 }
 
 // World rank 0 is always a parent: its table is complete, the spawned processes have none yet.
-void Session::shareNodeNames()
+std::vector<std::string> exchangeNodeNames(MPI_Comm control, int world_rank, const std::vector<std::string> &known)
 {
-	std::vector<char> names(static_cast<std::size_t>(world_size_) * kNodeNameBytes, 0);
-	if (world_rank_ == 0)
-		for (int w = 0; w < world_size_; ++w)
-			std::strncpy(&names[static_cast<std::size_t>(w) * kNodeNameBytes],
-				     membership_.node[static_cast<std::size_t>(w)].c_str(), kNodeNameBytes - 1);
-	MPI_Bcast(names.data(), static_cast<int>(names.size()), MPI_CHAR, 0, control_);
-	membership_.node.clear();
-	for (int w = 0; w < world_size_; ++w)
-		membership_.node.emplace_back(&names[static_cast<std::size_t>(w) * kNodeNameBytes]);
+	int size = 0;
+	MPI_Comm_size(control, &size);
+	std::vector<char> names(static_cast<std::size_t>(size) * kNodeNameBytes, 0);
+	if (world_rank == 0)
+		for (std::size_t w = 0; w < known.size() && w < static_cast<std::size_t>(size); ++w)
+			std::strncpy(&names[w * kNodeNameBytes], known[w].c_str(), kNodeNameBytes - 1);
+	MPI_Bcast(names.data(), static_cast<int>(names.size()), MPI_CHAR, 0, control);
+	std::vector<std::string> nodes;
+	for (int w = 0; w < size; ++w)
+		nodes.emplace_back(&names[static_cast<std::size_t>(w) * kNodeNameBytes]);
+	return nodes;
 }
 
 // A process on a described node runs on that node's CPUs, every thread of it (MPI_Init may have started some, and

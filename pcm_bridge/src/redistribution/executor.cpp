@@ -15,16 +15,29 @@
 // the segments they hold — so a bad schedule or a missing buffer fails everywhere at once instead of leaving peers
 // waiting. After that an error in one transfer does not stop the others: every rank still posts everything its
 // peers expect, so all of them come back, and the first error is reported.
+//
+// Between processes of different MPI jobs on one host (a spawn mode run: every MPI_Comm_spawn call is a job of its
+// own) Open MPI 4.1's shared-memory transport does not connect, and MPI messages go through TCP over loopback. There
+// the receiver reads the sender's old buffer itself, with process_vm_readv (a "direct" transfer), and tells the
+// sender when it is done; see DirectPeers.
 #include "executor.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <deque>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 namespace malleo::pcm {
@@ -143,11 +156,180 @@ bool isContiguous(MPI_Datatype element, MPI_Aint extent)
 	return lb == 0 && true_lb == 0 && static_cast<MPI_Aint>(size) == extent && true_extent == extent;
 }
 
+// Which peers this rank reads directly (process_vm_readv) and which read from it. A pair qualifies when its two
+// processes are in different MPI_COMM_WORLDs (different jobs: MPI has no shared memory between them), run on one
+// host (same boot, UTS host name and PID namespace: a network-namespace "host" of the tests has its own name), and
+// the reader could read a known word of the other's memory when asked just now (ptrace rules may forbid it; then
+// the pair uses MPI messages as before). Collective over `comm`; the set is empty when every process is in one job.
+class DirectPeers
+{
+public:
+	int setUp(MPI_Comm comm, int rank, int size, const void* old_buffer)
+	{
+		reads_.assign(static_cast<std::size_t>(size), 0);
+		read_by_.assign(static_cast<std::size_t>(size), 0);
+		// Whether the communicator spans jobs; every rank must come to the same answer before the collectives.
+		int spans = 0;
+		int rc = MPI_SUCCESS;
+		{
+			int local = 0, outside = 0;
+			if (countOutsideWorld(comm, outside) == MPI_SUCCESS)
+				local = outside > 0;
+			rc = MPI_Allreduce(&local, &spans, 1, MPI_INT, MPI_MAX, comm);
+		}
+		if (rc != MPI_SUCCESS || !spans)
+			return rc;
+		struct Identity {
+			std::int64_t host, pid, old_buffer, probe;
+		} mine{hostKey(), static_cast<std::int64_t>(getpid()), reinterpret_cast<std::intptr_t>(old_buffer),
+		       reinterpret_cast<std::intptr_t>(&kProbeWord)};
+		peers_.resize(static_cast<std::size_t>(size));
+		rc = MPI_Allgather(&mine, 4, MPI_INT64_T, peers_.data(), 4, MPI_INT64_T, comm);
+		if (rc != MPI_SUCCESS)
+			return rc;
+		std::vector<int> in_world(static_cast<std::size_t>(size), 0);
+		rc = inMyWorld(comm, in_world);
+		if (rc != MPI_SUCCESS)
+			return rc;
+		for (int q = 0; q < size; ++q) {
+			const auto& peer = peers_[static_cast<std::size_t>(q)];
+			if (q == rank || in_world[static_cast<std::size_t>(q)] || peer.host != mine.host)
+				continue;
+			std::uint64_t word = 0;
+			iovec local{&word, sizeof word};
+			iovec remote{reinterpret_cast<void*>(static_cast<std::intptr_t>(peer.probe)), sizeof word};
+			reads_[static_cast<std::size_t>(q)] =
+				process_vm_readv(static_cast<pid_t>(peer.pid), &local, 1, &remote, 1, 0) ==
+					static_cast<ssize_t>(sizeof word) &&
+				word == kProbeWord;
+		}
+		return MPI_Alltoall(reads_.data(), 1, MPI_INT, read_by_.data(), 1, MPI_INT, comm);
+	}
+
+	// The receiver `to` reads this transfer from `from` directly.
+	bool direct(const Transfer& transfer, int rank) const
+	{
+		if (transfer.from == transfer.to)
+			return false;
+		if (transfer.to == rank)
+			return reads_[static_cast<std::size_t>(transfer.from)] != 0;
+		return read_by_[static_cast<std::size_t>(transfer.to)] != 0;
+	}
+
+	// Copies the transfer's elements from the sender's old buffer into this rank's new buffer.
+	int pull(const Transfer& transfer, void* new_buffer, MPI_Aint extent) const
+	{
+		const auto& peer = peers_[static_cast<std::size_t>(transfer.from)];
+		std::vector<iovec> local, remote;
+		for (const Segment& segment : transfer.destination)
+			local.push_back({static_cast<char*>(new_buffer) + segment.offset * extent,
+					 static_cast<std::size_t>(segment.count * extent)});
+		for (const Segment& segment : transfer.source)
+			remote.push_back({reinterpret_cast<char*>(static_cast<std::intptr_t>(peer.old_buffer)) +
+						  segment.offset * extent,
+					  static_cast<std::size_t>(segment.count * extent)});
+		return readAll(static_cast<pid_t>(peer.pid), local, remote) ? MPI_SUCCESS : MPI_ERR_OTHER;
+	}
+
+private:
+	static constexpr std::uint64_t kProbeWord = 0x6d616c6c656f2121ULL;
+
+	// One host: the same boot of the same kernel, the same UTS name, the same PID namespace.
+	static std::int64_t hostKey()
+	{
+		std::string key;
+		if (std::FILE* file = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+			char line[64] = {};
+			if (std::fgets(line, sizeof line, file))
+				key = line;
+			std::fclose(file);
+		}
+		utsname name{};
+		if (uname(&name) == 0)
+			key += name.nodename;
+		struct stat pid_namespace{};
+		if (stat("/proc/self/ns/pid", &pid_namespace) == 0)
+			key += std::to_string(pid_namespace.st_ino);
+		return static_cast<std::int64_t>(std::hash<std::string>{}(key));
+	}
+
+	static int countOutsideWorld(MPI_Comm comm, int& outside)
+	{
+		int size = 0;
+		MPI_Comm_size(comm, &size);
+		std::vector<int> in_world(static_cast<std::size_t>(size), 0);
+		const int rc = inMyWorld(comm, in_world);
+		outside = static_cast<int>(std::count(in_world.begin(), in_world.end(), 0));
+		return rc;
+	}
+
+	static int inMyWorld(MPI_Comm comm, std::vector<int>& in_world)
+	{
+		MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+		int rc = MPI_Comm_group(comm, &group);
+		if (rc == MPI_SUCCESS)
+			rc = MPI_Comm_group(MPI_COMM_WORLD, &world);
+		const int size = static_cast<int>(in_world.size());
+		std::vector<int> ranks(static_cast<std::size_t>(size)), translated(static_cast<std::size_t>(size));
+		for (int q = 0; q < size; ++q)
+			ranks[static_cast<std::size_t>(q)] = q;
+		if (rc == MPI_SUCCESS)
+			rc = MPI_Group_translate_ranks(group, size, ranks.data(), world, translated.data());
+		for (int q = 0; q < size && rc == MPI_SUCCESS; ++q)
+			in_world[static_cast<std::size_t>(q)] = translated[static_cast<std::size_t>(q)] != MPI_UNDEFINED;
+		if (group != MPI_GROUP_NULL)
+			MPI_Group_free(&group);
+		if (world != MPI_GROUP_NULL)
+			MPI_Group_free(&world);
+		return rc;
+	}
+
+	// process_vm_readv takes at most IOV_MAX vectors a call and may stop short; this goes on until all is read.
+	static bool readAll(pid_t pid, std::vector<iovec> local, std::vector<iovec> remote)
+	{
+		std::size_t l = 0, r = 0;
+		while (l < local.size() && r < remote.size()) {
+			const auto nl = static_cast<unsigned long>(std::min<std::size_t>(local.size() - l, IOV_MAX));
+			const auto nr = static_cast<unsigned long>(std::min<std::size_t>(remote.size() - r, IOV_MAX));
+			const ssize_t got = process_vm_readv(pid, &local[l], nl, &remote[r], nr, 0);
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0)
+				return false;
+			advance(local, l, static_cast<std::size_t>(got));
+			advance(remote, r, static_cast<std::size_t>(got));
+		}
+		return l == local.size() && r == remote.size();
+	}
+
+	static void advance(std::vector<iovec>& vectors, std::size_t& index, std::size_t bytes)
+	{
+		while (bytes > 0 && index < vectors.size()) {
+			const std::size_t step = std::min(bytes, vectors[index].iov_len);
+			vectors[index].iov_base = static_cast<char*>(vectors[index].iov_base) + step;
+			vectors[index].iov_len -= step;
+			bytes -= step;
+			if (vectors[index].iov_len == 0)
+				++index;
+		}
+		while (index < vectors.size() && vectors[index].iov_len == 0)
+			++index;
+	}
+
+	struct Peer {
+		std::int64_t host, pid, old_buffer, probe;
+	};
+	std::vector<Peer> peers_;
+	std::vector<int> reads_;    // [q]: this rank reads q's memory
+	std::vector<int> read_by_;  // [q]: q reads this rank's memory
+};
+
 class StepRunner
 {
 public:
-	StepRunner(MPI_Comm comm, int rank, int tag, MPI_Datatype element, MPI_Aint extent, ExecuteResult& result)
-	    : comm_(comm), rank_(rank), tag_(tag), element_(element), extent_(extent), result_(result)
+	StepRunner(MPI_Comm comm, int rank, int tag, MPI_Datatype element, MPI_Aint extent, const DirectPeers& direct,
+		   ExecuteResult& result)
+	    : comm_(comm), rank_(rank), tag_(tag), element_(element), extent_(extent), direct_(direct), result_(result)
 	{
 		MPI_Type_size(element, &element_size_);
 		memcpy_copies_ = isContiguous(element, extent);
@@ -157,21 +339,54 @@ public:
 	{
 		// Receives first, so the sends find them posted.
 		for (const Transfer* transfer : step)
-			if (transfer->to == rank_ && (transfer->from != rank_ || !memcpy_copies_))
+			if (transfer->to == rank_ && (transfer->from != rank_ || !memcpy_copies_) && !direct(*transfer))
 				post(*transfer, new_buffer, transfer->destination, false);
 		for (const Transfer* transfer : step)
 			if (transfer->from == rank_ && (transfer->to != rank_ || !memcpy_copies_)) {
-				post(*transfer, old_buffer, transfer->source, true);
+				if (direct(*transfer))
+					awaitPull(*transfer);
+				else
+					post(*transfer, old_buffer, transfer->source, true);
 				if (transfer->to != rank_)
 					result_.bytes_sent += elements(transfer->source) * element_size_;
 			}
 		for (const Transfer* transfer : step)
 			if (transfer->from == rank_ && transfer->to == rank_ && memcpy_copies_)
 				copyLocally(*transfer, old_buffer, new_buffer, static_cast<std::size_t>(extent_));
+		for (const Transfer* transfer : step)
+			if (transfer->to == rank_ && direct(*transfer))
+				pull(*transfer, new_buffer);
 		finish();
 	}
 
 private:
+	// Direct transfers need plain bytes: a contiguous element type.
+	bool direct(const Transfer& transfer) const { return memcpy_copies_ && direct_.direct(transfer, rank_); }
+
+	// The sender's side of a direct transfer: its old buffer is read by the receiver, which says when it is done
+	// (the step, and so execute(), does not end before: the caller may free the old buffer after it).
+	void awaitPull(const Transfer& transfer)
+	{
+		acks_.push_back(0);
+		MPI_Request request = MPI_REQUEST_NULL;
+		const int rc = MPI_Irecv(&acks_.back(), 1, MPI_INT, transfer.to, tag_ + 1, comm_, &request);
+		note(rc);
+		if (rc == MPI_SUCCESS)
+			requests_.push_back(request);
+	}
+
+	void pull(const Transfer& transfer, void* new_buffer)
+	{
+		const int rc = direct_.pull(transfer, new_buffer, extent_);
+		note(rc);
+		acks_.push_back(rc);
+		MPI_Request request = MPI_REQUEST_NULL;
+		const int sent = MPI_Isend(&acks_.back(), 1, MPI_INT, transfer.from, tag_ + 1, comm_, &request);
+		note(sent);
+		if (sent == MPI_SUCCESS)
+			requests_.push_back(request);
+	}
+
 	void post(const Transfer& transfer, const void* base, const std::vector<Segment>& segments, bool send)
 	{
 		Message message;
@@ -206,6 +421,7 @@ private:
 			note(rc);
 		}
 		requests_.clear();
+		acks_.clear();
 		for (MPI_Datatype& type : types_)
 			MPI_Type_free(&type);
 		types_.clear();
@@ -247,8 +463,10 @@ private:
 	MPI_Aint extent_;
 	int element_size_ = 0;
 	bool memcpy_copies_ = false;
+	const DirectPeers& direct_;
 	ExecuteResult& result_;
 	std::vector<MPI_Request> requests_;
+	std::deque<int> acks_;  // the acknowledgements of direct transfers in flight (a deque: their addresses stay)
 	std::vector<MPI_Datatype> types_;
 };
 
@@ -325,7 +543,14 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 	if (prefault_new_buffer)
 		prefault(mine, rank, new_buffer, extent);
 
-	StepRunner runner(work, rank, tag, element, extent, result);
+	DirectPeers direct;
+	if (const int rc = direct.setUp(work, rank, size, old_buffer); rc != MPI_SUCCESS) {
+		result.mpi_error = rc;
+		MPI_Comm_free(&work);
+		result.seconds = MPI_Wtime() - start;
+		return result;
+	}
+	StepRunner runner(work, rank, tag, element, extent, direct, result);
 	for (std::size_t first = 0; first < mine.size();) {
 		std::size_t last = first;
 		while (last < mine.size() && mine[last]->step == mine[first]->step)

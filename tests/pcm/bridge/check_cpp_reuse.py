@@ -207,7 +207,8 @@ def spawn(opts, want):
     """Spawn mode, 2 processes launched: the split after a merge takes back the process that left instead of
     spawning; the next split spawns one."""
     force = 'merge@3:1,split@6:1,split@9:1,merge@12:2,split@15:2'
-    env = {'MALLEO_PCM_MODE': 'spawn', 'MALLEO_FORCE': force, 'MALLEO_PCM_VERBOSE': 1}
+    # Processes started while the program waits: the sequence's operations happen at the iterations it names.
+    env = {'MALLEO_PCM_MODE': 'spawn', 'MALLEO_PCM_SPAWN': 'wait', 'MALLEO_FORCE': force, 'MALLEO_PCM_VERBOSE': 1}
     proc = pcm_launch.run(opts.mpi, 2, opts.command, env)
     problems, _ = check_run(proc, want, 3, 2, force)  # the spawned process is world rank 2, spare once spawned
     spawned = [int(w) for w in SPAWNED.findall(proc.stderr)]

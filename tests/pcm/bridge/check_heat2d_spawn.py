@@ -3,9 +3,13 @@
 """heat2d in spawn mode (Open MPI): random seeded sequences of split, merge and migrate over two virtual nodes, new
 processes started with MPI_Comm_spawn on the named node; every run must print the static checksum, carry out every
 operation and end at the size the sequence leads to, and the sequences together must reach 1 process and more
-processes than cores. Then: a forced spawn failure and a spawn on an undescribed node leave the run intact with one
-failure line; a spawned process runs on its node's CPUs (/proc/<pid>/status) with its node's MALLEO_NODE and
-MALLEO_AGENT in its environment (/proc/<pid>/environ)."""
+processes than cores. These runs start new processes while the program waits (MALLEO_PCM_SPAWN=wait), so each
+operation happens at the iteration its schedule names. Then: a forced spawn failure and a spawn on an undescribed node
+leave the run intact with one failure line; a spawned process runs on its node's CPUs (/proc/<pid>/status) with its
+node's MALLEO_NODE and MALLEO_AGENT in its environment (/proc/<pid>/environ); and in the background (the default):
+the program computes on while the processes start, a forced command falling due meanwhile is refused as busy, the
+split happens at a later probe, and a run that ends while its processes start ends cleanly with the split reported
+failed."""
 
 import argparse
 import os
@@ -60,9 +64,48 @@ def sequence(rng, weights):
     return ','.join(entries), ops, start, len(active), sizes
 
 
-def base_env():
-    return {'MALLEO_PCM_MODE': 'spawn', 'MALLEO_NODE': 'n1',
+def base_env(spawn='wait'):
+    return {'MALLEO_PCM_MODE': 'spawn', 'MALLEO_PCM_SPAWN': spawn, 'MALLEO_NODE': 'n1',
             'MALLEO_NODES': ';'.join(f'{n}={c}' for n, c in sorted(NODES.items()))}
+
+
+BACKGROUND = re.compile(r'^malleo-pcm: split at iteration (\d+) took [0-9.]+ s: .* \(processes started in the '
+                        r'background: ([0-9.]+) s over (\d+) probes', re.M)
+
+
+def check_background(opts, grid):
+    """The default: processes start on a helper thread while heat2d computes. A run long enough for the spawn
+    (400 iterations of at least 10 ms) splits at a later probe than the one that asked, after probes that went on
+    meanwhile, and refuses the merge forced at iteration 3 as busy; a run of 3 iterations ends before the processes
+    are there, and ends cleanly with the split reported failed."""
+    failures = []
+    long_grid = grid[:-1] + ['400', '--pace', '10']
+    env = dict(base_env('background'), MALLEO_FORCE='split@2:2/n2,merge@3:1', MALLEO_PCM_VERBOSE=1)
+    proc = pcm_launch.run(opts.mpi, 1, [opts.program] + long_grid, env, timeout=120)
+    # --pace changes how long an iteration lasts, not what it computes.
+    problems = check_run(proc, pcm_launch.static_checksum(opts.mpi, [opts.program] + long_grid[:-2]), 3, ['split'],
+                         [r"^malleo-pcm: merge at iteration 3 failed: busy: the split of iteration 2 is still starting "
+                          r"its processes; continuing with 1 processes$"])
+    found = BACKGROUND.findall(proc.stderr)
+    done = pcm_launch.completed_operations(proc)
+    if len(found) != 1 or int(found[0][2]) < 2 or int(found[0][0]) != 2 + int(found[0][2]) or \
+            [d[1] for d in done] != [int(found[0][0])]:
+        problems.append(f'background split records {found}, operations {done}: expected one split after at least 2 '
+                        'probes that went on while its processes started, at iteration 2 + those probes')
+    print(f'{"ok" if not problems else "FAIL"}: split with its processes started in the background: {found}')
+    if problems:
+        failures.append('background: ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
+
+    short_grid = grid[:-1] + ['3']
+    env = dict(base_env('background'), MALLEO_FORCE='split@1:2/n2', MALLEO_PCM_VERBOSE=1)
+    proc = pcm_launch.run(opts.mpi, 1, [opts.program] + short_grid, env)
+    problems = check_run(proc, pcm_launch.static_checksum(opts.mpi, [opts.program] + short_grid), 1, [],
+                         [r"^malleo-pcm: split at iteration 1 failed: the run ended while its new processes were "
+                          r"starting; continuing with 1 processes$"])
+    print(f'{"ok" if not problems else "FAIL"}: a run that ends while its processes start')
+    if problems:
+        failures.append('ended while starting: ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
+    return failures
 
 
 def check_run(proc, want, final=None, ops=None, failures_expected=()):
@@ -164,6 +207,7 @@ def main():
             print(f'{"ok" if not problems else "FAIL"}: {name}')
             if problems:
                 failures.append(f'{name}: ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
+        failures += check_background(opts, grid)
         problems, proc = check_binding(opts, grid, want)
         print(f'{"ok" if not problems else "FAIL"}: spawned process bound to its node, reporting to its agent')
         if problems:
