@@ -11,7 +11,8 @@ For each grid size, in one run, interleaved round-robin and repeated (medians re
   waits, and the merge takes the spawned processes away again.
 - spawn mode (the bridge's default, MALLEO_PCM_SPAWN=background): the same, but the split's processes start on a
   helper thread while heat2d goes on computing, and the split happens at the first probe after they are there. The
-  merge is forced at every later iteration (MALLEO_FORCE=split@K,merge@K+1,merge@K+2,...): those falling due while
+  split is forced at K + 8 (so that the iteration time before it is measured on 8 warm iterations), and the merge
+  at every later iteration (MALLEO_FORCE=split@K+8,merge@K+9,merge@K+10,...): those falling due while
   the processes start are refused as busy, the first one after the split is carried out, the rest find too few
   processes. A run that ends before the split happened is repeated with twice the iterations. Besides the split's
   own time (what the application waited for at that probe), the record gives the spawn's duration in the
@@ -133,10 +134,12 @@ class Bench:
         """The same with the processes started in the background (the bridge's default)."""
         o = self.opts
         count = o.to - o.frm
-        iterations = o.at + 30
+        # Later than --at, so that the iteration time before the split is measured on warm iterations.
+        at = o.at + 8
+        iterations = at + 30
         while True:
-            merges = ','.join(f'merge@{i}:{count}' for i in range(o.at + 1, iterations - 1))
-            env = {'MALLEO_FORCE': f'split@{o.at}:{count},{merges}', 'MALLEO_PCM_MODE': 'spawn',
+            merges = ','.join(f'merge@{i}:{count}' for i in range(at + 1, iterations - 1))
+            env = {'MALLEO_FORCE': f'split@{at}:{count},{merges}', 'MALLEO_PCM_MODE': 'spawn',
                    'MALLEO_PCM_SPAWN': 'background'}
             records = self.phases('spawn split and merge in the background', megabytes, o.frm, iterations, env,
                                   None)

@@ -477,7 +477,9 @@ int main(int argc, char **argv)
 				prevData = new_buffer;
 			}
 		} else {
-			changed = pcm_status == PCM_FAILED;
+			/* PCM_NONE, or PCM_FAILED: a failed reconfiguration leaves the configuration and the data as they
+			 * were, so there is nothing to rebuild (the bridge printed why it failed). */
+			changed = 0;
 		}
 		if ((comm = computing_comm(&o)) == MPI_COMM_NULL)
 			return stop_world_mismatch();

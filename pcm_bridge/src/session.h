@@ -27,6 +27,10 @@ inline constexpr std::int64_t kPrepare = 1;  // the plan of an operation it take
 inline constexpr std::int64_t kExit = 2;     // the run ends
 inline constexpr std::int64_t kSpawn = 3;    // take part in MPI_Comm_spawn (root, count; then the node's name)
 inline constexpr int kNodeNameBytes = 256;
+// Starting processes (spawn.cpp): the root tells the others and the new processes that they are there (one word:
+// 1, or 0 when the spawn failed); then all connect with MPI_Intercomm_create under the second tag.
+inline constexpr int kTagSpawned = 7405;
+inline constexpr int kTagSpawnConnect = 7406;
 
 // Where new processes come from (MALLEO_PCM_MODE): spare processes of an over-allocated launch, or
 // MPI_Comm_spawn when a split or migration needs more than the spare ones.
@@ -44,8 +48,8 @@ struct SpawnOutcome {
 	MPI_Comm control = MPI_COMM_NULL;      // the control communicator with the new processes at its end
 	std::vector<std::string> nodes;        // every process's node, new ones included
 };
-// Collective over `control` (the parents) and the new processes' MPI_Init: starts `count` processes of `words`
-// (an env(1) command line) on `node` and merges them in.
+// Collective over `control` (the parents) and the new processes (joinParents): the root starts `count` processes
+// of `words` (an env(1) command line) on `node`, and all merge them in at the end of a new control communicator.
 SpawnOutcome startProcesses(MPI_Comm control, int root, int count, const std::string &node,
 			    std::vector<std::string> words, std::vector<std::string> nodes, int world_rank);
 // Collective over `control`: world rank 0's table of nodes, `known`, to every process.
