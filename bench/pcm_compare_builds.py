@@ -11,8 +11,9 @@ $ORIGIN/../../pcm_bridge), e.g.
     # ... change, ninja -C build-bench ...
     bench/pcm_compare_builds.py /tmp/old/examples/heat2d/heat2d_openmpi build-bench/examples/heat2d/heat2d_openmpi
 
-Runs through bench/pcm_reconfigure.py (same grid, 2 <-> 4 processes, operation at iteration 2; in spawn mode one
-run splits by spawning and merges back)."""
+Runs through bench/pcm_reconfigure.py (same grid, 2 <-> 4 processes, operation at iteration 2; in the spawn modes one
+run splits by spawning and merges back: spawn-wait spawns inside the probe, spawn in the background, and needs a
+library that records spawn_background)."""
 
 import argparse
 import os
@@ -32,7 +33,7 @@ def main():
     ap.add_argument('--mpi', choices=sorted(pcm_reconfigure.LAUNCHERS), default='openmpi')
     ap.add_argument('--sizes-mb', default='100,300', help='grid sizes in MiB, comma-separated')
     ap.add_argument('--rounds', type=int, default=5, help='rounds; medians are reported')
-    ap.add_argument('--mode', choices=['pool', 'spawn'], default='pool')
+    ap.add_argument('--mode', choices=['pool', 'spawn', 'spawn-wait'], default='pool')
     opts = ap.parse_args()
     for path in (opts.before, opts.after):
         if not os.access(path, os.X_OK):
@@ -51,7 +52,7 @@ def main():
             print(f'round {r + 1} of {opts.rounds} done, load average {os.getloadavg()[0]:.2f}', file=sys.stderr)
     print(f'{opts.mode} mode, {opts.mpi}, 2 <-> 4 processes, medians of {opts.rounds} interleaved rounds (ranges), '
           'seconds')
-    phase = 'spawn' if opts.mode == 'spawn' else 'redistribution'
+    phase = {'spawn': 'spawn_background', 'spawn-wait': 'spawn'}.get(opts.mode, 'redistribution')
     print(f'| MiB | operation | before | before: {phase} | after | after: {phase} | before / after |')
     print('| --- | --- | --- | --- | --- | --- | --- |')
     for mb in sizes:

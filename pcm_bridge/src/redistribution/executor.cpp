@@ -379,6 +379,8 @@ private:
 	{
 		const int rc = direct_.pull(transfer, new_buffer, extent_);
 		note(rc);
+		if (rc == MPI_SUCCESS)
+			result_.bytes_pulled += elements(transfer.destination) * element_size_;
 		acks_.push_back(rc);
 		MPI_Request request = MPI_REQUEST_NULL;
 		const int sent = MPI_Isend(&acks_.back(), 1, MPI_INT, transfer.from, tag_ + 1, comm_, &request);

@@ -5,7 +5,12 @@
 // layout, and that its old buffer is untouched. Element types are contiguous (1-3 words) or strided with gaps,
 // whose bytes must stay as they were. Bad schedules must fail on every rank at once, without hanging.
 //
-// Usage: executor_mpi_test [--seed N] [--rounds N]; exit 0 when every check passed on every rank.
+// With --spawn N (Open MPI) the launched ranks spawn N more processes of this program and everything runs on the
+// communicator of both jobs, where transfers of contiguous elements between the jobs must be read straight from the
+// sender's memory (ExecuteResult::bytes_pulled, summed over the ranks, must be exactly their bytes) and all others
+// must go over MPI.
+//
+// Usage: executor_mpi_test [--seed N] [--rounds N] [--spawn N]; exit 0 when every check passed on every rank.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +18,8 @@
 #include <numeric>
 #include <random>
 #include <string>
+
+#include <unistd.h>
 
 #include "executor.h"
 #include "simulated_ranks.h"
@@ -22,6 +29,16 @@ using namespace malleo::pcm;
 namespace {
 
 constexpr std::uint64_t kUntouched = 0xdeadbeefcafef00dULL;
+
+// The communicator the test runs on: MPI_COMM_WORLD, or with --spawn the launched and the spawned processes, the
+// launched ones (`launched` of them) first.
+MPI_Comm gComm = MPI_COMM_WORLD;
+int gLaunched = 0;
+
+bool sameJob(int a, int b)
+{
+	return (a < gLaunched) == (b < gLaunched);
+}
 
 std::uint64_t valueOf(std::int64_t global, int word)
 {
@@ -176,13 +193,24 @@ void runDistribution(Distribution distribution, Round& round, int rank, Checker&
 	std::size_t new_elements = new_slot >= 0 ? static_cast<std::size_t>(localCount(to, new_slot)) : 0;
 	new_buffer.assign(new_elements * static_cast<std::size_t>(element.span), kUntouched);
 
-	ExecuteResult result = execute(MPI_COMM_WORLD, plan, old_buffer.empty() ? nullptr : old_buffer.data(),
+	ExecuteResult result = execute(gComm, plan, old_buffer.empty() ? nullptr : old_buffer.data(),
 				       new_buffer.empty() ? nullptr : new_buffer.data(), element.type);
+	// Between jobs, contiguous elements are read from the sender's memory; nothing else is.
+	std::int64_t pulled = 0, expected_pulled = 0;
+	MPI_Allreduce(&result.bytes_pulled, &pulled, 1, MPI_INT64_T, MPI_SUM, gComm);
+	if (element.stride == 1)
+		for (const Transfer& transfer : plan.transfers)
+			if (!sameJob(transfer.from, transfer.to))
+				for (const Segment& segment : transfer.source)
+					expected_pulled += segment.count * element.words * 8;
 	std::string what = "distribution " + std::to_string(static_cast<int>(distribution)) + ", " +
 			   std::to_string(from.ranks.size()) + " -> " + std::to_string(to.ranks.size()) + " slots, " +
 			   std::to_string(total) + " elements: ";
 	if (result.mpi_error != MPI_SUCCESS)
 		check.fail(what + "execute returned MPI error " + std::to_string(result.mpi_error));
+	if (pulled != expected_pulled)
+		check.fail(what + std::to_string(pulled) + " bytes read from other processes' memory, expected " +
+			   std::to_string(expected_pulled));
 	if (old_buffer != old_copy)
 		check.fail(what + "the old buffer changed");
 
@@ -222,8 +250,7 @@ void runDistribution(Distribution distribution, Round& round, int rank, Checker&
 		++seen[static_cast<std::size_t>(found->second)];
 	}
 	std::vector<std::int64_t> everywhere(seen.size(), 0);
-	MPI_Allreduce(seen.data(), everywhere.data(), static_cast<int>(seen.size()), MPI_INT64_T, MPI_SUM,
-		      MPI_COMM_WORLD);
+	MPI_Allreduce(seen.data(), everywhere.data(), static_cast<int>(seen.size()), MPI_INT64_T, MPI_SUM, gComm);
 	if (std::any_of(everywhere.begin(), everywhere.end(), [](std::int64_t n) { return n != 1; }))
 		check.fail(what + "not every element arrived exactly once");
 }
@@ -235,13 +262,13 @@ void runBadSchedules(int rank, int world, Checker& check)
 	std::vector<std::uint64_t> old_buffer(4, 1), new_buffer(4, kUntouched);
 	Schedule outside;
 	outside.transfers.push_back({0, world, 0, {{0, 4}}, {{0, 4}}});
-	ExecuteResult result = execute(MPI_COMM_WORLD, outside, old_buffer.data(), new_buffer.data(), MPI_UINT64_T);
+	ExecuteResult result = execute(gComm, outside, old_buffer.data(), new_buffer.data(), MPI_UINT64_T);
 	if (result.mpi_error == MPI_SUCCESS)
 		check.fail("a transfer to a rank outside the communicator was accepted");
 
 	Schedule missing;
 	missing.transfers.push_back({0, world - 1, 0, {{0, 4}}, {{0, 4}}});
-	ExecuteResult second = execute(MPI_COMM_WORLD, missing, old_buffer.data(),
+	ExecuteResult second = execute(gComm, missing, old_buffer.data(),
 				       rank == world - 1 ? nullptr : new_buffer.data(), MPI_UINT64_T);
 	if (second.mpi_error == MPI_SUCCESS)
 		check.fail("a transfer into a missing buffer was accepted");
@@ -279,7 +306,7 @@ void runLargeFreshBuffers(int rank, int world, Checker& check)
 	}
 	std::memset(allocation, kSentinel, kGuard);
 	std::memset(allocation + kGuard + bytes, kSentinel, kGuard);
-	ExecuteResult result = execute(MPI_COMM_WORLD, schedule(from, to), rank == 0 ? old_buffer.data() : nullptr,
+	ExecuteResult result = execute(gComm, schedule(from, to), rank == 0 ? old_buffer.data() : nullptr,
 				       allocation + kGuard, MPI_UINT64_T);
 	if (result.mpi_error != MPI_SUCCESS)
 		check.fail("large fresh buffers: execute returned MPI error " + std::to_string(result.mpi_error));
@@ -299,31 +326,70 @@ void runLargeFreshBuffers(int rank, int world, Checker& check)
 	std::free(allocation);
 }
 
+// --spawn N: the launched processes start N more of this program (marked --spawned) and all merge into one
+// communicator, launched processes first.
+void joinSpawned(int argc, char** argv, int spawn, bool spawned)
+{
+	MPI_Comm inter = MPI_COMM_NULL;
+	if (spawned) {
+		MPI_Comm_get_parent(&inter);
+	} else {
+		char exe[4096] = {};
+		const auto length = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		std::vector<std::string> words(argv + 1, argv + argc);
+		words.push_back("--spawned");
+		std::vector<char*> args;
+		for (auto& word : words)
+			args.push_back(word.data());
+		args.push_back(nullptr);
+		MPI_Comm_spawn(length > 0 ? exe : argv[0], args.data(), spawn, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+			       MPI_ERRCODES_IGNORE);
+	}
+	MPI_Intercomm_merge(inter, spawned ? 1 : 0, &gComm);
+	int remote = 0;
+	MPI_Comm_remote_size(inter, &remote);
+	MPI_Comm_size(MPI_COMM_WORLD, &gLaunched);
+	if (spawned)
+		gLaunched = remote;
+	MPI_Comm_free(&inter);
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
 	MPI_Init(&argc, &argv);
-	int rank = 0, world = 0;
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &world);
 	std::uint64_t seed = 1;
-	int rounds = 20;
+	int rounds = 20, spawn = 0;
+	bool spawned = false, bad = false;
+	std::string unknown;
 	for (int k = 1; k < argc; ++k) {
 		std::string arg = argv[k];
 		if (arg == "--seed" && k + 1 < argc)
 			seed = std::strtoull(argv[++k], nullptr, 10);
 		else if (arg == "--rounds" && k + 1 < argc)
 			rounds = std::atoi(argv[++k]);
-		else {
-			if (rank == 0)
-				std::fprintf(stderr,
-					     "executor_mpi_test: unknown argument '%s' (use --seed N --rounds N)\n",
-					     arg.c_str());
-			MPI_Finalize();
-			return 2;
-		}
+		else if (arg == "--spawn" && k + 1 < argc)
+			spawn = std::atoi(argv[++k]);
+		else if (arg == "--spawned")
+			spawned = true;
+		else if (!bad)
+			bad = true, unknown = arg;
 	}
+	int rank = 0, world = 0;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &gLaunched);
+	if (bad || spawn < 0) {
+		if (rank == 0)
+			std::fprintf(stderr, "executor_mpi_test: unknown argument '%s' (use --seed N --rounds N --spawn N)\n",
+				     unknown.c_str());
+		MPI_Finalize();
+		return 2;
+	}
+	if (spawn > 0)
+		joinSpawned(argc, argv, spawn, spawned);
+	MPI_Comm_rank(gComm, &rank);
+	MPI_Comm_size(gComm, &world);
 
 	Checker check(rank);
 	std::mt19937_64 random(seed + static_cast<std::uint64_t>(world) * 1000003ULL);
@@ -340,10 +406,13 @@ int main(int argc, char** argv)
 	++executed;
 
 	int failures = check.failures(), total_failures = 0;
-	MPI_Allreduce(&failures, &total_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Allreduce(&failures, &total_failures, 1, MPI_INT, MPI_SUM, gComm);
 	if (rank == 0)
-		std::printf("%d ranks, %d redistributions: %s (%d failed checks)\n", world, executed,
-			    total_failures == 0 ? "all bitwise equal" : "FAILED", total_failures);
+		std::printf("%d ranks (%d launched), %d redistributions: %s (%d failed checks)\n", world, gLaunched,
+			    executed, total_failures == 0 ? "all bitwise equal" : "FAILED", total_failures);
+	// A communicator spanning jobs left open would make MPI_Finalize wait for a disconnect (Open MPI 4.1).
+	if (gComm != MPI_COMM_WORLD)
+		MPI_Comm_free(&gComm);
 	MPI_Finalize();
 	return total_failures == 0 ? 0 : 1;
 }
