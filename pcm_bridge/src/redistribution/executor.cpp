@@ -164,21 +164,25 @@ bool isContiguous(MPI_Datatype element, MPI_Aint extent)
 class DirectPeers
 {
 public:
-	int setUp(MPI_Comm comm, int rank, int size, const void* old_buffer)
+	// Whether this rank sees processes of another job in `comm` (then every rank does): decides, agreed by all,
+	// whether setUp() has anything to look for.
+	static bool spansJobs(MPI_Comm comm)
+	{
+		int size = 0;
+		MPI_Comm_size(comm, &size);
+		std::vector<int> in_world(static_cast<std::size_t>(size), 0);
+		return inMyWorld(comm, in_world) == MPI_SUCCESS &&
+		       std::count(in_world.begin(), in_world.end(), 0) > 0;
+	}
+
+	// Collective over `comm` when `spans` (the same on every rank); nothing to do otherwise.
+	int setUp(MPI_Comm comm, int rank, int size, const void* old_buffer, bool spans)
 	{
 		reads_.assign(static_cast<std::size_t>(size), 0);
 		read_by_.assign(static_cast<std::size_t>(size), 0);
-		// Whether the communicator spans jobs; every rank must come to the same answer before the collectives.
-		int spans = 0;
+		if (!spans)
+			return MPI_SUCCESS;
 		int rc = MPI_SUCCESS;
-		{
-			int local = 0, outside = 0;
-			if (countOutsideWorld(comm, outside) == MPI_SUCCESS)
-				local = outside > 0;
-			rc = MPI_Allreduce(&local, &spans, 1, MPI_INT, MPI_MAX, comm);
-		}
-		if (rc != MPI_SUCCESS || !spans)
-			return rc;
 		struct Identity {
 			std::int64_t host, pid, old_buffer, probe;
 		} mine{hostKey(), static_cast<std::int64_t>(getpid()), reinterpret_cast<std::intptr_t>(old_buffer),
@@ -251,16 +255,6 @@ private:
 		if (stat("/proc/self/ns/pid", &pid_namespace) == 0)
 			key += std::to_string(pid_namespace.st_ino);
 		return static_cast<std::int64_t>(std::hash<std::string>{}(key));
-	}
-
-	static int countOutsideWorld(MPI_Comm comm, int& outside)
-	{
-		int size = 0;
-		MPI_Comm_size(comm, &size);
-		std::vector<int> in_world(static_cast<std::size_t>(size), 0);
-		const int rc = inMyWorld(comm, in_world);
-		outside = static_cast<int>(std::count(in_world.begin(), in_world.end(), 0));
-		return rc;
 	}
 
 	static int inMyWorld(MPI_Comm comm, std::vector<int>& in_world)
@@ -525,8 +519,10 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 	int local = MPI_Type_get_extent(element, &lb, &extent);
 	if (local == MPI_SUCCESS)
 		local = preflight(schedule, rank, size, old_buffer, new_buffer);
-	int agreed = MPI_SUCCESS;
-	int rc = MPI_Allreduce(&local, &agreed, 1, MPI_INT, MPI_MAX, work);
+	// One collective agrees on the worst error and on whether the communicator spans jobs (DirectPeers).
+	int mine_flags[2] = {local, DirectPeers::spansJobs(work) ? 1 : 0}, agreed_flags[2] = {MPI_SUCCESS, 0};
+	int rc = MPI_Allreduce(mine_flags, agreed_flags, 2, MPI_INT, MPI_MAX, work);
+	const int agreed = agreed_flags[0];
 	if (rc != MPI_SUCCESS || agreed != MPI_SUCCESS) {
 		result.mpi_error = rc != MPI_SUCCESS ? rc : (local != MPI_SUCCESS ? local : agreed);
 		MPI_Comm_free(&work);
@@ -546,7 +542,7 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 		prefault(mine, rank, new_buffer, extent);
 
 	DirectPeers direct;
-	if (const int rc = direct.setUp(work, rank, size, old_buffer); rc != MPI_SUCCESS) {
+	if (const int rc = direct.setUp(work, rank, size, old_buffer, agreed_flags[1] != 0); rc != MPI_SUCCESS) {
 		result.mpi_error = rc;
 		MPI_Comm_free(&work);
 		result.seconds = MPI_Wtime() - start;
