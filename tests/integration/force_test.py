@@ -5,7 +5,11 @@ back to the agent. Real malleod, real `malleo run` in pool mode (-n 2 --max 5), 
 MPI. The grid's checksum at the end must equal a static run's: the data survived
 every reconfiguration, the failed one included.
 
-usage: force_test.py --mpi openmpi|mpich HEAT2D"""
+With --spawn (Open MPI): spawn mode, `malleo run -n 1` without --max, so a split's
+processes are started by MPI_Comm_spawn in the background while heat2d computes; the
+agent's command is answered when the split happens, at a later probe; then a merge.
+
+usage: force_test.py --mpi openmpi|mpich [--spawn] HEAT2D"""
 import argparse
 import json
 import os
@@ -57,11 +61,14 @@ def one_line(r):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
+    parser.add_argument("--spawn", action="store_true", help="spawn mode (Open MPI)")
     parser.add_argument("heat2d")
     a = parser.parse_args()
     if not os.path.exists(a.heat2d):
         print(f"skip: {a.heat2d} not built")
         return SKIP
+    if a.spawn:
+        return spawn_mode(a)
     env = run_env(a.mpi)
     grid = ["--rows", "512", "--columns", "512", "--iterations", str(ITERATIONS)]
     work = tempfile.mkdtemp(prefix="malleo-force-")
@@ -150,6 +157,59 @@ def main():
     check(static.returncode == 0, f"the static run ends well\n{static.stdout}{static.stderr}")
     got, want = checksum(output), checksum(static.stdout)
     check(got is not None and got == want, f"checksum after split, merge and a failed split {got} == static {want}")
+    return 0
+
+
+def spawn_mode(a):
+    env = run_env(a.mpi)
+    grid = ["--rows", "512", "--columns", "512", "--iterations", str(ITERATIONS)]
+    work = tempfile.mkdtemp(prefix="malleo-force-spawn-")
+    with Cluster() as cluster:
+        agent = cluster.add("n1")
+        run = subprocess.Popen(
+            [MALLEO, "--agent", agent.local, "run", "--mpi", a.mpi, "-n", "1", "--profile-dir", work, "--", a.heat2d,
+             *grid, "--pace", str(PACE_MS)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(env, MALLEO_PCM_VERBOSE="1"))
+        try:
+            def registered():
+                for app_id, app in apps(agent).items():
+                    if app_id.startswith(os.path.basename(a.heat2d) + "-") and app["malleable"]:
+                        return app_id
+                return None
+            app = wait_for(registered, 30)
+            check(app is not None, "the application registers and its bridge polls the agent")
+            r = force(agent, app, "split", "2", "--wait", "60", timeout=90)
+            check(r.returncode == 0 and "ok" in r.stdout and "1 -> 3 processes" in r.stdout,
+                  f"force split 2 in spawn mode --wait: ok, 1 -> 3 ({r.returncode}: {r.stdout.strip()} "
+                  f"{r.stderr.strip()})")
+            split_result = apps(agent)[app]["last_result"]
+            check(split_result and split_result["ok"], f"apps shows the split's result ({split_result})")
+            r = force(agent, app, "merge", "1", "--wait", "60", timeout=90)
+            check(r.returncode == 0 and "ok" in r.stdout and "3 -> 2 processes" in r.stdout,
+                  f"force merge 1: ok, 3 -> 2 ({r.returncode}: {r.stdout.strip()} {r.stderr.strip()})")
+            counters = agent.counters()
+            check(counters.get("commands.ok") == 2 and counters.get("commands.sent") == 2,
+                  f"counters: 2 commands sent, 2 ok ({counters.get('commands.sent')}, {counters.get('commands.ok')})")
+            check(run.poll() is None, "the run outlives the commands")
+            output, _ = run.communicate(timeout=RUN_TIMEOUT)
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+        check(run.returncode == 0, f"the run ends well after the commands ({run.returncode})\n{output}")
+        check("final: 2 processes" in output, "the run ends with 2 processes")
+        background = re.findall(r"split at iteration (\d+) took .* \(processes started in the background: "
+                                r"[0-9.]+ s over (\d+) probes", output)
+        check(len(background) == 1 and int(background[0][1]) >= 1 and
+              int(background[0][0]) == split_result["iteration"],
+              f"the split's processes started in the background while heat2d went on ({background}), and the "
+              f"agent's result names the probe where the split happened ({split_result['iteration']})")
+    static = subprocess.run(
+        [MALLEO, "--agent", "off", "run", "--mpi", a.mpi, "-n", "1", "--profile-dir", work, "--", a.heat2d, *grid],
+        capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT)
+    check(static.returncode == 0, f"the static run ends well\n{static.stdout}{static.stderr}")
+    got, want = checksum(output), checksum(static.stdout)
+    check(got is not None and got == want, f"checksum after a split by spawning and a merge {got} == static {want}")
     return 0
 
 
