@@ -295,6 +295,15 @@ void Session::fail(const std::string &why, bool print)
 	commands_.finished(plan_.iteration, false, error_, processes, processes);
 }
 
+void Session::failUnplanned(Operation op, std::int64_t iteration, const std::string &why)
+{
+	plan_ = Plan{};
+	plan_.op = op;
+	plan_.iteration = iteration;
+	fail(why, rank() == 0);
+	plan_.op = Operation::none;
+}
+
 Outcome Session::decide()
 {
 	if (skip_probe_) {
@@ -362,12 +371,9 @@ Outcome Session::decide()
 			std::string why = "injected spawn fault";
 			if (!message[2] && spawnFromProbe(root, count, node.data(), why))
 				continue;
-			plan_ = Plan{};
-			plan_.op = static_cast<Operation>(message[3]);
-			plan_.iteration = iteration;
-			fail("spawning " + std::to_string(count) + " processes on node '" + node.data() + "' failed: " + why,
-			     rank() == 0);
-			plan_.op = Operation::none;
+			failUnplanned(static_cast<Operation>(message[3]), iteration,
+				      "spawning " + std::to_string(count) + " processes on node '" + node.data() +
+					      "' failed: " + why);
 			return Outcome::failed;
 		}
 		Membership received = membership_;
@@ -772,11 +778,7 @@ void Session::finish()
 		const Operation op = background_->command.op;
 		std::string why;
 		completeBackgroundSpawn(why);
-		plan_ = Plan{};
-		plan_.op = op;
-		plan_.iteration = iteration;
-		fail("the run ended while its new processes were starting", rank() == 0);
-		plan_.op = Operation::none;
+		failUnplanned(op, iteration, "the run ended while its new processes were starting");
 	}
 	MPI_Barrier(active_);
 	if (rank() != 0)

@@ -142,8 +142,6 @@ public:
 	void finish();
 
 	const std::string &error() const { return error_; }
-	// Processes started in the background for an operation that has not happened yet (collective at finish()).
-	bool spawning() const { return background_ != nullptr; }
 
 	std::vector<BufferMove> &joinedBuffers() { return joined_buffers_; }
 	Store &joinedReplicated() { return joined_replicated_; }
@@ -185,6 +183,9 @@ private:
 	bool agree();
 	bool participantVote(bool sleeping);
 	void fail(const std::string &why, bool print);
+	// A command that failed before it had a plan (a spawn that failed, a busy refusal): reported as fail() does,
+	// printed by the coordinator.
+	void failUnplanned(Operation op, std::int64_t iteration, const std::string &why);
 	int unionRank(const std::vector<int> &all, int world_rank) const;
 
 	MPI_Comm control_ = MPI_COMM_NULL;  // MPI_COMM_WORLD's processes, private to the bridge

@@ -149,13 +149,9 @@ Session::SpawnState Session::backgroundSpawnAtProbe(std::int64_t iteration, Comm
 		return SpawnState::starting;
 	if (!message[0]) {
 		// One operation at a time, as the agent's lock has it: the forced command is refused, not queued.
-		plan_ = Plan{};
-		plan_.op = static_cast<Operation>(message[1]);
-		plan_.iteration = iteration;
-		fail("busy: the " + std::string(operationName(spawn.command.op)) + " of iteration " +
-			     std::to_string(spawn.iteration) + " is still starting its processes",
-		     rank() == 0);
-		plan_.op = Operation::none;
+		failUnplanned(static_cast<Operation>(message[1]), iteration,
+			      "busy: the " + std::string(operationName(spawn.command.op)) + " of iteration " +
+				      std::to_string(spawn.iteration) + " is still starting its processes");
 		return SpawnState::failed;
 	}
 	const double overlapped = MPI_Wtime() - spawn.started;
@@ -173,11 +169,8 @@ Session::SpawnState Session::backgroundSpawnAtProbe(std::int64_t iteration, Comm
 	phaseTimes().overlapped(overlapped, iteration - started_at, interval);
 	if (ok)
 		return SpawnState::ready;
-	plan_ = Plan{};
-	plan_.op = resumed.op;
-	plan_.iteration = iteration;
-	fail("spawning " + std::to_string(count) + " processes on node '" + node + "' failed: " + why, rank() == 0);
-	plan_.op = Operation::none;
+	failUnplanned(resumed.op, iteration,
+		      "spawning " + std::to_string(count) + " processes on node '" + node + "' failed: " + why);
 	return SpawnState::failed;
 }
 
