@@ -54,6 +54,29 @@ def force(agent, *args, timeout=60):
     return agent.cli("force", *args, timeout=timeout)
 
 
+def registered_app(agent, heat2d):
+    """The application's id once the profiler has registered its ranks and the bridge's first poll has marked it
+    malleable."""
+    def registered():
+        for app_id, app in apps(agent).items():
+            if app_id.startswith(os.path.basename(heat2d) + "-") and app["malleable"]:
+                return app_id
+        return None
+    app = wait_for(registered, 30)
+    check(app is not None, "the application registers and its bridge polls the agent")
+    return app
+
+
+def static_checksum(a, grid, work, env):
+    """heat2d's checksum on one process, unpaced and left alone (--pace only sleeps: the result is the same, which the
+    comparison with a paced run asserts too)."""
+    static = subprocess.run(
+        [MALLEO, "--agent", "off", "run", "--mpi", a.mpi, "-n", "1", "--profile-dir", work, "--", a.heat2d, *grid],
+        capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT)
+    check(static.returncode == 0, f"the static run ends well\n{static.stdout}{static.stderr}")
+    return checksum(static.stdout)
+
+
 def one_line(r):
     return r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
 
@@ -83,14 +106,7 @@ def main():
         def elapsed():
             return time.monotonic() - started
         try:
-            # The profiler registers the ranks; the bridge's first poll marks the application malleable.
-            def registered():
-                for app_id, app in apps(agent).items():
-                    if app_id.startswith(os.path.basename(a.heat2d) + "-") and app["malleable"]:
-                        return app_id
-                return None
-            app = wait_for(registered, 30)
-            check(app is not None, "the application registers and its bridge polls the agent")
+            app = registered_app(agent, a.heat2d)
             check(apps(agent)[app]["size"] == 2, "the agent knows 2 active processes")
 
             r = force(agent, app, "split", "2", "--wait", "30")
@@ -149,13 +165,7 @@ def main():
         # The application was still running when the last command was answered: it outlived them.
         check(wait_for(lambda: app not in apps(agent), 10), "the application deregisters at its end")
 
-    # The same grid and iterations unpaced, which is quick: --pace only sleeps and changes nothing in the result,
-    # which the checksum comparison below asserts too (the paced run against this unpaced one).
-    static = subprocess.run(
-        [MALLEO, "--agent", "off", "run", "--mpi", a.mpi, "-n", "2", "--profile-dir", work, "--", a.heat2d, *grid],
-        capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT)
-    check(static.returncode == 0, f"the static run ends well\n{static.stdout}{static.stderr}")
-    got, want = checksum(output), checksum(static.stdout)
+    got, want = checksum(output), static_checksum(a, grid, work, env)
     check(got is not None and got == want, f"checksum after split, merge and a failed split {got} == static {want}")
     return 0
 
@@ -171,13 +181,7 @@ def spawn_mode(a):
              *grid, "--pace", str(PACE_MS)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(env, MALLEO_PCM_VERBOSE="1"))
         try:
-            def registered():
-                for app_id, app in apps(agent).items():
-                    if app_id.startswith(os.path.basename(a.heat2d) + "-") and app["malleable"]:
-                        return app_id
-                return None
-            app = wait_for(registered, 30)
-            check(app is not None, "the application registers and its bridge polls the agent")
+            app = registered_app(agent, a.heat2d)
             r = force(agent, app, "split", "2", "--wait", "60", timeout=90)
             check(r.returncode == 0 and "ok" in r.stdout and "1 -> 3 processes" in r.stdout,
                   f"force split 2 in spawn mode --wait: ok, 1 -> 3 ({r.returncode}: {r.stdout.strip()} "
@@ -204,11 +208,7 @@ def spawn_mode(a):
               int(background[0][0]) == split_result["iteration"],
               f"the split's processes started in the background while heat2d went on ({background}), and the "
               f"agent's result names the probe where the split happened ({split_result['iteration']})")
-    static = subprocess.run(
-        [MALLEO, "--agent", "off", "run", "--mpi", a.mpi, "-n", "1", "--profile-dir", work, "--", a.heat2d, *grid],
-        capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT)
-    check(static.returncode == 0, f"the static run ends well\n{static.stdout}{static.stderr}")
-    got, want = checksum(output), checksum(static.stdout)
+    got, want = checksum(output), static_checksum(a, grid, work, env)
     check(got is not None and got == want, f"checksum after a split by spawning and a merge {got} == static {want}")
     return 0
 
