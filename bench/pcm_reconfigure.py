@@ -29,7 +29,13 @@ For each grid size, in one run, interleaved round-robin and repeated (medians re
   program's own lines give the write and read times; the remainder is the relaunch.
 
 The ratio is stop-restart / split (or merge) of the same round: how many times faster the in-memory
-reconfiguration is; for the spawn mode also stop-restart / felt. --mode pool,spawn,spawn-wait measures all three
+reconfiguration is; for the spawn mode also stop-restart / felt.
+
+Memory: on the development VM, memory the guest freed more than about 2 s ago has been handed back to the host
+(free page reporting) and costs a host fault per page at first touch (0.38 GB/s against 3.5 GB/s; bench/first_touch,
+docs/performance.md). Which runs met cold memory would then depend on what ran just before them. So before every
+launch, of every variant, the script touches and frees --warm-mb MiB (bench/first_touch), which leaves the guest warm
+memory for the run, as a machine without page reporting has; --warm-mb 0 measures the VM as it comes. --mode pool,spawn,spawn-wait measures all three
 in each round, against the same stop-restart runs. The 1-min load average is sampled after each size of each round and summarised in the table's heading."""
 
 import argparse
@@ -84,6 +90,18 @@ class Bench:
         self.opts = opts
         self.folder = folder
         self.heat2d = os.path.abspath(opts.heat2d)
+        self.warm_mb = getattr(opts, 'warm_mb', 0)
+        # bench/first_touch of the heat2d's build: BUILD/examples/heat2d/heat2d_MPI -> BUILD/bench/first_touch
+        self.first_touch = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(self.heat2d))), 'bench',
+                                        'first_touch')
+        if self.warm_mb and not os.access(self.first_touch, os.X_OK):
+            sys.exit(f'{self.first_touch} is not built (ninja -C BUILD bench/first_touch), or use --warm-mb 0')
+
+    def launch(self, ranks, program, env_for_ranks):
+        """launch(), after warming --warm-mb MiB of memory (see the module's header)."""
+        if self.warm_mb:
+            subprocess.run([self.first_touch, str(self.warm_mb), '1'], stdout=subprocess.DEVNULL, check=True)
+        return launch(self.opts.mpi, ranks, program, env_for_ranks)
 
     def grid(self, megabytes, iterations):
         columns = megabytes * (1 << 20) // COLUMN_BYTES
@@ -95,7 +113,7 @@ class Bench:
         path = os.path.join(self.folder, 'phases.json')
         if os.path.exists(path):
             os.remove(path)
-        _, proc = launch(o.mpi, ranks, self.grid(megabytes, iterations), dict(env, MALLEO_PCM_PHASES=path))
+        _, proc = self.launch(ranks, self.grid(megabytes, iterations), dict(env, MALLEO_PCM_PHASES=path))
         if proc.returncode != 0 or not checksum(proc):
             fail(f'{what} at {megabytes} MiB', proc)
         if not os.path.exists(path) and expected is None:
@@ -169,13 +187,13 @@ class Bench:
         """Seconds of one stop-restart from `before` to `after` processes and its parts."""
         o = self.opts
         path = os.path.join(self.folder, 'heat2d.ckpt')
-        static_wall, static = launch(o.mpi, before, self.grid(megabytes, o.at), {})
-        stop_wall, stop = launch(o.mpi, before,
+        static_wall, static = self.launch(before, self.grid(megabytes, o.at), {})
+        stop_wall, stop = self.launch(before,
                                  self.grid(megabytes, o.at + 1) + ['--checkpoint', path, '--checkpoint-at', str(o.at)],
                                  {})
         if stop.returncode != 0:
             fail(f'checkpoint at {megabytes} MiB', stop)
-        go_wall, go = launch(o.mpi, after, self.grid(megabytes, o.at) + ['--restart', path], {})
+        go_wall, go = self.launch(after, self.grid(megabytes, o.at) + ['--restart', path], {})
         os.remove(path)
         if go.returncode != 0 or checksum(go) != checksum(static):
             fail(f'restart at {megabytes} MiB (checksum {checksum(go)} against {checksum(static)})', go)
@@ -207,12 +225,15 @@ def main():
     ap.add_argument('--to', type=int, default=4, help='processes after a split / before a merge')
     ap.add_argument('--at', type=int, default=2, help='the iteration of the reconfiguration or checkpoint')
     ap.add_argument('--json', help='also write every measurement to this file')
+    ap.add_argument('--warm-mb', type=int, default=2000,
+                    help='MiB of memory touched and freed before every launch, so that each run gets warm memory '
+                    '(0: none; see the header)')
     opts = ap.parse_args()
     opts.heat2d = opts.heat2d or f'build/examples/heat2d/heat2d_{opts.mpi}'
     if not os.access(opts.heat2d, os.X_OK):
         sys.exit(f'{opts.heat2d} is not an executable heat2d (build it, or name it with --heat2d)')
-    if not 1 <= opts.frm < opts.to or opts.repeats < 1 or opts.at < 1:
-        sys.exit('need 1 <= --from < --to, --repeats >= 1 and --at >= 1')
+    if not 1 <= opts.frm < opts.to or opts.repeats < 1 or opts.at < 1 or opts.warm_mb < 0:
+        sys.exit('need 1 <= --from < --to, --repeats >= 1, --at >= 1 and --warm-mb >= 0')
     try:
         sizes = [int(s) for s in opts.sizes_mb.split(',')]
     except ValueError:
@@ -240,7 +261,7 @@ def main():
 
     print(f'heat2d, {opts.mpi}, {" and ".join(modes)} mode, {opts.frm} <-> {opts.to} processes, medians of '
           f'{opts.repeats} interleaved rounds (seconds); 1-min load average {min(loads):.1f}-{max(loads):.1f} '
-          f'(median {median(loads):.1f}) after each size of each round')
+          f'(median {median(loads):.1f}) after each size of each round; {opts.warm_mb} MiB warmed before each launch')
     print('| MiB | mode | operation | reconfiguration | agreement | spawn | activation | redistribution | rebuild | '
           'stop-restart | write | read + scatter | relaunch | stop-restart / operation |')
     print('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
