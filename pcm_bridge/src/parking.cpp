@@ -3,9 +3,44 @@
 
 #include <algorithm>
 #include <chrono>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "host.h"
+
 namespace malleo::pcm {
+
+namespace {
+
+void ignoreWakeUp(int) {}
+
+} // namespace
+
+ThreadAddress thisThread()
+{
+	return {hostKey(), static_cast<std::int64_t>(getpid()), static_cast<std::int64_t>(syscall(SYS_gettid))};
+}
+
+WakeUpSignal::WakeUpSignal()
+{
+	struct sigaction wake {};
+	wake.sa_handler = ignoreWakeUp;
+	sigemptyset(&wake.sa_mask);
+	wake.sa_flags = SA_RESTART;  // sleeps are never restarted: they return early, which is the point
+	sigaction(SIGURG, &wake, &previous_);
+}
+
+WakeUpSignal::~WakeUpSignal()
+{
+	sigaction(SIGURG, &previous_, nullptr);
+}
+
+void wakeParked(const ThreadAddress &address)
+{
+	static const std::int64_t host = hostKey();
+	if (address.host == host && address.pid > 0 && address.tid > 0)
+		syscall(SYS_tgkill, static_cast<pid_t>(address.pid), static_cast<pid_t>(address.tid), SIGURG);
+}
 
 int waitSleeping(MPI_Request *request, MPI_Status *status, int max_sleep_us)
 {

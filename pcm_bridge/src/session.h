@@ -16,6 +16,7 @@
 #include "command_source.h"
 #include "faults.h"
 #include "nodes.h"
+#include "parking.h"
 #include "plan.h"
 #include "schedule.h"
 
@@ -47,11 +48,15 @@ struct SpawnOutcome {
 	std::string why;                       // when not ok
 	MPI_Comm control = MPI_COMM_NULL;      // the control communicator with the new processes at its end
 	std::vector<std::string> nodes;        // every process's node, new ones included
+	std::vector<ThreadAddress> addresses;  // every process's parking thread, new ones included
 };
 // Collective over `control` (the parents) and the new processes (joinParents): the root starts `count` processes
 // of `words` (an env(1) command line) on `node`, and all merge them in at the end of a new control communicator.
 SpawnOutcome startProcesses(MPI_Comm control, int root, int count, const std::string &node,
-			    std::vector<std::string> words, std::vector<std::string> nodes, int world_rank);
+			    std::vector<std::string> words, std::vector<std::string> nodes, int world_rank,
+			    const ThreadAddress &self);
+// Collective over `control`: every process's `self`, in rank order.
+std::vector<ThreadAddress> gatherAddresses(MPI_Comm control, const ThreadAddress &self);
 // Collective over `control`: world rank 0's table of nodes, `known`, to every process.
 std::vector<std::string> exchangeNodeNames(MPI_Comm control, int world_rank, const std::vector<std::string> &known);
 
@@ -186,6 +191,13 @@ private:
 	// A command that failed before it had a plan (a spawn that failed, a busy refusal): reported as fail() does,
 	// printed by the coordinator.
 	void failUnplanned(Operation op, std::int64_t iteration, const std::string &why);
+	// After a message to a parked process: cuts its sleep short when it is on this host.
+	void wake(int world_rank) const;
+	// Sends `message` (and `text` after it, if any) to each of `ranks`, parked processes, waking them.
+	void sendToParked(const std::vector<int> &ranks, const std::vector<std::int64_t> &message,
+			  const std::vector<char> &text = {});
+	// The world ranks of the processes that are not active.
+	std::vector<int> parked() const;
 	int unionRank(const std::vector<int> &all, int world_rank) const;
 
 	MPI_Comm control_ = MPI_COMM_NULL;  // MPI_COMM_WORLD's processes, private to the bridge
@@ -194,6 +206,8 @@ private:
 	int world_size_ = 0;
 	bool spans_jobs_ = false;  // control_ reaches processes of more than one job (a spawn happened)
 	Membership membership_;
+	ThreadAddress self_;                    // the thread that called start(), the one that parks
+	std::vector<ThreadAddress> addresses_;  // per world rank
 	Plan plan_;
 	std::int64_t probes_ = 0;
 	std::int64_t epoch_ = 0;

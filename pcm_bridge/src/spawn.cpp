@@ -95,12 +95,7 @@ void Session::wakeParkedForSpawn(int root, int count, const std::string &node)
 	message[2] = count;
 	std::vector<char> name(kNodeNameBytes, 0);
 	std::strncpy(name.data(), node.c_str(), name.size() - 1);
-	for (int w = 0; w < world_size_; ++w) {
-		if (membership_.state[static_cast<std::size_t>(w)] == ProcessState::active)
-			continue;
-		MPI_Send(message.data(), static_cast<int>(message.size()), MPI_INT64_T, w, kTagParked, control_);
-		MPI_Send(name.data(), kNodeNameBytes, MPI_CHAR, w, kTagParked, control_);
-	}
+	sendToParked(parked(), message, name);
 }
 
 bool Session::spawnFromProbe(int root, int count, const std::string &node, std::string &why)
@@ -128,8 +123,8 @@ void Session::spawnInBackground(int root, int count, const std::string &node, co
 	// Everything the thread reads is copied here: the main thread goes on with the application meanwhile, and
 	// touches neither control_ nor the membership until it has joined the thread (completeBackgroundSpawn).
 	spawn.thread = std::thread([&spawn, control = control_, root, count, node, words = spawnArguments(node),
-				    names = membership_.node, rank = world_rank_] {
-		spawn.outcome = startProcesses(control, root, count, node, words, names, rank);
+				    names = membership_.node, rank = world_rank_, self = self_] {
+		spawn.outcome = startProcesses(control, root, count, node, words, names, rank, self);
 		spawn.done.store(true, std::memory_order_release);
 	});
 }
@@ -184,8 +179,9 @@ bool Session::completeBackgroundSpawn(std::string &why)
 
 bool Session::spawnCollective(int root, int count, const std::string &node, std::string &why)
 {
-	return installSpawn(
-		startProcesses(control_, root, count, node, spawnArguments(node), membership_.node, world_rank_), why);
+	return installSpawn(startProcesses(control_, root, count, node, spawnArguments(node), membership_.node,
+					   world_rank_, self_),
+			    why);
 }
 
 std::vector<std::string> Session::spawnArguments(const std::string &node) const
@@ -208,7 +204,8 @@ std::vector<std::string> Session::spawnArguments(const std::string &node) const
 // from the application (a background spawn's whole point is to leave it computing). The others sleep until the
 // root says whether the processes are there, then all connect to them with MPI_Intercomm_create through the root.
 SpawnOutcome startProcesses(MPI_Comm control, int root, int count, const std::string &node,
-			    std::vector<std::string> words, std::vector<std::string> nodes, int world_rank)
+			    std::vector<std::string> words, std::vector<std::string> nodes, int world_rank,
+			    const ThreadAddress &self)
 {
 	ignoreBrokenPipes();
 	SpawnOutcome outcome;
@@ -270,6 +267,7 @@ SpawnOutcome startProcesses(MPI_Comm control, int root, int count, const std::st
 	MPI_Comm_set_errhandler(outcome.control, MPI_ERRORS_RETURN);
 	nodes.resize(nodes.size() + static_cast<std::size_t>(count), node);
 	outcome.nodes = exchangeNodeNames(outcome.control, world_rank, nodes);
+	outcome.addresses = gatherAddresses(outcome.control, self);
 	outcome.ok = true;
 	return outcome;
 }
@@ -286,6 +284,7 @@ bool Session::installSpawn(SpawnOutcome outcome, std::string &why)
 	world_size_ = static_cast<int>(outcome.nodes.size());
 	membership_.node = std::move(outcome.nodes);
 	membership_.state.resize(static_cast<std::size_t>(world_size_), ProcessState::spare);
+	addresses_ = std::move(outcome.addresses);
 	return true;
 }
 
@@ -315,6 +314,7 @@ void Session::joinParents(MPI_Comm parent)
 	bindToNode();
 	membership_.state.assign(static_cast<std::size_t>(world_size_), ProcessState::spare);
 	membership_.node = exchangeNodeNames(control_, world_rank_, {});
+	addresses_ = gatherAddresses(control_, self_);
 	if (verbose_) {
 		const auto found = nodes_.nodes.find(currentNode());
 		const char *agent = std::getenv("MALLEO_AGENT");

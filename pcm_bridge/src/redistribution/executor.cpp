@@ -21,23 +21,19 @@
 // the receiver reads the sender's old buffer itself, with process_vm_readv (a "direct" transfer), and tells the
 // sender when it is done; see DirectPeers.
 #include "executor.h"
+#include "host.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <deque>
-#include <functional>
-#include <string>
 #include <vector>
 
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 namespace malleo::pcm {
@@ -158,9 +154,8 @@ bool isContiguous(MPI_Datatype element, MPI_Aint extent)
 
 // Which peers this rank reads directly (process_vm_readv) and which read from it. A pair qualifies when its two
 // processes are in different MPI_COMM_WORLDs (different jobs: MPI has no shared memory between them), run on one
-// host (same boot, UTS host name and PID namespace: a network-namespace "host" of the tests has its own name), and
-// the reader could read a known word of the other's memory when asked just now (ptrace rules may forbid it; then
-// the pair uses MPI messages as before). Collective over `comm`; the set is empty when every process is in one job.
+// host (hostKey, host.h), and the reader could read a known word of the other's memory when asked just now (ptrace
+// rules may forbid it; then the pair uses MPI messages as before). Collective over `comm`; the set is empty when every process is in one job.
 class DirectPeers
 {
 public:
@@ -237,25 +232,6 @@ public:
 
 private:
 	static constexpr std::uint64_t kProbeWord = 0x6d616c6c656f2121ULL;
-
-	// One host: the same boot of the same kernel, the same UTS name, the same PID namespace.
-	static std::int64_t hostKey()
-	{
-		std::string key;
-		if (std::FILE* file = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
-			char line[64] = {};
-			if (std::fgets(line, sizeof line, file))
-				key = line;
-			std::fclose(file);
-		}
-		utsname name{};
-		if (uname(&name) == 0)
-			key += name.nodename;
-		struct stat pid_namespace{};
-		if (stat("/proc/self/ns/pid", &pid_namespace) == 0)
-			key += std::to_string(pid_namespace.st_ino);
-		return static_cast<std::int64_t>(std::hash<std::string>{}(key));
-	}
 
 	static int inMyWorld(MPI_Comm comm, std::vector<int>& in_world)
 	{
