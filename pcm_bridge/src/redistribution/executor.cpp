@@ -155,9 +155,14 @@ bool isContiguous(MPI_Datatype element, MPI_Aint extent)
 // Which peers this rank reads directly (process_vm_readv) and which read from it. A pair qualifies when its two
 // processes are in different MPI_COMM_WORLDs (different jobs: MPI has no shared memory between them), run on one
 // host (hostKey, host.h), and the reader could read a known word of the other's memory when asked just now (ptrace
-// rules may forbid it; then the pair uses MPI messages as before). Collective over `comm`; the set is empty when every process is in one job.
+// rules may forbid it; then the pair uses MPI messages as before). The set is empty when every process is in one job.
 class DirectPeers
 {
+	// What the ranks tell each other: four int64 words.
+	struct Peer {
+		std::int64_t host, pid, old_buffer, probe;
+	};
+
 public:
 	// Whether this rank sees processes of another job in `comm` (then every rank does): decides, agreed by all,
 	// whether setUp() has anything to look for.
@@ -177,19 +182,16 @@ public:
 		read_by_.assign(static_cast<std::size_t>(size), 0);
 		if (!spans)
 			return MPI_SUCCESS;
-		int rc = MPI_SUCCESS;
-		struct Identity {
-			std::int64_t host, pid, old_buffer, probe;
-		} mine{hostKey(), static_cast<std::int64_t>(getpid()), reinterpret_cast<std::intptr_t>(old_buffer),
-		       reinterpret_cast<std::intptr_t>(&kProbeWord)};
+		const Peer mine{hostKey(), static_cast<std::int64_t>(getpid()),
+				reinterpret_cast<std::intptr_t>(old_buffer), reinterpret_cast<std::intptr_t>(&kProbeWord)};
 		peers_.resize(static_cast<std::size_t>(size));
-		rc = MPI_Allgather(&mine, 4, MPI_INT64_T, peers_.data(), 4, MPI_INT64_T, comm);
+		const int rc = MPI_Allgather(&mine, 4, MPI_INT64_T, peers_.data(), 4, MPI_INT64_T, comm);
 		if (rc != MPI_SUCCESS)
 			return rc;
+		// Should this fail (it does not look at others), no pair is direct; the collective below still happens.
 		std::vector<int> in_world(static_cast<std::size_t>(size), 0);
-		rc = inMyWorld(comm, in_world);
-		if (rc != MPI_SUCCESS)
-			return rc;
+		if (inMyWorld(comm, in_world) != MPI_SUCCESS)
+			in_world.assign(in_world.size(), 1);
 		for (int q = 0; q < size; ++q) {
 			const auto& peer = peers_[static_cast<std::size_t>(q)];
 			if (q == rank || in_world[static_cast<std::size_t>(q)] || peer.host != mine.host)
@@ -286,9 +288,6 @@ private:
 			++index;
 	}
 
-	struct Peer {
-		std::int64_t host, pid, old_buffer, probe;
-	};
 	std::vector<Peer> peers_;
 	std::vector<int> reads_;    // [q]: this rank reads q's memory
 	std::vector<int> read_by_;  // [q]: q reads this rank's memory
