@@ -37,8 +37,7 @@ WakeUpSignal::~WakeUpSignal()
 
 void wakeParked(const ThreadAddress &address)
 {
-	static const std::int64_t host = hostKey();
-	if (address.host == host && address.pid > 0 && address.tid > 0)
+	if (address.host == hostKey() && address.pid > 0 && address.tid > 0)
 		syscall(SYS_tgkill, static_cast<pid_t>(address.pid), static_cast<pid_t>(address.tid), SIGURG);
 }
 

@@ -211,17 +211,12 @@ int Session::start(int *argc, char ***argv)
 	configure(report);
 	bindToNode();
 
-	std::vector<char> names(static_cast<std::size_t>(world_size_) * kNodeNameBytes);
-	std::string mine = currentNode().substr(0, kNodeNameBytes - 1);
-	std::vector<char> own(kNodeNameBytes, 0);
-	std::copy(mine.begin(), mine.end(), own.begin());
-	MPI_Allgather(own.data(), kNodeNameBytes, MPI_CHAR, names.data(), kNodeNameBytes, MPI_CHAR, control_);
-	addresses_ = gatherAddresses(control_, self_);
-	membership_.node.clear();
+	Places places = gatherPlaces(control_, self_);
+	membership_.node = std::move(places.nodes);
+	threads_ = std::move(places.threads);
 	membership_.state.assign(static_cast<std::size_t>(world_size_), ProcessState::spare);
 	membership_.active.clear();
 	for (int w = 0; w < world_size_; ++w) {
-		membership_.node.emplace_back(&names[static_cast<std::size_t>(w) * kNodeNameBytes]);
 		if (w < active) {
 			membership_.state[static_cast<std::size_t>(w)] = ProcessState::active;
 			membership_.active.push_back(w);
@@ -778,12 +773,10 @@ void Session::finish()
 	if (active_ == MPI_COMM_NULL)
 		return;
 	// Processes still starting are merged in first, so that they too learn that the run has ended.
-	if (background_) {
-		const std::int64_t iteration = background_->iteration;
-		const Operation op = background_->command.op;
+	if (const auto spawn = std::move(background_)) {
 		std::string why;
-		completeBackgroundSpawn(why);
-		failUnplanned(op, iteration, "the run ended while its new processes were starting");
+		completeBackgroundSpawn(*spawn, why);
+		failUnplanned(spawn->command.op, spawn->iteration, "the run ended while its new processes were starting");
 	}
 	MPI_Barrier(active_);
 	if (rank() != 0)
@@ -826,21 +819,31 @@ void Session::sendToParked(const std::vector<int> &ranks, const std::vector<std:
 
 void Session::wake(int world_rank) const
 {
-	if (world_rank >= 0 && static_cast<std::size_t>(world_rank) < addresses_.size())
-		wakeParked(addresses_[static_cast<std::size_t>(world_rank)]);
+	if (world_rank >= 0 && static_cast<std::size_t>(world_rank) < threads_.size())
+		wakeParked(threads_[static_cast<std::size_t>(world_rank)]);
 }
 
-std::vector<ThreadAddress> gatherAddresses(MPI_Comm control, const ThreadAddress &self)
+Places gatherPlaces(MPI_Comm control, const ThreadAddress &self)
 {
+	struct Place {
+		char node[kNodeNameBytes];
+		std::int64_t host, pid, tid;
+	};
+	Place mine{};
+	std::strncpy(mine.node, currentNode().c_str(), kNodeNameBytes - 1);
+	mine.host = self.host;
+	mine.pid = self.pid;
+	mine.tid = self.tid;
 	int size = 0;
 	MPI_Comm_size(control, &size);
-	std::vector<ThreadAddress> all(static_cast<std::size_t>(size));
-	const std::int64_t mine[3] = {self.host, self.pid, self.tid};
-	std::vector<std::int64_t> words(static_cast<std::size_t>(size) * 3);
-	MPI_Allgather(mine, 3, MPI_INT64_T, words.data(), 3, MPI_INT64_T, control);
-	for (std::size_t w = 0; w < all.size(); ++w)
-		all[w] = {words[3 * w], words[3 * w + 1], words[3 * w + 2]};
-	return all;
+	std::vector<Place> all(static_cast<std::size_t>(size));
+	MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, control);
+	Places places;
+	for (const Place &place : all) {
+		places.nodes.emplace_back(place.node);
+		places.threads.push_back({place.host, place.pid, place.tid});
+	}
+	return places;
 }
 
 } // namespace malleo::pcm

@@ -42,23 +42,27 @@ Mode modeFromEnvironment(bool report);
 // that new processes start on a helper thread while the application computes.
 bool backgroundSpawnWanted();
 
+// Where every process of a control communicator runs, by world rank: its node (currentNode(), the bridge's
+// notion) and the thread that parks there (parking.h).
+struct Places {
+	std::vector<std::string> nodes;
+	std::vector<ThreadAddress> threads;
+};
+// Collective over `control`: each process tells its own, `self` being its parking thread.
+Places gatherPlaces(MPI_Comm control, const ThreadAddress &self);
+
 // What starting processes produced (spawn.cpp): made without touching a session, so it can run on a helper thread.
 struct SpawnOutcome {
 	bool ok = false;
 	std::string why;                       // when not ok
 	MPI_Comm control = MPI_COMM_NULL;      // the control communicator with the new processes at its end
-	std::vector<std::string> nodes;        // every process's node, new ones included
-	std::vector<ThreadAddress> addresses;  // every process's parking thread, new ones included
+	Places places;                         // of every process, new ones included
 };
 // Collective over `control` (the parents) and the new processes (joinParents): the root starts `count` processes
-// of `words` (an env(1) command line) on `node`, and all merge them in at the end of a new control communicator.
-SpawnOutcome startProcesses(MPI_Comm control, int root, int count, const std::string &node,
-			    std::vector<std::string> words, std::vector<std::string> nodes, int world_rank,
+// of `words` (an env(1) command line that sets their MALLEO_NODE), and all merge them in at the end of a new control
+// communicator.
+SpawnOutcome startProcesses(MPI_Comm control, int root, int count, std::vector<std::string> words, int world_rank,
 			    const ThreadAddress &self);
-// Collective over `control`: every process's `self`, in rank order.
-std::vector<ThreadAddress> gatherAddresses(MPI_Comm control, const ThreadAddress &self);
-// Collective over `control`: world rank 0's table of nodes, `known`, to every process.
-std::vector<std::string> exchangeNodeNames(MPI_Comm control, int world_rank, const std::vector<std::string> &known);
 
 // This process's node: MALLEO_NODE, else the MPI processor name.
 std::string currentNode();
@@ -170,8 +174,9 @@ private:
 	// in and the coordinator's command is to be planned now (`resumed`).
 	enum class SpawnState { starting, failed, ready };
 	SpawnState backgroundSpawnAtProbe(std::int64_t iteration, Command &resumed);
-	// Joins the helper thread and merges its processes in (or reports why not), on every active process.
-	bool completeBackgroundSpawn(std::string &why);
+	struct BackgroundSpawn;
+	// Joins the helper thread and merges its processes in (or says why not), on every active process.
+	bool completeBackgroundSpawn(BackgroundSpawn &spawn, std::string &why);
 	void wakeParkedForSpawn(int root, int count, const std::string &node);
 	// Collective over the control communicator: starts `count` processes on `node`, merges them in as spare
 	// processes of the highest world ranks.
@@ -206,8 +211,8 @@ private:
 	int world_size_ = 0;
 	bool spans_jobs_ = false;  // control_ reaches processes of more than one job (a spawn happened)
 	Membership membership_;
-	ThreadAddress self_;                    // the thread that called start(), the one that parks
-	std::vector<ThreadAddress> addresses_;  // per world rank
+	ThreadAddress self_;                  // the thread that called start(), the one that parks
+	std::vector<ThreadAddress> threads_;  // every process's parking thread, by world rank
 	Plan plan_;
 	std::int64_t probes_ = 0;
 	std::int64_t epoch_ = 0;

@@ -16,7 +16,6 @@
 #include <unistd.h>
 #include <utility>
 
-#include "parking.h"
 #include "phase_times.h"
 #include "session.h"
 #include "world_publisher.h"
@@ -122,9 +121,9 @@ void Session::spawnInBackground(int root, int count, const std::string &node, co
 	spawn.probe_interval = phaseTimes().probeInterval();
 	// Everything the thread reads is copied here: the main thread goes on with the application meanwhile, and
 	// touches neither control_ nor the membership until it has joined the thread (completeBackgroundSpawn).
-	spawn.thread = std::thread([&spawn, control = control_, root, count, node, words = spawnArguments(node),
-				    names = membership_.node, rank = world_rank_, self = self_] {
-		spawn.outcome = startProcesses(control, root, count, node, words, names, rank, self);
+	spawn.thread = std::thread([&spawn, control = control_, root, count, words = spawnArguments(node),
+				    rank = world_rank_, self = self_] {
+		spawn.outcome = startProcesses(control, root, count, words, rank, self);
 		spawn.done.store(true, std::memory_order_release);
 	});
 }
@@ -139,49 +138,42 @@ Session::SpawnState Session::backgroundSpawnAtProbe(std::int64_t iteration, Comm
 			message[1] = static_cast<std::int64_t>(commands_.forcedAt(iteration).op);
 	}
 	MPI_Bcast(message, 2, MPI_INT64_T, 0, active_);
-	BackgroundSpawn &spawn = *background_;
 	if (!message[0] && !message[1])
 		return SpawnState::starting;
 	if (!message[0]) {
 		// One operation at a time, as the agent's lock has it: the forced command is refused, not queued.
 		failUnplanned(static_cast<Operation>(message[1]), iteration,
-			      "busy: the " + std::string(operationName(spawn.command.op)) + " of iteration " +
-				      std::to_string(spawn.iteration) + " is still starting its processes");
+			      "busy: the " + std::string(operationName(background_->command.op)) + " of iteration " +
+				      std::to_string(background_->iteration) + " is still starting its processes");
 		return SpawnState::failed;
 	}
-	const double overlapped = MPI_Wtime() - spawn.started;
-	const double interval = spawn.probe_interval;
-	const std::int64_t started_at = spawn.iteration;
+	const auto spawn = std::move(background_);
 	// The agent's command was taken at the probe that started the spawn; its outcome comes from this one.
-	commands_.deferred(started_at, iteration);
-	resumed = spawn.command;
+	commands_.deferred(spawn->iteration, iteration);
+	resumed = spawn->command;
 	resumed.iteration = iteration;
-	const int count = spawn.count;
-	const std::string node = spawn.node;
+	const double overlapped = MPI_Wtime() - spawn->started;
 	std::string why;
-	const bool ok = completeBackgroundSpawn(why);
+	const bool ok = completeBackgroundSpawn(*spawn, why);
 	phaseTimes().mark(Phase::agreement);
-	phaseTimes().overlapped(overlapped, iteration - started_at, interval);
+	phaseTimes().overlapped(overlapped, iteration - spawn->iteration, spawn->probe_interval);
 	if (ok)
 		return SpawnState::ready;
 	failUnplanned(resumed.op, iteration,
-		      "spawning " + std::to_string(count) + " processes on node '" + node + "' failed: " + why);
+		      "spawning " + std::to_string(spawn->count) + " processes on node '" + spawn->node +
+			      "' failed: " + why);
 	return SpawnState::failed;
 }
 
-bool Session::completeBackgroundSpawn(std::string &why)
+bool Session::completeBackgroundSpawn(BackgroundSpawn &spawn, std::string &why)
 {
-	background_->thread.join();
-	const bool ok = installSpawn(std::move(background_->outcome), why);
-	background_.reset();
-	return ok;
+	spawn.thread.join();
+	return installSpawn(std::move(spawn.outcome), why);
 }
 
 bool Session::spawnCollective(int root, int count, const std::string &node, std::string &why)
 {
-	return installSpawn(startProcesses(control_, root, count, node, spawnArguments(node), membership_.node,
-					   world_rank_, self_),
-			    why);
+	return installSpawn(startProcesses(control_, root, count, spawnArguments(node), world_rank_, self_), why);
 }
 
 std::vector<std::string> Session::spawnArguments(const std::string &node) const
@@ -203,8 +195,7 @@ std::vector<std::string> Session::spawnArguments(const std::string &node) const
 // wait by polling, measured at 0.25 s of a core for a 0.36 s spawn of 2 processes, which on a busy node is taken
 // from the application (a background spawn's whole point is to leave it computing). The others sleep until the
 // root says whether the processes are there, then all connect to them with MPI_Intercomm_create through the root.
-SpawnOutcome startProcesses(MPI_Comm control, int root, int count, const std::string &node,
-			    std::vector<std::string> words, std::vector<std::string> nodes, int world_rank,
+SpawnOutcome startProcesses(MPI_Comm control, int root, int count, std::vector<std::string> words, int world_rank,
 			    const ThreadAddress &self)
 {
 	ignoreBrokenPipes();
@@ -265,9 +256,7 @@ SpawnOutcome startProcesses(MPI_Comm control, int root, int count, const std::st
 		return outcome;
 	}
 	MPI_Comm_set_errhandler(outcome.control, MPI_ERRORS_RETURN);
-	nodes.resize(nodes.size() + static_cast<std::size_t>(count), node);
-	outcome.nodes = exchangeNodeNames(outcome.control, world_rank, nodes);
-	outcome.addresses = gatherAddresses(outcome.control, self);
+	outcome.places = gatherPlaces(outcome.control, self);
 	outcome.ok = true;
 	return outcome;
 }
@@ -281,10 +270,10 @@ bool Session::installSpawn(SpawnOutcome outcome, std::string &why)
 	MPI_Comm_free(&control_);
 	control_ = outcome.control;
 	spans_jobs_ = true;
-	world_size_ = static_cast<int>(outcome.nodes.size());
-	membership_.node = std::move(outcome.nodes);
+	world_size_ = static_cast<int>(outcome.places.nodes.size());
+	membership_.node = std::move(outcome.places.nodes);
 	membership_.state.resize(static_cast<std::size_t>(world_size_), ProcessState::spare);
-	addresses_ = std::move(outcome.addresses);
+	threads_ = std::move(outcome.places.threads);
 	return true;
 }
 
@@ -313,8 +302,9 @@ void Session::joinParents(MPI_Comm parent)
 	configure(false);
 	bindToNode();
 	membership_.state.assign(static_cast<std::size_t>(world_size_), ProcessState::spare);
-	membership_.node = exchangeNodeNames(control_, world_rank_, {});
-	addresses_ = gatherAddresses(control_, self_);
+	Places places = gatherPlaces(control_, self_);
+	membership_.node = std::move(places.nodes);
+	threads_ = std::move(places.threads);
 	if (verbose_) {
 		const auto found = nodes_.nodes.find(currentNode());
 		const char *agent = std::getenv("MALLEO_AGENT");
@@ -368,22 +358,6 @@ void Session::watchFinalize()
 		},
 		&key, nullptr);
 	MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
-}
-
-// World rank 0 is always a parent: its table is complete, the spawned processes have none yet.
-std::vector<std::string> exchangeNodeNames(MPI_Comm control, int world_rank, const std::vector<std::string> &known)
-{
-	int size = 0;
-	MPI_Comm_size(control, &size);
-	std::vector<char> names(static_cast<std::size_t>(size) * kNodeNameBytes, 0);
-	if (world_rank == 0)
-		for (std::size_t w = 0; w < known.size() && w < static_cast<std::size_t>(size); ++w)
-			std::strncpy(&names[w * kNodeNameBytes], known[w].c_str(), kNodeNameBytes - 1);
-	MPI_Bcast(names.data(), static_cast<int>(names.size()), MPI_CHAR, 0, control);
-	std::vector<std::string> nodes;
-	for (int w = 0; w < size; ++w)
-		nodes.emplace_back(&names[static_cast<std::size_t>(w) * kNodeNameBytes]);
-	return nodes;
 }
 
 // A process on a described node runs on that node's CPUs, every thread of it (MPI_Init may have started some, and

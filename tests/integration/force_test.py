@@ -11,6 +11,7 @@ agent's command is answered when the split happens, at a later probe; then a mer
 
 usage: force_test.py --mpi openmpi|mpich [--spawn] HEAT2D"""
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -67,6 +68,30 @@ def registered_app(agent, heat2d):
     return app
 
 
+@contextlib.contextmanager
+def paced_run(agent, a, work, grid, ranks, env):
+    """heat2d under `malleo run` reporting to `agent`, paced to outlive the commands; `ranks`: -n (and --max). A run
+    still going when the block ends (a failed check left it) is killed."""
+    run = subprocess.Popen(
+        [MALLEO, "--agent", agent.local, "run", "--mpi", a.mpi, *ranks, "--profile-dir", work, "--", a.heat2d, *grid,
+         "--pace", str(PACE_MS)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        yield run
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+
+
+def ended(run, processes):
+    """The run's output once it has ended by itself, which it must do well and with `processes` processes."""
+    output, _ = run.communicate(timeout=RUN_TIMEOUT)
+    check(run.returncode == 0, f"the run ends well after the commands ({run.returncode})\n{output}")
+    check(f"final: {processes} processes" in output, f"the run ends with {processes} processes")
+    return output
+
+
 def static_checksum(a, grid, work, env):
     """heat2d's checksum on one process, unpaced and left alone (--pace only sleeps: the result is the same, which the
     comparison with a paced run asserts too)."""
@@ -98,14 +123,10 @@ def main():
 
     with Cluster() as cluster:
         agent = cluster.add("n1")
-        run = subprocess.Popen(
-            [MALLEO, "--agent", agent.local, "run", "--mpi", a.mpi, "-n", "2", "--max", "5",
-             "--profile-dir", work, "--", a.heat2d, *grid, "--pace", str(PACE_MS)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         started = time.monotonic()
         def elapsed():
             return time.monotonic() - started
-        try:
+        with paced_run(agent, a, work, grid, ["-n", "2", "--max", "5"], env) as run:
             app = registered_app(agent, a.heat2d)
             check(apps(agent)[app]["size"] == 2, "the agent knows 2 active processes")
 
@@ -154,14 +175,7 @@ def main():
                   "counters: 3 commands sent, 2 ok, 1 failed, 1 refused busy")
             check(run.poll() is None, f"the run outlives the commands (still running after {elapsed():.1f} s of "
                   f"its {ITERATIONS * PACE_MS / 1000:.0f} s paced)")
-
-            output, _ = run.communicate(timeout=RUN_TIMEOUT)
-        finally:
-            if run.poll() is None:
-                run.kill()
-                run.wait()
-        check(run.returncode == 0, f"the run ends well after the commands ({run.returncode})\n{output}")
-        check("final: 3 processes" in output, "the run ends with 3 processes")
+            output = ended(run, 3)
         # The application was still running when the last command was answered: it outlived them.
         check(wait_for(lambda: app not in apps(agent), 10), "the application deregisters at its end")
 
@@ -176,11 +190,7 @@ def spawn_mode(a):
     work = tempfile.mkdtemp(prefix="malleo-force-spawn-")
     with Cluster() as cluster:
         agent = cluster.add("n1")
-        run = subprocess.Popen(
-            [MALLEO, "--agent", agent.local, "run", "--mpi", a.mpi, "-n", "1", "--profile-dir", work, "--", a.heat2d,
-             *grid, "--pace", str(PACE_MS)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(env, MALLEO_PCM_VERBOSE="1"))
-        try:
+        with paced_run(agent, a, work, grid, ["-n", "1"], dict(env, MALLEO_PCM_VERBOSE="1")) as run:
             app = registered_app(agent, a.heat2d)
             r = force(agent, app, "split", "2", "--wait", "60", timeout=90)
             check(r.returncode == 0 and "ok" in r.stdout and "1 -> 3 processes" in r.stdout,
@@ -195,13 +205,7 @@ def spawn_mode(a):
             check(counters.get("commands.ok") == 2 and counters.get("commands.sent") == 2,
                   f"counters: 2 commands sent, 2 ok ({counters.get('commands.sent')}, {counters.get('commands.ok')})")
             check(run.poll() is None, "the run outlives the commands")
-            output, _ = run.communicate(timeout=RUN_TIMEOUT)
-        finally:
-            if run.poll() is None:
-                run.kill()
-                run.wait()
-        check(run.returncode == 0, f"the run ends well after the commands ({run.returncode})\n{output}")
-        check("final: 2 processes" in output, "the run ends with 2 processes")
+            output = ended(run, 2)
         background = re.findall(r"split at iteration (\d+) took .* \(processes started in the background: "
                                 r"[0-9.]+ s over (\d+) probes", output)
         check(len(background) == 1 and int(background[0][1]) >= 1 and

@@ -164,37 +164,48 @@ class DirectPeers
 	};
 
 public:
-	// Whether this rank sees processes of another job in `comm` (then every rank does): decides, agreed by all,
-	// whether setUp() has anything to look for.
-	static bool spansJobs(MPI_Comm comm)
+	// Which ranks of `comm` are in this process's MPI_COMM_WORLD (local: no message). Should MPI fail to say, all
+	// count as in it, and no pair is direct.
+	explicit DirectPeers(MPI_Comm comm)
 	{
 		int size = 0;
 		MPI_Comm_size(comm, &size);
-		std::vector<int> in_world(static_cast<std::size_t>(size), 0);
-		return inMyWorld(comm, in_world) == MPI_SUCCESS &&
-		       std::count(in_world.begin(), in_world.end(), 0) > 0;
+		in_world_.assign(static_cast<std::size_t>(size), 1);
+		reads_.assign(in_world_.size(), 0);
+		read_by_.assign(in_world_.size(), 0);
+		MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+		std::vector<int> ranks(in_world_.size()), translated(in_world_.size());
+		for (int q = 0; q < size; ++q)
+			ranks[static_cast<std::size_t>(q)] = q;
+		if (MPI_Comm_group(comm, &group) == MPI_SUCCESS && MPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&
+		    MPI_Group_translate_ranks(group, size, ranks.data(), world, translated.data()) == MPI_SUCCESS)
+			for (int q = 0; q < size; ++q)
+				in_world_[static_cast<std::size_t>(q)] =
+					translated[static_cast<std::size_t>(q)] != MPI_UNDEFINED;
+		if (group != MPI_GROUP_NULL)
+			MPI_Group_free(&group);
+		if (world != MPI_GROUP_NULL)
+			MPI_Group_free(&world);
 	}
 
-	// Collective over `comm` when `spans` (the same on every rank); nothing to do otherwise.
-	int setUp(MPI_Comm comm, int rank, int size, const void* old_buffer, bool spans)
+	// This rank sees processes of another job (then every rank does): whether setUp() has anything to look for.
+	bool spansJobs() const { return std::count(in_world_.begin(), in_world_.end(), 0) > 0; }
+
+	// Collective over `comm` when `spans` (agreed by all ranks); nothing to do otherwise.
+	int setUp(MPI_Comm comm, int rank, const void* old_buffer, bool spans)
 	{
-		reads_.assign(static_cast<std::size_t>(size), 0);
-		read_by_.assign(static_cast<std::size_t>(size), 0);
 		if (!spans)
 			return MPI_SUCCESS;
 		const Peer mine{hostKey(), static_cast<std::int64_t>(getpid()),
 				reinterpret_cast<std::intptr_t>(old_buffer), reinterpret_cast<std::intptr_t>(&kProbeWord)};
-		peers_.resize(static_cast<std::size_t>(size));
+		peers_.resize(in_world_.size());
 		const int rc = MPI_Allgather(&mine, 4, MPI_INT64_T, peers_.data(), 4, MPI_INT64_T, comm);
 		if (rc != MPI_SUCCESS)
 			return rc;
-		// Should this fail (it does not look at others), no pair is direct; the collective below still happens.
-		std::vector<int> in_world(static_cast<std::size_t>(size), 0);
-		if (inMyWorld(comm, in_world) != MPI_SUCCESS)
-			in_world.assign(in_world.size(), 1);
+		const int size = static_cast<int>(in_world_.size());
 		for (int q = 0; q < size; ++q) {
 			const auto& peer = peers_[static_cast<std::size_t>(q)];
-			if (q == rank || in_world[static_cast<std::size_t>(q)] || peer.host != mine.host)
+			if (q == rank || in_world_[static_cast<std::size_t>(q)] || peer.host != mine.host)
 				continue;
 			std::uint64_t word = 0;
 			iovec local{&word, sizeof word};
@@ -235,27 +246,6 @@ public:
 private:
 	static constexpr std::uint64_t kProbeWord = 0x6d616c6c656f2121ULL;
 
-	static int inMyWorld(MPI_Comm comm, std::vector<int>& in_world)
-	{
-		MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
-		int rc = MPI_Comm_group(comm, &group);
-		if (rc == MPI_SUCCESS)
-			rc = MPI_Comm_group(MPI_COMM_WORLD, &world);
-		const int size = static_cast<int>(in_world.size());
-		std::vector<int> ranks(static_cast<std::size_t>(size)), translated(static_cast<std::size_t>(size));
-		for (int q = 0; q < size; ++q)
-			ranks[static_cast<std::size_t>(q)] = q;
-		if (rc == MPI_SUCCESS)
-			rc = MPI_Group_translate_ranks(group, size, ranks.data(), world, translated.data());
-		for (int q = 0; q < size && rc == MPI_SUCCESS; ++q)
-			in_world[static_cast<std::size_t>(q)] = translated[static_cast<std::size_t>(q)] != MPI_UNDEFINED;
-		if (group != MPI_GROUP_NULL)
-			MPI_Group_free(&group);
-		if (world != MPI_GROUP_NULL)
-			MPI_Group_free(&world);
-		return rc;
-	}
-
 	// process_vm_readv takes at most IOV_MAX vectors a call and may stop short; this goes on until all is read.
 	static bool readAll(pid_t pid, std::vector<iovec> local, std::vector<iovec> remote)
 	{
@@ -288,6 +278,7 @@ private:
 			++index;
 	}
 
+	std::vector<int> in_world_;  // [q]: q is in this process's MPI_COMM_WORLD
 	std::vector<Peer> peers_;
 	std::vector<int> reads_;    // [q]: this rank reads q's memory
 	std::vector<int> read_by_;  // [q]: q reads this rank's memory
@@ -495,7 +486,8 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 	if (local == MPI_SUCCESS)
 		local = preflight(schedule, rank, size, old_buffer, new_buffer);
 	// One collective agrees on the worst error and on whether the communicator spans jobs (DirectPeers).
-	int mine_flags[2] = {local, DirectPeers::spansJobs(work) ? 1 : 0}, agreed_flags[2] = {MPI_SUCCESS, 0};
+	DirectPeers direct(work);
+	int mine_flags[2] = {local, direct.spansJobs() ? 1 : 0}, agreed_flags[2] = {MPI_SUCCESS, 0};
 	int rc = MPI_Allreduce(mine_flags, agreed_flags, 2, MPI_INT, MPI_MAX, work);
 	const int agreed = agreed_flags[0];
 	if (rc != MPI_SUCCESS || agreed != MPI_SUCCESS) {
@@ -516,8 +508,7 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 	if (prefault_new_buffer)
 		prefault(mine, rank, new_buffer, extent);
 
-	DirectPeers direct;
-	if (const int rc = direct.setUp(work, rank, size, old_buffer, agreed_flags[1] != 0); rc != MPI_SUCCESS) {
+	if (const int rc = direct.setUp(work, rank, old_buffer, agreed_flags[1] != 0); rc != MPI_SUCCESS) {
 		result.mpi_error = rc;
 		MPI_Comm_free(&work);
 		result.seconds = MPI_Wtime() - start;

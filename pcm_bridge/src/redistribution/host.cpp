@@ -10,7 +10,9 @@
 
 namespace malleo::pcm {
 
-std::int64_t hostKey()
+namespace {
+
+std::int64_t readHostKey()
 {
 	std::string key;
 	if (std::FILE* file = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
@@ -26,6 +28,15 @@ std::int64_t hostKey()
 	if (stat("/proc/self/ns/pid", &pid_namespace) == 0)
 		key += std::to_string(pid_namespace.st_ino);
 	return static_cast<std::int64_t>(std::hash<std::string>{}(key));
+}
+
+} // namespace
+
+std::int64_t hostKey()
+{
+	// None of it changes while the process lives.
+	static const std::int64_t key = readHostKey();
+	return key;
 }
 
 }  // namespace malleo::pcm
