@@ -13,7 +13,7 @@
 //	mpirun -n 4 build/bench/pcm_redistribution_openmpi [--sizes-mb 10,100,300] [--scenarios 1:2,2:4,4:2]
 //	    [--repeats 5] [--column-doubles 1024] [--distribution block1d|block_cyclic1d] [--block 8]
 //	    [--huge-pages none|old|new|all] [--new-buffer touched|calloc|calloc-advised|huge|huge-zeroed] [--prefault on|off]
-//	    [--chunk-mb 0] [--method executor|shm]
+//	    [--chunk-mb 0] [--method executor|shm] [--kept copied|as-session]
 //
 // Options:
 //   --sizes-mb        array sizes in MiB
@@ -35,6 +35,11 @@
 //   --method          executor (the bridge's) or shm: the bandwidth experiment's same-node alternative, a pipeline
 //                     through an MPI shared-memory window (sender copies a chunk in, receiver copies it out),
 //                     block1d only (docs/performance.md, "Redistribution")
+//   --kept            copied (the default): every rank copies the elements it keeps into its new buffer; as-session:
+//                     as the bridge's session does for the C++ API, a rank whose new elements are the first it holds
+//                     keeps them in its old buffer (no new buffer, nothing copied), and the others move the pages of
+//                     what they keep into the new buffer once the transfers are done (finishLocal; page_move.h). The
+//                     old buffers are filled again between runs, outside the timing
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -349,6 +354,7 @@ struct Options {
 	bool shm = false;
 	std::string new_buffer = "touched";
 	bool prefault = true;
+	bool kept_as_session = false;
 };
 
 struct Figures {
@@ -383,11 +389,18 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 		return first;
 	};
 	auto pattern = [](std::int64_t global) { return static_cast<char>(global % 251 + 1); };
-	if (checkable)
+	auto fillOld = [&] {
 		for (std::size_t k = 0; k < old_buffer.size() / static_cast<std::size_t>(element_bytes); ++k)
 			std::memset(old_buffer.data() + k * static_cast<std::size_t>(element_bytes),
 				    pattern(firstElement(from) + static_cast<std::int64_t>(k)),
 				    static_cast<std::size_t>(element_bytes));
+	};
+	if (checkable)
+		fillOld();
+	// --kept as-session: this rank's new buffer is its old one when it keeps the start of its block and gets
+	// nothing else.
+	const bool in_place = options.kept_as_session && old_buffer.size() && new_buffer.size() && keepsInPlace(plan, rank);
+	Buffer& target = in_place ? old_buffer : new_buffer;
 	std::size_t array_bytes = static_cast<std::size_t>(elements) * static_cast<std::size_t>(element_bytes);
 	Buffer copy_from(rank == 0 ? array_bytes : 0, options.huge_copy, 1);
 	Buffer copy_to(rank == 0 ? array_bytes : 0, options.huge_copy, 0);
@@ -403,11 +416,11 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 	double moved = 0;
 	for (int r = 0; r < repeats + 1; ++r) {	 // the first run warms up and is not counted
 		if (comm != MPI_COMM_NULL) {
-			if (r == repeats && new_buffer.size())
+			if (r == repeats && new_buffer.size() && !in_place)
 				std::memset(new_buffer.data(), 0, new_buffer.size());
 			MPI_Barrier(comm);
 			double start = MPI_Wtime();
-			if (options.new_buffer != "touched")
+			if (options.new_buffer != "touched" && !in_place)
 				new_buffer.renew(options.new_buffer);
 			ExecuteResult result;
 			if (pipeline) {
@@ -416,8 +429,15 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 					if (t.from == rank && t.to != rank)
 						result.bytes_sent += t.source[0].count * element_bytes;
 			} else {
-				result = execute(comm, plan, old_buffer.data(), new_buffer.data(), element, 7300,
-						 options.prefault);
+				ExecuteOptions execute_options;
+				execute_options.prefault_new_buffer = options.prefault;
+				execute_options.defer_local = options.kept_as_session;
+				result = execute(comm, plan, old_buffer.data(), target.data(), element, execute_options);
+				// Every rank knows the transfers succeeded once the allreduce below says so; the session
+				// finishes the local part after its own agreement, this one at once (same work).
+				if (options.kept_as_session && result.mpi_error == MPI_SUCCESS)
+					finishLocal(plan, rank, old_buffer.data(), target.data(),
+						    static_cast<std::size_t>(element_bytes));
 			}
 			double elapsed = MPI_Wtime() - start, slowest = 0;
 			MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
@@ -434,6 +454,8 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 			if (r > 0)
 				times.push_back(slowest);
 			moved = all_sent;
+			if (options.kept_as_session && !in_place && r < repeats)
+				fillOld();  // pages moved out of it read zeros now
 		}
 		parkedBarrier(MPI_COMM_WORLD);
 		if (rank == 0) {
@@ -464,7 +486,7 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 		const auto size = static_cast<std::size_t>(element_bytes);
 		for (std::size_t k = 0; k < new_buffer.size() / size; ++k) {
 			const char expected = pattern(firstElement(to) + static_cast<std::int64_t>(k));
-			const char* element = new_buffer.data() + k * size;
+			const char* element = target.data() + k * size;
 			if (element[0] != expected || element[size / 2] != expected || element[size - 1] != expected) {
 				std::fprintf(stderr, "pcm_redistribution: rank %d: element %zu of the new buffer is wrong\n",
 					     rank, k);
@@ -522,6 +544,9 @@ int main(int argc, char** argv)
 	std::string prefault = "on";
 	app.add_option("--prefault", prefault, "on (the bridge's way) or off: the executor faults the new buffer in first")
 	    ->check(CLI::IsMember({"on", "off"}));
+	std::string kept = "copied";
+	app.add_option("--kept", kept, "copied, or as-session: kept elements stay in place or move by pages")
+	    ->check(CLI::IsMember({"copied", "as-session"}));
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError& e) {
@@ -534,6 +559,7 @@ int main(int argc, char** argv)
 	options.block = block;
 	options.shm = method == "shm";
 	options.prefault = prefault == "on";
+	options.kept_as_session = kept == "as-session";
 	options.huge_old = huge == "old" || huge == "all";
 	options.huge_new = huge == "new" || huge == "all";
 	options.huge_copy = huge == "all";

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 
 #include "session.h"
 
@@ -81,13 +82,20 @@ MALLEO_PCM_EXPORT Buffer &Session::distribute(const std::string &name, Distribut
 	buffer->halo_ = halo;
 	buffer->global_ = global_count;
 
-	if (!receive(*buffer)) {
-		const auto count = pcm::Session::get().currentCounts(global_count)[static_cast<std::size_t>(rank())];
-		buffer->storage_.assign(static_cast<std::size_t>((count + 2 * halo) * buffer->elementBytes()), 0);
-		place(*buffer, count);
-	}
+	if (!receive(*buffer))
+		allocate(*buffer);
 	buffers_.push_back(std::move(buffer));
 	return *buffers_.back();
+}
+
+void Session::allocate(Buffer &buffer)
+{
+	const auto count = pcm::Session::get().currentCounts(buffer.global_)[static_cast<std::size_t>(rank())];
+	buffer.storage_.reset(static_cast<unsigned char *>(
+		pcm::allocateElements(count, buffer.halo_, buffer.elementBytes(), true)));
+	if (!buffer.storage_)
+		throw std::bad_alloc();
+	place(buffer, count);
 }
 
 bool Session::receive(Buffer &buffer)
@@ -95,11 +103,10 @@ bool Session::receive(Buffer &buffer)
 	for (auto &move : pcm::Session::get().joinedBuffers()) {
 		if (move.spec.name != buffer.name_ || !move.new_data)
 			continue;
-		const auto *bytes = static_cast<const unsigned char *>(move.new_data);
-		buffer.storage_.assign(bytes, bytes + (move.new_count + 2 * buffer.halo_) * buffer.elementBytes());
-		if (move.allocated)
-			std::free(move.new_data);
+		// A joined process had no buffer: the session allocated the one it received into.
+		buffer.storage_.reset(static_cast<unsigned char *>(move.new_data));
 		move.new_data = nullptr;
+		move.allocated = false;
 		place(buffer, move.new_count);
 		return true;
 	}
@@ -113,9 +120,7 @@ void Session::rejoin()
 		if (receive(*buffer))
 			continue;
 		// Every process registers the same buffers, so this is only a buffer the manifest did not carry.
-		const auto count = session.currentCounts(buffer->global_)[static_cast<std::size_t>(rank())];
-		buffer->storage_.assign(static_cast<std::size_t>((count + 2 * buffer->halo_) * buffer->elementBytes()), 0);
-		place(*buffer, count);
+		allocate(*buffer);
 	}
 	// In place: the program holds references to these bytes (replicate() returned them).
 	const auto &joined = session.joinedReplicated();
@@ -165,8 +170,10 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 		move.spec.base = baseType(buffer->type_);
 		move.spec.element_length = buffer->element_length_;
 		move.spec.halo = buffer->halo_;
-		move.old_data = buffer->storage_.data();
+		move.old_data = buffer->storage_.get();
 		move.old_count = buffer->count_;
+		move.in_place = true;
+		move.discard_old = true;
 		moves.push_back(move);
 	}
 	pcm::Store replicated;
@@ -184,7 +191,7 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 	}
 	if (leaving) {
 		for (auto &buffer : buffers_) {
-			std::vector<unsigned char>().swap(buffer->storage_);  // the memory itself, not just the size
+			buffer->storage_.reset();
 			buffer->count_ = 0;
 			buffer->offset_ = 0;
 		}
@@ -200,10 +207,16 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 	for (std::size_t i = 0; i < moves.size(); ++i) {
 		Buffer &buffer = *buffers_[i];
 		auto &move = moves[i];
-		const auto *bytes = static_cast<const unsigned char *>(move.new_data);
-		buffer.storage_.assign(bytes, bytes + (move.new_count + 2 * buffer.halo_) * buffer.elementBytes());
-		if (move.allocated)
-			std::free(move.new_data);
+		if (move.new_data == buffer.storage_.get()) {
+			// Kept in place: give back what the block no longer needs (glibc shrinks without copying).
+			const auto bytes = static_cast<std::size_t>((move.new_count + 2 * buffer.halo_) * buffer.elementBytes());
+			if (void *smaller = std::realloc(buffer.storage_.get(), bytes + 1)) {
+				buffer.storage_.release();
+				buffer.storage_.reset(static_cast<unsigned char *>(smaller));
+			}
+		} else {
+			buffer.storage_.reset(static_cast<unsigned char *>(move.new_data));  // the session allocated it
+		}
 		place(buffer, move.new_count);
 	}
 	return result;

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "session.h"
 
@@ -26,6 +27,14 @@ namespace {
 
 Store gStore;           // PCM_Store'd values of this process
 std::string gError;     // PCM_Error_string
+
+// The columns a process activated by a split received: the session's buffer itself, handed over by the first
+// PCM_Load of PCM_KEY_DATA and released then, rather than a copy kept in gStore for the whole run.
+struct FreeBytes {
+	void operator()(void *bytes) const { std::free(bytes); }
+};
+std::unique_ptr<void, FreeBytes> gJoinedColumns;
+std::size_t gJoinedColumnsSize = 0;
 
 bool validType(int type)
 {
@@ -66,16 +75,11 @@ void storeJoinedSplit(Session &session)
 	for (auto &move : session.joinedBuffers()) {
 		if (move.spec.name != PCM_KEY_DATA)
 			continue;
-		Blob data;
-		data.type = move.spec.base;
-		data.count = (move.new_count + 2 * move.spec.halo) * move.spec.element_length;
-		const auto *bytes = static_cast<const unsigned char *>(move.new_data);
-		data.bytes.assign(bytes, bytes + data.count * static_cast<std::int64_t>(malleo::pcm::baseSize(data.type)));
-		gStore[PCM_KEY_DATA] = std::move(data);
+		gJoinedColumnsSize = static_cast<std::size_t>((move.new_count + 2 * move.spec.halo) * move.elementBytes());
+		gJoinedColumns.reset(move.new_data);  // a joined process has no buffer of its own: the session allocated it
 		gStore[PCM_KEY_DATAWIDTH] = intBlob(static_cast<int>(move.new_count));
-		if (move.allocated)
-			std::free(move.new_data);
 		move.new_data = nullptr;
+		move.allocated = false;
 	}
 	session.joinedBuffers().clear();
 }
@@ -83,6 +87,7 @@ void storeJoinedSplit(Session &session)
 [[noreturn]] void leave(Session &session)
 {
 	gStore.clear();
+	gJoinedColumns.reset();
 	PCM_COMM_WORLD = MPI_COMM_NULL;
 	session.waitForEnd();
 	MPI_Finalize();
@@ -114,8 +119,9 @@ int split(void *data, int type, int *iterations, int *xDim, int *yDim, int *rank
 	move.old_data = data;
 	move.old_count = *xDim;
 	// The columns are rewritten in place: with weights a block may grow past the buffer, and then the split
-	// fails on every process with the data intact.
+	// fails on every process with the data intact. The first process keeps the start of its block where it is.
 	move.capacity = *xDim;
+	move.in_place = true;
 	Store replicated;
 	replicated[PCM_KEY_ITERATOR] = intBlob(*iterations);
 	replicated[PCM_KEY_DATAROWS] = intBlob(*yDim);
@@ -126,11 +132,13 @@ int split(void *data, int type, int *iterations, int *xDim, int *yDim, int *rank
 	}
 	// Balanced blocks never grow on a split (balancedCounts), and weighted ones were checked against capacity.
 	BufferMove &done = moves.front();
-	const std::size_t column = static_cast<std::size_t>(done.elementBytes());
-	std::memcpy(static_cast<unsigned char *>(data) + column,
-		    static_cast<unsigned char *>(done.new_data) + column,
-		    column * static_cast<std::size_t>(done.new_count));
-	std::free(done.new_data);
+	if (done.new_data != data) {
+		const std::size_t column = static_cast<std::size_t>(done.elementBytes());
+		std::memcpy(static_cast<unsigned char *>(data) + column,
+			    static_cast<unsigned char *>(done.new_data) + column,
+			    column * static_cast<std::size_t>(done.new_count));
+		std::free(done.new_data);
+	}
 	*xDim = static_cast<int>(done.new_count);
 	updateWorld(session, rank, total, comm);
 	return PCM_SUCCESS;
@@ -153,6 +161,7 @@ int merge(void *data, int type, int *xDim, int *yDim, void *new_buffer, int merg
 	move.old_count = *xDim;
 	move.new_data = leaving ? nullptr : new_buffer;
 	move.capacity = *yDim > 0 ? mergecnts / *yDim - 2 : 0;
+	move.discard_old = true;  // the skeleton frees data after the merge: what this process keeps moves by pages
 	std::vector<BufferMove> moves{move};
 	const bool fits = leaving || (new_buffer && mergecnts >= (*xDim + 2) * *yDim);
 	if (!fits || !session.reconfigure(moves, {}, {})) {
@@ -247,11 +256,20 @@ __attribute__((visibility("default"))) int PCM_Store(int, const char *key, const
 	const auto *bytes = static_cast<const unsigned char *>(data);
 	blob.bytes.assign(bytes, bytes + static_cast<std::size_t>(count) * malleo::pcm::baseSize(blob.type));
 	gStore[key] = std::move(blob);
+	if (std::strcmp(key, PCM_KEY_DATA) == 0)
+		gJoinedColumns.reset();
 	return PCM_SUCCESS;
 }
 
 __attribute__((visibility("default"))) int PCM_Load(int, const char *key, void *data)
 {
+	if (key && gJoinedColumns && std::strcmp(key, PCM_KEY_DATA) == 0) {
+		if (!data)
+			return PCM_FAILURE;
+		std::memcpy(data, gJoinedColumns.get(), gJoinedColumnsSize);
+		gJoinedColumns.reset();
+		return PCM_SUCCESS;
+	}
 	const auto found = key ? gStore.find(key) : gStore.end();
 	if (found == gStore.end() || (!data && !found->second.bytes.empty()))
 		return PCM_FAILURE;

@@ -6,7 +6,8 @@
 // manifest, the data's move, and the agreement on its outcome, which waits for the slowest transfer) and rebuild
 // (the new active communicator). Reported by MALLEO_PCM_VERBOSE (one stderr line) and MALLEO_PCM_PHASES=FILE (one
 // JSON line appended per completed operation, for bench/pcm_reconfigure.py). A spawn in the background
-// (MALLEO_PCM_SPAWN=background) is reported apart, as spawn_background and the probes it overlapped.
+// (MALLEO_PCM_SPAWN=background) is reported apart, as spawn_background and the probes it overlapped; the data the
+// coordinator kept without copying it, as kept_in_place and moved_as_pages.
 #pragma once
 
 #include <array>
@@ -29,6 +30,9 @@ public:
 	// whose length before it was `interval`: reported beside the phases, not in them (the operation did not wait
 	// for it); what the iterations lost meanwhile is seconds - probes * interval.
 	void overlapped(double seconds, std::int64_t probes, double interval);
+	// This process kept `in_place` bytes of its elements in its old buffer and moved `as_pages` bytes into its
+	// new one by their pages (page_move.h) instead of copying them: reported as kept_in_place and moved_as_pages.
+	void kept(std::int64_t in_place, std::int64_t as_pages);
 	void report(const char *operation, std::int64_t iteration, std::size_t before, std::size_t after, bool verbose);
 
 private:
@@ -37,6 +41,8 @@ private:
 	double overlapped_seconds_ = 0.0;
 	std::int64_t overlapped_probes_ = 0;
 	double overlapped_interval_ = 0.0;
+	std::int64_t kept_in_place_ = 0;
+	std::int64_t moved_as_pages_ = 0;
 	std::array<double, 9> probe_starts_{};  // a ring of the last probes' start times
 	std::size_t probes_seen_ = 0;
 };

@@ -12,6 +12,7 @@
 
 #include "executor.h"
 #include "manifest.h"
+#include "page_move.h"
 #include "parking.h"
 #include "world_publisher.h"
 #include "phase_times.h"
@@ -63,6 +64,12 @@ double secondsFromEnvironment(const char *variable, double fallback, bool report
 		return fallback;
 	}
 	return value;
+}
+
+// Where a buffer's elements start, past its leading halo.
+void *pastHalo(const BufferMove &move, void *base)
+{
+	return base ? static_cast<unsigned char *>(base) + move.spec.halo * move.elementBytes() : nullptr;
 }
 
 bool contains(const std::vector<int> &list, int value)
@@ -143,6 +150,25 @@ std::size_t baseSize(BaseType type)
 std::int64_t BufferMove::elementBytes() const
 {
 	return spec.element_length * static_cast<std::int64_t>(baseSize(spec.base));
+}
+
+void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements)
+{
+	const auto bytes = static_cast<std::size_t>((count + 2 * halo) * element_bytes) + 1;
+	if (bytes < kPageMoveMin)
+		return std::calloc(bytes, 1);
+	void *block = nullptr;
+	if (posix_memalign(&block, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), bytes) != 0)
+		return nullptr;
+	auto *base = static_cast<unsigned char *>(block);
+	const auto halo_bytes = static_cast<std::size_t>(halo * element_bytes);
+	if (zero_elements) {
+		std::memset(base, 0, bytes);
+	} else {
+		std::memset(base, 0, halo_bytes);
+		std::memset(base + bytes - 1 - halo_bytes, 0, halo_bytes + 1);
+	}
+	return block;
 }
 
 Session &Session::get()
@@ -578,6 +604,7 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 
 	const auto slot_after = std::find(plan_.after.begin(), plan_.after.end(), world_rank_);
 	const int new_slot = slot_after == plan_.after.end() ? -1 : static_cast<int>(slot_after - plan_.after.begin());
+	std::vector<Schedule> schedules(moves.size());
 	for (auto &move : moves) {
 		std::vector<std::int64_t> counts(all.size(), 0);
 		std::int64_t mine = joiner ? 0 : move.old_count;
@@ -601,9 +628,17 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		}
 
 		const std::int64_t bytes = move.elementBytes();
-		if (new_slot >= 0 && !move.new_data) {
-			move.new_data = std::calloc(static_cast<std::size_t>(move.new_count + 2 * move.spec.halo) + 1,
-						    static_cast<std::size_t>(bytes));
+		Schedule &schedule = schedules[static_cast<std::size_t>(&move - moves.data())];
+		try {
+			schedule = pcm::schedule(from, to);
+		} catch (const std::exception &e) {
+			error = 1;
+			why = e.what();
+		}
+		if (new_slot >= 0 && !move.new_data && move.in_place && move.old_data && keepsInPlace(schedule, me)) {
+			move.new_data = move.old_data;
+		} else if (new_slot >= 0 && !move.new_data) {
+			move.new_data = allocateElements(move.new_count, move.spec.halo, bytes, false);
 			move.allocated = true;
 			if (!move.new_data) {
 				error = 1;
@@ -613,23 +648,15 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		MPI_Datatype element;
 		MPI_Type_contiguous(static_cast<int>(move.spec.element_length), mpiType(move.spec.base), &element);
 		MPI_Type_commit(&element);
-		Schedule schedule;
-		try {
-			schedule = pcm::schedule(from, to);
-		} catch (const std::exception &e) {
-			error = 1;
-			why = e.what();
-		}
 		// A process that cannot take part (no memory, bad schedule) would leave its peers waiting for
 		// transfers that never come: all of them skip the move together.
 		int anyone = error;
 		MPI_Allreduce(MPI_IN_PLACE, &anyone, 1, MPI_INT, MPI_MAX, union_comm);
 		if (!anyone) {
-			const auto *old_base = static_cast<const unsigned char *>(move.old_data);
-			auto *new_base = static_cast<unsigned char *>(move.new_data);
-			const ExecuteResult result =
-				execute(union_comm, schedule, old_base ? old_base + move.spec.halo * bytes : nullptr,
-					new_base ? new_base + move.spec.halo * bytes : nullptr, element);
+			ExecuteOptions options;
+			options.defer_local = move.discard_old;
+			const ExecuteResult result = execute(union_comm, schedule, pastHalo(move, move.old_data),
+							     pastHalo(move, move.new_data), element, options);
 			if (result.mpi_error != MPI_SUCCESS) {
 				error = 1;
 				why = "moving " + move.spec.name + " failed (MPI error " +
@@ -673,18 +700,28 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		int rank;
 	} local = {error, error ? me : static_cast<int>(all.size())}, global = {0, 0};
 	MPI_Allreduce(&local, &global, 1, MPI_2INT, MPI_MAXLOC, union_comm);
+	if (!global.failed)
+		for (std::size_t i = 0; i < moves.size(); ++i) {
+			BufferMove &move = moves[i];
+			const std::int64_t pages = !move.discard_old ? 0 :
+				finishLocal(schedules[i], me, pastHalo(move, move.old_data), pastHalo(move, move.new_data),
+					    static_cast<std::size_t>(move.elementBytes()));
+			const bool in_place = move.new_data && move.new_data == move.old_data;
+			phaseTimes().kept(in_place ? move.new_count * move.elementBytes() : 0, pages);
+		}
 	phaseTimes().mark(Phase::redistribution);
 	if (global.failed) {
 		std::vector<char> text(256, 0);
 		if (me == global.rank)
 			std::strncpy(text.data(), why.c_str(), text.size() - 1);
 		MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, global.rank, union_comm);
-		for (auto &move : moves)
-			if (move.allocated) {
+		for (auto &move : moves) {
+			if (move.allocated)
 				std::free(move.new_data);
+			if (move.allocated || move.new_data == move.old_data)
 				move.new_data = nullptr;
-				move.allocated = false;
-			}
+			move.allocated = false;
+		}
 		MPI_Comm_free(&union_comm);
 		fail(std::string(text.data()) + " (on world rank " + std::to_string(all[static_cast<std::size_t>(global.rank)]) + ")",
 		     world_rank_ == plan_.before.front());

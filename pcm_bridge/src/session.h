@@ -82,14 +82,27 @@ struct BufferSpec {
 // One process's side of a distributed buffer in a reconfiguration. Allocations include the halo.
 struct BufferMove {
 	BufferSpec spec;
-	const void *old_data = nullptr;
+	void *old_data = nullptr;
 	std::int64_t old_count = 0;
 	void *new_data = nullptr;  // in: a destination the caller provides, or null; out: where the data is
 	std::int64_t new_count = 0;
 	bool allocated = false;    // new_data was allocated here with std::calloc: the caller frees it
 	std::int64_t capacity = -1;  // elements a caller-provided new_data holds (halo excluded); -1: enough
+	// The caller keeps using old_data as the new buffer where it can (PCM_Split rewrites the columns in place):
+	// a process whose new elements are exactly the first ones it holds gets new_data = old_data, and nothing of
+	// its data is copied or allocated.
+	bool in_place = false;
+	// The caller discards old_data after a success (a merge's old columns, the C++ API's old storage): the
+	// elements this process keeps may move into new_data by their pages (page_move.h) once the move succeeded.
+	bool discard_old = false;
 	std::int64_t elementBytes() const;
 };
+
+// A buffer of `count` elements of `element_bytes` with `halo` more on each side, to free with std::free. From
+// kPageMoveMin bytes on it starts on a page, so that the elements a process keeps sit at the same offset in a page
+// in its old and new buffers and can move by pages (page_move.h); then only the halos are zeroed unless
+// `zero_elements` (a redistribution writes every element).
+void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements);
 
 // Named values: replicated ones go to joiners; a migration source's store goes to its replacement.
 struct Blob {

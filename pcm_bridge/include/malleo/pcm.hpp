@@ -22,6 +22,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -57,7 +58,7 @@ class Buffer
 public:
 	const std::string &name() const { return name_; }
 	template<typename T> T *data() { return reinterpret_cast<T *>(block()); }
-	void *block() { return storage_.empty() ? nullptr : storage_.data() + halo_ * elementBytes(); }
+	void *block() { return storage_ ? storage_.get() + halo_ * elementBytes() : nullptr; }
 	std::int64_t count() const { return count_; }
 	std::int64_t offset() const { return offset_; }  // global index of the first local element
 	std::int64_t global() const { return global_; }
@@ -74,7 +75,11 @@ private:
 	std::int64_t count_ = 0;
 	std::int64_t offset_ = 0;
 	std::int64_t global_ = 0;
-	std::vector<unsigned char> storage_;
+	// malloc'd, so that a reconfiguration can hand over the buffer it filled instead of copying it in
+	struct FreeBytes {
+		void operator()(unsigned char *bytes) const { std::free(bytes); }
+	};
+	std::unique_ptr<unsigned char, FreeBytes> storage_;
 };
 
 class Session
@@ -116,6 +121,8 @@ private:
 	Session() = default;
 	std::vector<unsigned char> &replicatedBytes(const std::string &name, std::size_t size, const void *initial);
 	void place(Buffer &buffer, std::int64_t count);
+	// A zeroed block of this process's balanced share.
+	void allocate(Buffer &buffer);
 	// A joined process: the buffer's data from the reconfiguration that activated it; false if none came.
 	bool receive(Buffer &buffer);
 	// A process activated again inside probe(): its buffers and replicated values from that reconfiguration.

@@ -22,6 +22,7 @@
 // sender when it is done; see DirectPeers.
 #include "executor.h"
 #include "host.h"
+#include "page_move.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -98,26 +99,12 @@ void copyLocally(const Transfer& transfer, const void* old_buffer, void* new_buf
 {
 	const auto* from = static_cast<const char*>(old_buffer);
 	auto* to = static_cast<char*>(new_buffer);
-	std::size_t s = 0, d = 0;
-	std::int64_t s_done = 0, d_done = 0;
-	while (s < transfer.source.size() && d < transfer.destination.size()) {
-		const Segment& source = transfer.source[s];
-		const Segment& destination = transfer.destination[d];
-		std::int64_t count = std::min(source.count - s_done, destination.count - d_done);
-		std::memcpy(to + static_cast<std::size_t>(destination.offset + d_done) * element_bytes,
-			    from + static_cast<std::size_t>(source.offset + s_done) * element_bytes,
-			    static_cast<std::size_t>(count) * element_bytes);
-		s_done += count;
-		d_done += count;
-		if (s_done == source.count) {
-			++s;
-			s_done = 0;
-		}
-		if (d_done == destination.count) {
-			++d;
-			d_done = 0;
-		}
-	}
+	forEachChunk(transfer, [&](std::int64_t source, std::int64_t destination, std::int64_t count) {
+		const char* bytes = from + static_cast<std::size_t>(source) * element_bytes;
+		char* place = to + static_cast<std::size_t>(destination) * element_bytes;
+		if (place != bytes)
+			std::memcpy(place, bytes, static_cast<std::size_t>(count) * element_bytes);
+	});
 }
 
 // What this rank can check before anything moves; the ranks agree on the worst answer.
@@ -139,6 +126,10 @@ int preflight(const Schedule& schedule, int rank, int size, const void* old_buff
 		if (transfer.to == rank && new_buffer == nullptr && elements(transfer.destination) > 0)
 			return MPI_ERR_BUFFER;
 	}
+	// A new buffer that is the old one may only keep elements where they are: anything written into it would
+	// overwrite data that peers may still read and that a failure must leave intact.
+	if (new_buffer && new_buffer == old_buffer && !keepsInPlace(schedule, rank))
+		return MPI_ERR_BUFFER;
 	return MPI_SUCCESS;
 }
 
@@ -287,9 +278,10 @@ private:
 class StepRunner
 {
 public:
-	StepRunner(MPI_Comm comm, int rank, int tag, MPI_Datatype element, MPI_Aint extent, const DirectPeers& direct,
-		   ExecuteResult& result)
-	    : comm_(comm), rank_(rank), tag_(tag), element_(element), extent_(extent), direct_(direct), result_(result)
+	StepRunner(MPI_Comm comm, int rank, const ExecuteOptions& options, MPI_Datatype element, MPI_Aint extent,
+		   const DirectPeers& direct, ExecuteResult& result)
+	    : comm_(comm), rank_(rank), tag_(options.tag), defer_local_(options.defer_local), element_(element),
+	      extent_(extent), direct_(direct), result_(result)
 	{
 		MPI_Type_size(element, &element_size_);
 		memcpy_copies_ = isContiguous(element, extent);
@@ -311,7 +303,7 @@ public:
 					result_.bytes_sent += elements(transfer->source) * element_size_;
 			}
 		for (const Transfer* transfer : step)
-			if (transfer->from == rank_ && transfer->to == rank_ && memcpy_copies_)
+			if (transfer->from == rank_ && transfer->to == rank_ && memcpy_copies_ && !defer_local_)
 				copyLocally(*transfer, old_buffer, new_buffer, static_cast<std::size_t>(extent_));
 		for (const Transfer* transfer : step)
 			if (transfer->to == rank_ && direct(*transfer))
@@ -421,6 +413,7 @@ private:
 	MPI_Comm comm_;
 	int rank_;
 	int tag_;
+	bool defer_local_;
 	MPI_Datatype element_;
 	MPI_Aint extent_;
 	int element_size_ = 0;
@@ -440,12 +433,15 @@ constexpr std::int64_t kPrefaultMin = std::int64_t{8} << 20;
 // pull takes each fault in process_vm_readv), which cost about three times the copy on the test VM at 100 and
 // 300 MiB (docs/performance.md, "Redistribution"). The contents do not change; without MADV_POPULATE_WRITE (Linux
 // < 5.14) or on any error the pages simply fault as before.
-void prefault(const std::vector<const Transfer*>& mine, int rank, void* new_buffer, MPI_Aint extent)
+// Elements kept in place (a new buffer that is the old one) and local copies left for finishLocal, which may move
+// pages instead, are not faulted in.
+void prefault(const std::vector<const Transfer*>& mine, int rank, const void* old_buffer, void* new_buffer,
+	      MPI_Aint extent, bool defer_local)
 {
 #ifdef MADV_POPULATE_WRITE
 	std::int64_t first = INT64_MAX, end = 0;
 	for (const Transfer* transfer : mine)
-		if (transfer->to == rank)
+		if (transfer->to == rank && (transfer->from != rank || (!defer_local && new_buffer != old_buffer)))
 			for (const Segment& segment : transfer->destination) {
 				first = std::min(first, segment.offset);
 				end = std::max(end, segment.offset + segment.count);
@@ -461,14 +457,14 @@ void prefault(const std::vector<const Transfer*>& mine, int rank, void* new_buff
 	if (to > from)
 		madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
 #else
-	(void)mine, (void)rank, (void)new_buffer, (void)extent;
+	(void)mine, (void)rank, (void)old_buffer, (void)new_buffer, (void)extent, (void)defer_local;
 #endif
 }
 
 }  // namespace
 
 ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_buffer, void* new_buffer,
-		      MPI_Datatype element, int tag, bool prefault_new_buffer)
+		      MPI_Datatype element, const ExecuteOptions& options)
 {
 	ExecuteResult result;
 	double start = MPI_Wtime();
@@ -485,6 +481,8 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 	int local = MPI_Type_get_extent(element, &lb, &extent);
 	if (local == MPI_SUCCESS)
 		local = preflight(schedule, rank, size, old_buffer, new_buffer);
+	if (local == MPI_SUCCESS && options.defer_local && !isContiguous(element, extent))
+		local = MPI_ERR_TYPE;  // finishLocal copies bytes
 	// One collective agrees on the worst error and on whether the communicator spans jobs (DirectPeers).
 	DirectPeers direct(work);
 	int mine_flags[2] = {local, direct.spansJobs() ? 1 : 0}, agreed_flags[2] = {MPI_SUCCESS, 0};
@@ -505,8 +503,8 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 			mine.push_back(&transfer);
 	std::stable_sort(mine.begin(), mine.end(),
 			 [](const Transfer* a, const Transfer* b) { return a->step < b->step; });
-	if (prefault_new_buffer)
-		prefault(mine, rank, new_buffer, extent);
+	if (options.prefault_new_buffer)
+		prefault(mine, rank, old_buffer, new_buffer, extent, options.defer_local);
 
 	if (const int rc = direct.setUp(work, rank, old_buffer, agreed_flags[1] != 0); rc != MPI_SUCCESS) {
 		result.mpi_error = rc;
@@ -514,7 +512,7 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 		result.seconds = MPI_Wtime() - start;
 		return result;
 	}
-	StepRunner runner(work, rank, tag, element, extent, direct, result);
+	StepRunner runner(work, rank, options, element, extent, direct, result);
 	for (std::size_t first = 0; first < mine.size();) {
 		std::size_t last = first;
 		while (last < mine.size() && mine[last]->step == mine[first]->step)
@@ -528,6 +526,24 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 	MPI_Comm_free(&work);
 	result.seconds = MPI_Wtime() - start;
 	return result;
+}
+
+std::int64_t finishLocal(const Schedule& schedule, int rank, void* old_buffer, void* new_buffer,
+			 std::size_t element_bytes)
+{
+	auto* from = static_cast<char*>(old_buffer);
+	auto* to = static_cast<char*>(new_buffer);
+	std::int64_t moved = 0;
+	for (const Transfer& transfer : schedule.transfers)
+		if (transfer.from == rank && transfer.to == rank)
+			forEachChunk(transfer, [&](std::int64_t source, std::int64_t destination, std::int64_t count) {
+				char* bytes = from + static_cast<std::size_t>(source) * element_bytes;
+				char* place = to + static_cast<std::size_t>(destination) * element_bytes;
+				if (place != bytes)
+					moved += static_cast<std::int64_t>(
+						moveOrCopy(place, bytes, static_cast<std::size_t>(count) * element_bytes));
+			});
+	return moved;
 }
 
 }  // namespace malleo::pcm

@@ -4,6 +4,9 @@
 
 #include <mpi.h>
 
+#include <cstddef>
+#include <cstdint>
+
 #include "schedule.h"
 
 namespace malleo::pcm {
@@ -15,13 +18,31 @@ struct ExecuteResult {
 	double seconds = 0.0;
 };
 
+struct ExecuteOptions {
+	int tag = 7300;
+	// Fault in the pages of a destination of 8 MiB or more before the transfers (executor.cpp, prefault);
+	// benchmarks turn it off to compare.
+	bool prefault_new_buffer = true;
+	// Leave this rank's local transfers (its elements that stay with it) to finishLocal(), which the caller runs
+	// once every rank knows the redistribution succeeded. Needs a contiguous element type.
+	bool defer_local = false;
+};
+
 // Every rank of `comm` calls this with the same schedule. `old_buffer` holds this rank's elements under the old
 // layout (may be null when it held none), `new_buffer` has room for its elements under the new layout (may be null
 // when it gets none). `element` is the MPI type of one element (a column of heat2d is a contiguous type of `rows`
-// doubles). Never writes to `old_buffer`, so a failed reconfiguration keeps the data intact. Unless
-// `prefault_new_buffer` is false (benchmarks compare), a destination of 8 MiB or more has its pages faulted in
-// before the transfers (executor.cpp, prefault).
+// doubles). Never writes to `old_buffer`, so a failed reconfiguration keeps the data intact. `new_buffer` may be
+// `old_buffer` itself when every element this rank gets under the new layout is one it already holds at the same
+// offset (the first rank of a split keeps the start of its block): those elements stay, nothing is copied or
+// faulted in, and any other transfer into such a buffer fails before anything moves (MPI_ERR_BUFFER).
 ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_buffer, void* new_buffer,
-		MPI_Datatype element, int tag = 7300, bool prefault_new_buffer = true);
+		MPI_Datatype element, const ExecuteOptions& options = {});
+
+// The local transfers of `rank` that execute() left (ExecuteOptions::defer_local), `element_bytes` per element:
+// copies them into `new_buffer`, moving whole pages out of `old_buffer` instead where page_move.h allows, so the
+// caller must be done with `old_buffer` (it is discarded after a successful reconfiguration). Returns the bytes
+// moved as pages.
+std::int64_t finishLocal(const Schedule& schedule, int rank, void* old_buffer, void* new_buffer,
+			 std::size_t element_bytes);
 
 }  // namespace malleo::pcm

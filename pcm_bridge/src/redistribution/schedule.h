@@ -3,6 +3,7 @@
 // other. No MPI here, so every distribution is tested without it; executor.h runs a schedule over MPI.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -63,6 +64,35 @@ std::string validate(const Layout& layout);
 // The transfers that turn `from` into `to`. Both layouts have the same distribution kind and global size
 // (throws std::invalid_argument otherwise, with the reason).
 Schedule schedule(const Layout& from, const Layout& to);
+
+// Walks a transfer's source and destination segments together: `chunk(source_offset, destination_offset, count)`
+// for each run that is contiguous on both sides, in elements.
+template<typename Chunk>
+void forEachChunk(const Transfer& transfer, Chunk chunk)
+{
+	std::size_t s = 0, d = 0;
+	std::int64_t s_done = 0, d_done = 0;
+	while (s < transfer.source.size() && d < transfer.destination.size()) {
+		const Segment& source = transfer.source[s];
+		const Segment& destination = transfer.destination[d];
+		std::int64_t count = std::min(source.count - s_done, destination.count - d_done);
+		chunk(source.offset + s_done, destination.offset + d_done, count);
+		s_done += count;
+		d_done += count;
+		if (s_done == source.count) {
+			++s;
+			s_done = 0;
+		}
+		if (d_done == destination.count) {
+			++d;
+			d_done = 0;
+		}
+	}
+}
+
+// Whether every element that rank `rank` receives is one it already holds, at the same offset in its local buffer:
+// then its old buffer can serve as its new one (the first rank of a block1d split keeps the start of its block).
+bool keepsInPlace(const Schedule& schedule, int rank);
 
 // Local element count of the process in slot `slot` of a layout.
 std::int64_t localCount(const Layout& layout, int slot);

@@ -3,12 +3,19 @@
 """heat2d in pool mode after random seeded sequences of split, merge and migrate: every run must print the
 checksum of the static run, every operation must have happened (MALLEO_PCM_VERBOSE lines) and the final size must
 be the one the sequence leads to. The sequences, taken together, go down to 1 process and up to more processes
-than the machine has cores."""
+than the machine has cores.
+
+With --kept, the coordinator's phase records (MALLEO_PCM_PHASES) must also show that it did not copy what it kept:
+every split's kept_in_place is its new block (the first process keeps the start of its block in its buffer), and with
+--kept pages every merge's moved_as_pages is not 0 (its old block moved into the new buffer by pages: needs blocks of
+a few MiB and an MPI whose memory hooks leave mremap alone, Open MPI)."""
 
 import argparse
+import json
 import os
 import random
 import sys
+import tempfile
 
 import pcm_launch
 
@@ -62,6 +69,18 @@ def check_run(proc, want, final, ops):
     return problems
 
 
+def kept_problems(records, kept):
+    """What the coordinator copied that it should have kept (--kept)."""
+    problems = []
+    for record in records:
+        op = record['operation']
+        if op == 'split' and record['kept_in_place'] <= 0:
+            problems.append(f'split at {record["iteration"]}: nothing kept in place')
+        if op == 'merge' and kept == 'pages' and record['moved_as_pages'] <= 0:
+            problems.append(f'merge at {record["iteration"]}: no page moved')
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument('--mpi', required=True)
@@ -71,6 +90,7 @@ def main():
     ap.add_argument('--rows', type=int, default=24)
     ap.add_argument('--columns', type=int, default=30)
     ap.add_argument('--iterations', type=int, default=30)
+    ap.add_argument('--kept', choices=['in-place', 'pages'], help='check what the coordinator kept without copying')
     ap.add_argument('program')
     opts = ap.parse_args()
     grid = ['--rows', str(opts.rows), '--columns', str(opts.columns), '--iterations', str(opts.iterations)]
@@ -89,8 +109,15 @@ def main():
                 break
         seen.update(sizes)
         env = {'MALLEO_POOL_ACTIVE': start, 'MALLEO_FORCE': force, 'MALLEO_PCM_VERBOSE': 1}
-        proc = pcm_launch.run(opts.mpi, opts.world, [opts.program] + grid, env)
-        problems = check_run(proc, want, final, ops)
+        with tempfile.TemporaryDirectory() as tmp:
+            phases = os.path.join(tmp, 'phases.jsonl')
+            if opts.kept:
+                env['MALLEO_PCM_PHASES'] = phases
+            proc = pcm_launch.run(opts.mpi, opts.world, [opts.program] + grid, env)
+            problems = check_run(proc, want, final, ops)
+            if opts.kept:
+                with open(phases, encoding='utf-8') as f:
+                    problems += kept_problems([json.loads(line) for line in f], opts.kept)
         status = 'ok' if not problems else 'FAIL'
         print(f'{status}: sequence {index} start {start} MALLEO_FORCE={force} sizes {sizes}')
         if problems:

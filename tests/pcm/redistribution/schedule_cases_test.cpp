@@ -51,6 +51,31 @@ TEST_SUITE("redistribution cases")
 		CHECK(s.steps == 1);
 	}
 
+	TEST_CASE("kept in place: the first rank of a block1d split, no rank of a merge that receives")
+	{
+		// 2 -> 4 over ranks 0..3: rank 0 keeps the start of its block, rank 1 gets rank 0's second half.
+		const Schedule split = schedule(counted(Distribution::block1d, {0, 1}, {6, 6}),
+						counted(Distribution::block1d, {0, 1, 2, 3}, {3, 3, 3, 3}));
+		CHECK(keepsInPlace(split, 0));
+		CHECK_FALSE(keepsInPlace(split, 1));
+		CHECK_FALSE(keepsInPlace(split, 2));
+		// 2 -> 3: rank 1 keeps some of its elements, but at another offset.
+		const Schedule uneven = schedule(counted(Distribution::block1d, {0, 1}, {6, 6}),
+						 counted(Distribution::block1d, {0, 1, 2}, {4, 4, 4}));
+		CHECK(keepsInPlace(uneven, 0));
+		CHECK_FALSE(keepsInPlace(uneven, 1));
+		// 4 -> 2: rank 0 keeps its block where it is but receives more after it.
+		const Schedule merge = schedule(counted(Distribution::block1d, {0, 1, 2, 3}, {3, 3, 3, 3}),
+						counted(Distribution::block1d, {0, 1}, {6, 6}));
+		CHECK_FALSE(keepsInPlace(merge, 0));
+		CHECK(keepsInPlace(merge, 3));  // receives nothing: trivially in place
+		// A rank that keeps all it has: a migration's staying processes.
+		const Schedule same = schedule(counted(Distribution::block1d, {0, 1}, {6, 6}),
+					       counted(Distribution::block1d, {0, 2}, {6, 6}));
+		CHECK(keepsInPlace(same, 0));
+		CHECK_FALSE(keepsInPlace(same, 2));
+	}
+
 	TEST_CASE("independent merge 3 -> 1 onto a rank that held nothing before")
 	{
 		Layout from = counted(Distribution::independent, {2, 0, 1}, {3, 4, 5});

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "page_move.h"
+
+#include <cerrno>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace malleo::pcm {
+
+namespace {
+
+struct Piece {
+	std::uintptr_t start, end;
+};
+
+// [first, end) cut where the mappings of this process that hold it begin and end, as /proc/self/maps says, if every
+// one of them is private, anonymous and read-write and they leave no gap. Moving pages out of or into anything else
+// (a file, shared memory, huge-page files, a stack) would change what that memory is. A mapping the kernel names
+// counts only when it is the brk heap ("[heap]"), which malloc uses like any anonymous memory. A buffer often spans
+// several mappings: pages moved into it earlier are a mapping of their own.
+bool privateAnonymousPieces(std::uintptr_t first, std::uintptr_t end, std::vector<Piece>& pieces)
+{
+	FILE* maps = std::fopen("/proc/self/maps", "re");
+	if (!maps)
+		return false;
+	char* line = nullptr;
+	std::size_t capacity = 0;
+	std::uintptr_t covered = first;
+	bool fits = true;
+	while (fits && covered < end && getline(&line, &capacity, maps) > 0) {
+		unsigned long start = 0, stop = 0, offset = 0, inode = 0;
+		char perms[5] = {}, device[32] = {};
+		int path_at = 0;
+		if (std::sscanf(line, "%lx-%lx %4s %lx %31s %lu %n", &start, &stop, perms, &offset, device, &inode,
+				&path_at) < 6 ||
+		    stop <= covered)
+			continue;
+		const char* path = line + path_at;
+		const bool anonymous = inode == 0 && (*path == '\0' || std::strncmp(path, "[heap]", 6) == 0);
+		fits = start <= covered && anonymous && std::strncmp(perms, "rw-p", 4) == 0;
+		if (fits) {
+			pieces.push_back({covered, std::min<std::uintptr_t>(stop, end)});
+			covered = pieces.back().end;
+		}
+	}
+	std::free(line);
+	std::fclose(maps);
+	return fits && covered == end;
+}
+
+}  // namespace
+
+bool pageMovesWork()
+{
+	static const bool works = [] {
+		const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+		auto map = [page] {
+			void* at = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			return at == MAP_FAILED ? nullptr : static_cast<unsigned char*>(at);
+		};
+		unsigned char* from = map();
+		unsigned char* to = map();
+		bool moved = false;
+		if (from && to) {
+			from[0] = 0x5a;
+			void* at = mremap(from, page, page, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, to);
+			moved = at == to && to[0] == 0x5a && from[0] == 0;
+			if (at != MAP_FAILED && at != to)
+				munmap(at, page);  // wherever a broken hook put it
+		}
+		if (from)
+			munmap(from, page);
+		if (to)
+			munmap(to, page);
+		return moved;
+	}();
+	return works;
+}
+
+std::size_t moveOrCopy(void* to, void* from, std::size_t bytes)
+{
+	const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+	const auto source = reinterpret_cast<std::uintptr_t>(from);
+	const auto destination = reinterpret_cast<std::uintptr_t>(to);
+	const std::uintptr_t first = (source + page - 1) / page * page;
+	const std::uintptr_t end = (source + bytes) / page * page;
+	std::vector<Piece> pieces, destination_pieces;
+	if (bytes < kPageMoveMin || source % page != destination % page || end <= first || !pageMovesWork() ||
+	    !privateAnonymousPieces(first, end, pieces) ||
+	    !privateAnonymousPieces(destination + (first - source), destination + (end - source), destination_pieces)) {
+		std::memcpy(to, from, bytes);
+		return 0;
+	}
+	std::size_t moved = 0;
+	for (const Piece& piece : pieces) {
+		void* at = reinterpret_cast<void*>(piece.start);
+		void* target = reinterpret_cast<void*>(destination + (piece.start - source));
+		const std::size_t length = piece.end - piece.start;
+		if (mremap(at, length, length, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, target) == target) {
+			moved += length;
+			continue;
+		}
+		// With MREMAP_FIXED the kernel unmaps the target range before it looks at the source, so the target
+		// is mapped again (fresh zero pages: its old contents were about to be overwritten) and copied into.
+		if (mmap(target, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+		    target) {
+			std::fprintf(stderr, "libmalleo_pcm: a failed page move left a hole in a new buffer: %s\n",
+				     std::strerror(errno));
+			std::abort();
+		}
+		std::memcpy(target, at, length);
+	}
+	std::memcpy(to, from, first - source);
+	std::memcpy(reinterpret_cast<void*>(destination + (end - source)), reinterpret_cast<void*>(end),
+		    source + bytes - end);
+	return moved;
+}
+
+}  // namespace malleo::pcm

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+// moveOrCopy (page_move.h) on real mappings of this process: the bytes always arrive; whole pages move only between
+// private anonymous mappings at the same offset within a page, and then read as zeros at the source; the partial
+// pages at the ends, and the bytes around the range, stay as they were.
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+
+#include "page_move.h"
+
+using namespace malleo::pcm;
+
+namespace {
+
+const std::size_t kPage = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+
+// A mapping of `bytes` plus two guard pages, its bytes set to `fill`.
+struct Mapping {
+	explicit Mapping(std::size_t bytes, int flags = MAP_PRIVATE | MAP_ANONYMOUS, unsigned char fill = 0x5a)
+	    : size(bytes + 2 * kPage)
+	{
+		base = static_cast<unsigned char*>(mmap(nullptr, size, PROT_READ | PROT_WRITE, flags, -1, 0));
+		REQUIRE(base != MAP_FAILED);
+		std::memset(base, fill, size);
+	}
+	~Mapping() { munmap(base, size); }
+	unsigned char* base;
+	std::size_t size;
+};
+
+unsigned char pattern(std::size_t k)
+{
+	return static_cast<unsigned char>((k * 2654435761u) >> 13);
+}
+
+void fillPattern(unsigned char* at, std::size_t bytes)
+{
+	for (std::size_t k = 0; k < bytes; ++k)
+		at[k] = pattern(k);
+}
+
+bool holdsPattern(const unsigned char* at, std::size_t bytes)
+{
+	for (std::size_t k = 0; k < bytes; ++k)
+		if (at[k] != pattern(k))
+			return false;
+	return true;
+}
+
+bool all(const unsigned char* at, std::size_t bytes, unsigned char value)
+{
+	for (std::size_t k = 0; k < bytes; ++k)
+		if (at[k] != value)
+			return false;
+	return true;
+}
+
+}  // namespace
+
+TEST_SUITE("page move")
+{
+	TEST_CASE("mremap moves pages in a process without memory hooks") { CHECK(pageMovesWork()); }
+
+	TEST_CASE("same offset in a page, private anonymous: whole pages move, the ends are copied")
+	{
+		const std::size_t bytes = 3 * kPageMoveMin + 1000, offset = 24;
+		Mapping source(bytes), destination(bytes, MAP_PRIVATE | MAP_ANONYMOUS, 0xa5);
+		unsigned char* from = source.base + offset;
+		unsigned char* to = destination.base + offset;
+		fillPattern(from, bytes);
+
+		const std::size_t moved = moveOrCopy(to, from, bytes);
+		const std::size_t head = kPage - offset;
+		CHECK(moved == (bytes - head) / kPage * kPage);
+		CHECK(holdsPattern(to, bytes));
+		CHECK(all(destination.base, offset, 0xa5));  // before the range, in its first page
+		CHECK(all(to + bytes, destination.size - offset - bytes, 0xa5));
+		// The source keeps its partial pages and reads zeros where pages left.
+		CHECK(holdsPattern(from, head));
+		CHECK(all(from + head, moved, 0));
+		CHECK(all(source.base, offset, 0x5a));
+	}
+
+	TEST_CASE("different offsets in a page: copied, the source intact")
+	{
+		const std::size_t bytes = 2 * kPageMoveMin;
+		Mapping source(bytes), destination(bytes);
+		fillPattern(source.base + 8, bytes);
+		CHECK(moveOrCopy(destination.base + 16, source.base + 8, bytes) == 0);
+		CHECK(holdsPattern(destination.base + 16, bytes));
+		CHECK(holdsPattern(source.base + 8, bytes));
+	}
+
+	TEST_CASE("shared memory is never moved")
+	{
+		const std::size_t bytes = 2 * kPageMoveMin;
+		Mapping source(bytes, MAP_SHARED | MAP_ANONYMOUS), destination(bytes);
+		fillPattern(source.base, bytes);
+		CHECK(moveOrCopy(destination.base, source.base, bytes) == 0);
+		CHECK(holdsPattern(destination.base, bytes));
+		CHECK(holdsPattern(source.base, bytes));
+
+		Mapping private_source(bytes), shared_destination(bytes, MAP_SHARED | MAP_ANONYMOUS);
+		fillPattern(private_source.base, bytes);
+		CHECK(moveOrCopy(shared_destination.base, private_source.base, bytes) == 0);
+		CHECK(holdsPattern(shared_destination.base, bytes));
+	}
+
+	TEST_CASE("below kPageMoveMin: copied")
+	{
+		const std::size_t bytes = kPageMoveMin - kPage;
+		Mapping source(bytes), destination(bytes);
+		fillPattern(source.base, bytes);
+		CHECK(moveOrCopy(destination.base, source.base, bytes) == 0);
+		CHECK(holdsPattern(destination.base, bytes));
+		CHECK(holdsPattern(source.base, bytes));
+	}
+
+	TEST_CASE("a range over several mappings moves piece by piece; one that is not private is copied")
+	{
+		// Pages moved into a buffer are a mapping of their own, between the buffer's first and last pages: a
+		// second move of the whole buffer spans three mappings.
+		const std::size_t bytes = 2 * kPageMoveMin, offset = 24;
+		Mapping first(bytes), second(bytes), third(bytes);
+		fillPattern(first.base + offset, bytes);
+		REQUIRE(moveOrCopy(second.base + offset, first.base + offset, bytes) > 0);
+		std::vector<unsigned char> expected(second.base, second.base + bytes + kPage);
+		CHECK(moveOrCopy(third.base, second.base, bytes + kPage) == bytes + kPage);
+		CHECK(std::memcmp(third.base, expected.data(), expected.size()) == 0);
+
+		// One page of the destination made executable: not read-write private only, so everything is copied.
+		Mapping source(bytes), destination(bytes);
+		fillPattern(source.base, bytes);
+		REQUIRE(mprotect(destination.base + kPageMoveMin, kPage, PROT_READ | PROT_WRITE | PROT_EXEC) == 0);
+		CHECK(moveOrCopy(destination.base, source.base, bytes) == 0);
+		CHECK(holdsPattern(destination.base, bytes));
+		CHECK(holdsPattern(source.base, bytes));
+	}
+}
