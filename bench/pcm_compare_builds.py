@@ -8,6 +8,7 @@ $ORIGIN/../../pcm_bridge), e.g.
     mkdir -p /tmp/old/examples/heat2d /tmp/old/pcm_bridge
     cp build-bench/examples/heat2d/heat2d_openmpi /tmp/old/examples/heat2d/
     cp build-bench/pcm_bridge/libmalleo_pcm_openmpi.so /tmp/old/pcm_bridge/
+    mkdir -p /tmp/old/bench && cp build-bench/bench/first_touch /tmp/old/bench/    # for --warm-mb
     # ... change, ninja -C build-bench ...
     bench/pcm_compare_builds.py /tmp/old/examples/heat2d/heat2d_openmpi build-bench/examples/heat2d/heat2d_openmpi
 
@@ -34,6 +35,9 @@ def main():
     ap.add_argument('--sizes-mb', default='100,300', help='grid sizes in MiB, comma-separated')
     ap.add_argument('--rounds', type=int, default=5, help='rounds; medians are reported')
     ap.add_argument('--mode', choices=['pool', 'spawn', 'spawn-wait'], default='pool')
+    ap.add_argument('--warm-mb', type=int, default=2000,
+                    help='MiB touched and freed before every launch, as bench/pcm_reconfigure.py (0: none); needs '
+                         'bench/first_touch in each build')
     opts = ap.parse_args()
     for path in (opts.before, opts.after):
         if not os.access(path, os.X_OK):
@@ -45,7 +49,8 @@ def main():
         for r in range(opts.rounds):
             for mb in sizes:
                 for name, path in builds.items():
-                    bench = pcm_reconfigure.Bench(types.SimpleNamespace(mpi=opts.mpi, heat2d=path, at=2, frm=2, to=4),
+                    bench = pcm_reconfigure.Bench(types.SimpleNamespace(mpi=opts.mpi, heat2d=path, at=2, frm=2, to=4,
+                                                                                warm_mb=opts.warm_mb),
                                                   folder)
                     for op, record in bench.operations(mb, opts.mode).items():
                         times.setdefault((mb, op, name), []).append(record)

@@ -19,7 +19,8 @@
 // Between processes of different MPI jobs on one host (a spawn mode run: every MPI_Comm_spawn call is a job of its
 // own) Open MPI 4.1's shared-memory transport does not connect, and MPI messages go through TCP over loopback. There
 // the receiver reads the sender's old buffer itself, with process_vm_readv (a "direct" transfer), and tells the
-// sender when it is done; see DirectPeers.
+// sender when it is done. On one host, a sender may also write into its receiver's new buffer (process_vm_writev)
+// when that balances who copies; see DirectPeers.
 #include "executor.h"
 #include "host.h"
 #include "page_move.h"
@@ -143,108 +144,157 @@ bool isContiguous(MPI_Datatype element, MPI_Aint extent)
 	return lb == 0 && true_lb == 0 && static_cast<MPI_Aint>(size) == extent && true_extent == extent;
 }
 
-// Which peers this rank reads directly (process_vm_readv) and which read from it. A pair qualifies when its two
-// processes are in different MPI_COMM_WORLDs (different jobs: MPI has no shared memory between them), run on one
-// host (hostKey, host.h), and the reader could read a known word of the other's memory when asked just now (ptrace
-// rules may forbid it; then the pair uses MPI messages as before). The set is empty when every process is in one job.
+// How a transfer between two ranks travels. A message is MPI's (between processes of one job on one host, Open MPI
+// and MPICH copy it with the receiver's process_vm_readv themselves). A direct transfer is this executor's own: the
+// receiver reads the sender's old buffer (pull, process_vm_readv) or the sender writes into the receiver's new buffer
+// (push, process_vm_writev), and the one that copied tells the other when it is done.
+enum class Route : unsigned char { message, pull, push };
+
+// Routes every transfer of a schedule, the same on every rank. Two processes on one host whose memory the copier may
+// access (the probe below) move data directly when they are in different jobs (MPI has no shared memory between
+// MPI_COMM_WORLDs: its messages would go over TCP) or when the sender copying balances the work: the receiver of a
+// message or pull does the copy, so a rank that only sends idles while a rank that receives from several copies
+// everything (a merge's survivor). Transfers are taken largest first and each goes to the end with less copying so
+// far, the receiver on a tie.
 class DirectPeers
 {
-	// What the ranks tell each other: four int64 words.
+	// What the ranks tell each other about themselves: five int64 words.
 	struct Peer {
-		std::int64_t host, pid, old_buffer, probe;
+		std::int64_t host, pid, old_buffer, new_buffer, probe;
 	};
+	// What each rank tells the others about each peer (a matrix of these, one row per rank).
+	enum Reach : int { kSameJob = 1, kAccessible = 2 };
 
 public:
-	// Which ranks of `comm` are in this process's MPI_COMM_WORLD (local: no message). Should MPI fail to say, all
-	// count as in it, and no pair is direct.
-	explicit DirectPeers(MPI_Comm comm)
+	// Collective over `comm`. `contiguous`: the element type is plain bytes (the same on every rank); otherwise
+	// every transfer is a message.
+	int setUp(MPI_Comm comm, int rank, const void* old_buffer, void* new_buffer, bool contiguous,
+		  const Schedule& schedule)
 	{
 		int size = 0;
 		MPI_Comm_size(comm, &size);
-		in_world_.assign(static_cast<std::size_t>(size), 1);
-		reads_.assign(in_world_.size(), 0);
-		read_by_.assign(in_world_.size(), 0);
-		MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
-		std::vector<int> ranks(in_world_.size()), translated(in_world_.size());
-		for (int q = 0; q < size; ++q)
-			ranks[static_cast<std::size_t>(q)] = q;
-		if (MPI_Comm_group(comm, &group) == MPI_SUCCESS && MPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&
-		    MPI_Group_translate_ranks(group, size, ranks.data(), world, translated.data()) == MPI_SUCCESS)
-			for (int q = 0; q < size; ++q)
-				in_world_[static_cast<std::size_t>(q)] =
-					translated[static_cast<std::size_t>(q)] != MPI_UNDEFINED;
-		if (group != MPI_GROUP_NULL)
-			MPI_Group_free(&group);
-		if (world != MPI_GROUP_NULL)
-			MPI_Group_free(&world);
-	}
-
-	// This rank sees processes of another job (then every rank does): whether setUp() has anything to look for.
-	bool spansJobs() const { return std::count(in_world_.begin(), in_world_.end(), 0) > 0; }
-
-	// Collective over `comm` when `spans` (agreed by all ranks); nothing to do otherwise.
-	int setUp(MPI_Comm comm, int rank, const void* old_buffer, bool spans)
-	{
-		if (!spans)
-			return MPI_SUCCESS;
-		const Peer mine{hostKey(), static_cast<std::int64_t>(getpid()),
-				reinterpret_cast<std::intptr_t>(old_buffer), reinterpret_cast<std::intptr_t>(&kProbeWord)};
-		peers_.resize(in_world_.size());
-		const int rc = MPI_Allgather(&mine, 4, MPI_INT64_T, peers_.data(), 4, MPI_INT64_T, comm);
+		const auto n = static_cast<std::size_t>(size);
+		base_ = schedule.transfers.data();
+		routes_.assign(schedule.transfers.size(), Route::message);
+		const Peer mine{hostKey(), static_cast<std::int64_t>(getpid()), reinterpret_cast<std::intptr_t>(old_buffer),
+				reinterpret_cast<std::intptr_t>(new_buffer), reinterpret_cast<std::intptr_t>(&kProbeWord)};
+		peers_.resize(n);
+		int rc = MPI_Allgather(&mine, 5, MPI_INT64_T, peers_.data(), 5, MPI_INT64_T, comm);
 		if (rc != MPI_SUCCESS)
 			return rc;
-		const int size = static_cast<int>(in_world_.size());
+		std::vector<int> row(n, 0), reach(n * n, 0);
+		const std::vector<int> in_world = inWorld(comm, size);
 		for (int q = 0; q < size; ++q) {
 			const auto& peer = peers_[static_cast<std::size_t>(q)];
-			if (q == rank || in_world_[static_cast<std::size_t>(q)] || peer.host != mine.host)
-				continue;
-			std::uint64_t word = 0;
-			iovec local{&word, sizeof word};
-			iovec remote{reinterpret_cast<void*>(static_cast<std::intptr_t>(peer.probe)), sizeof word};
-			reads_[static_cast<std::size_t>(q)] =
-				process_vm_readv(static_cast<pid_t>(peer.pid), &local, 1, &remote, 1, 0) ==
-					static_cast<ssize_t>(sizeof word) &&
-				word == kProbeWord;
+			row[static_cast<std::size_t>(q)] = in_world[static_cast<std::size_t>(q)] ? kSameJob : 0;
+			if (q != rank && contiguous && peer.host == mine.host && accessible(peer))
+				row[static_cast<std::size_t>(q)] |= kAccessible;
 		}
-		return MPI_Alltoall(reads_.data(), 1, MPI_INT, read_by_.data(), 1, MPI_INT, comm);
+		rc = MPI_Allgather(row.data(), size, MPI_INT, reach.data(), size, MPI_INT, comm);
+		if (rc != MPI_SUCCESS)
+			return rc;
+
+		std::vector<std::size_t> order;
+		for (std::size_t i = 0; i < schedule.transfers.size(); ++i)
+			if (schedule.transfers[i].from != schedule.transfers[i].to)
+				order.push_back(i);
+		std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+			return elements(schedule.transfers[a].source) > elements(schedule.transfers[b].source);
+		});
+		std::vector<std::int64_t> copying(n, 0);
+		for (std::size_t i : order) {
+			const Transfer& transfer = schedule.transfers[i];
+			const auto from = static_cast<std::size_t>(transfer.from), to = static_cast<std::size_t>(transfer.to);
+			const bool same_job = reach[from * n + to] & kSameJob;
+			const bool can_pull = reach[to * n + from] & kAccessible, can_push = reach[from * n + to] & kAccessible;
+			const std::int64_t count = elements(transfer.source);
+			if (can_push && copying[from] < copying[to]) {
+				routes_[i] = Route::push;
+				copying[from] += count;
+			} else {
+				routes_[i] = can_pull && !same_job ? Route::pull : Route::message;
+				copying[to] += count;
+			}
+		}
+		return MPI_SUCCESS;
 	}
 
-	// The receiver `to` reads this transfer from `from` directly.
-	bool direct(const Transfer& transfer, int rank) const
-	{
-		if (transfer.from == transfer.to)
-			return false;
-		if (transfer.to == rank)
-			return reads_[static_cast<std::size_t>(transfer.from)] != 0;
-		return read_by_[static_cast<std::size_t>(transfer.to)] != 0;
-	}
+	Route route(const Transfer& transfer) const { return routes_[static_cast<std::size_t>(&transfer - base_)]; }
 
 	// Copies the transfer's elements from the sender's old buffer into this rank's new buffer.
 	int pull(const Transfer& transfer, void* new_buffer, MPI_Aint extent) const
 	{
 		const auto& peer = peers_[static_cast<std::size_t>(transfer.from)];
-		std::vector<iovec> local, remote;
-		for (const Segment& segment : transfer.destination)
-			local.push_back({static_cast<char*>(new_buffer) + segment.offset * extent,
-					 static_cast<std::size_t>(segment.count * extent)});
-		for (const Segment& segment : transfer.source)
-			remote.push_back({reinterpret_cast<char*>(static_cast<std::intptr_t>(peer.old_buffer)) +
-						  segment.offset * extent,
-					  static_cast<std::size_t>(segment.count * extent)});
-		return readAll(static_cast<pid_t>(peer.pid), local, remote) ? MPI_SUCCESS : MPI_ERR_OTHER;
+		const auto local = vectors(static_cast<char*>(new_buffer), transfer.destination, extent);
+		const auto remote = vectors(reinterpret_cast<char*>(static_cast<std::intptr_t>(peer.old_buffer)),
+					    transfer.source, extent);
+		return copyAll(process_vm_readv, static_cast<pid_t>(peer.pid), local, remote) ? MPI_SUCCESS
+											     : MPI_ERR_OTHER;
+	}
+
+	// Copies the transfer's elements from this rank's old buffer into the receiver's new buffer.
+	int push(const Transfer& transfer, const void* old_buffer, MPI_Aint extent) const
+	{
+		const auto& peer = peers_[static_cast<std::size_t>(transfer.to)];
+		const auto local = vectors(const_cast<char*>(static_cast<const char*>(old_buffer)), transfer.source, extent);
+		const auto remote = vectors(reinterpret_cast<char*>(static_cast<std::intptr_t>(peer.new_buffer)),
+					    transfer.destination, extent);
+		return copyAll(process_vm_writev, static_cast<pid_t>(peer.pid), local, remote) ? MPI_SUCCESS
+											      : MPI_ERR_OTHER;
 	}
 
 private:
 	static constexpr std::uint64_t kProbeWord = 0x6d616c6c656f2121ULL;
 
-	// process_vm_readv takes at most IOV_MAX vectors a call and may stop short; this goes on until all is read.
-	static bool readAll(pid_t pid, std::vector<iovec> local, std::vector<iovec> remote)
+	// Which ranks of `comm` are in this process's MPI_COMM_WORLD. Should MPI fail to say, all count as in it.
+	static std::vector<int> inWorld(MPI_Comm comm, int size)
+	{
+		std::vector<int> in_world(static_cast<std::size_t>(size), 1);
+		MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+		std::vector<int> ranks(in_world.size()), translated(in_world.size());
+		for (int q = 0; q < size; ++q)
+			ranks[static_cast<std::size_t>(q)] = q;
+		if (MPI_Comm_group(comm, &group) == MPI_SUCCESS && MPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&
+		    MPI_Group_translate_ranks(group, size, ranks.data(), world, translated.data()) == MPI_SUCCESS)
+			for (int q = 0; q < size; ++q)
+				in_world[static_cast<std::size_t>(q)] = translated[static_cast<std::size_t>(q)] != MPI_UNDEFINED;
+		if (group != MPI_GROUP_NULL)
+			MPI_Group_free(&group);
+		if (world != MPI_GROUP_NULL)
+			MPI_Group_free(&world);
+		return in_world;
+	}
+
+	// Whether this process may access the peer's memory: it reads a known word of it (ptrace rules may forbid it;
+	// the same rules govern writing).
+	static bool accessible(const Peer& peer)
+	{
+		std::uint64_t word = 0;
+		iovec local{&word, sizeof word};
+		iovec remote{reinterpret_cast<void*>(static_cast<std::intptr_t>(peer.probe)), sizeof word};
+		return process_vm_readv(static_cast<pid_t>(peer.pid), &local, 1, &remote, 1, 0) ==
+			       static_cast<ssize_t>(sizeof word) &&
+		       word == kProbeWord;
+	}
+
+	static std::vector<iovec> vectors(char* base, const std::vector<Segment>& segments, MPI_Aint extent)
+	{
+		std::vector<iovec> result;
+		for (const Segment& segment : segments)
+			result.push_back({base + segment.offset * extent, static_cast<std::size_t>(segment.count * extent)});
+		return result;
+	}
+
+	// process_vm_readv/writev take at most IOV_MAX vectors a call and may stop short; this goes on until all is
+	// copied.
+	using CopyCall = ssize_t (*)(pid_t, const iovec*, unsigned long, const iovec*, unsigned long, unsigned long);
+	static bool copyAll(CopyCall call, pid_t pid, std::vector<iovec> local, std::vector<iovec> remote)
 	{
 		std::size_t l = 0, r = 0;
 		while (l < local.size() && r < remote.size()) {
 			const auto nl = static_cast<unsigned long>(std::min<std::size_t>(local.size() - l, IOV_MAX));
 			const auto nr = static_cast<unsigned long>(std::min<std::size_t>(remote.size() - r, IOV_MAX));
-			const ssize_t got = process_vm_readv(pid, &local[l], nl, &remote[r], nr, 0);
+			const ssize_t got = call(pid, &local[l], nl, &remote[r], nr, 0);
 			if (got < 0 && errno == EINTR)
 				continue;
 			if (got <= 0)
@@ -269,10 +319,9 @@ private:
 			++index;
 	}
 
-	std::vector<int> in_world_;  // [q]: q is in this process's MPI_COMM_WORLD
+	const Transfer* base_ = nullptr;
+	std::vector<Route> routes_;  // [transfer index in the schedule]
 	std::vector<Peer> peers_;
-	std::vector<int> reads_;    // [q]: this rank reads q's memory
-	std::vector<int> read_by_;  // [q]: q reads this rank's memory
 };
 
 class StepRunner
@@ -289,16 +338,22 @@ public:
 
 	void run(const std::vector<const Transfer*>& step, const void* old_buffer, void* new_buffer)
 	{
-		// Receives first, so the sends find them posted.
+		// Receives first, so the sends find them posted; the end that does not copy a direct transfer waits for
+		// the other's word that it is done (the step, and so execute(), does not end before: the caller may
+		// free its buffers after it).
 		for (const Transfer* transfer : step)
-			if (transfer->to == rank_ && (transfer->from != rank_ || !memcpy_copies_) && !direct(*transfer))
-				post(*transfer, new_buffer, transfer->destination, false);
+			if (transfer->to == rank_ && (transfer->from != rank_ || !memcpy_copies_)) {
+				if (route(*transfer) == Route::message)
+					post(*transfer, new_buffer, transfer->destination, false);
+				else if (route(*transfer) == Route::push)
+					awaitAck(transfer->from);
+			}
 		for (const Transfer* transfer : step)
 			if (transfer->from == rank_ && (transfer->to != rank_ || !memcpy_copies_)) {
-				if (direct(*transfer))
-					awaitPull(*transfer);
-				else
+				if (route(*transfer) == Route::message)
 					post(*transfer, old_buffer, transfer->source, true);
+				else if (route(*transfer) == Route::pull)
+					awaitAck(transfer->to);
 				if (transfer->to != rank_)
 					result_.bytes_sent += elements(transfer->source) * element_size_;
 			}
@@ -306,36 +361,36 @@ public:
 			if (transfer->from == rank_ && transfer->to == rank_ && memcpy_copies_ && !defer_local_)
 				copyLocally(*transfer, old_buffer, new_buffer, static_cast<std::size_t>(extent_));
 		for (const Transfer* transfer : step)
-			if (transfer->to == rank_ && direct(*transfer))
-				pull(*transfer, new_buffer);
+			if (transfer->to == rank_ && route(*transfer) == Route::pull)
+				copyDirectly(*transfer, direct_.pull(*transfer, new_buffer, extent_), transfer->from);
+		for (const Transfer* transfer : step)
+			if (transfer->from == rank_ && route(*transfer) == Route::push)
+				copyDirectly(*transfer, direct_.push(*transfer, old_buffer, extent_), transfer->to);
 		finish();
 	}
 
 private:
-	// Direct transfers need plain bytes: a contiguous element type.
-	bool direct(const Transfer& transfer) const { return memcpy_copies_ && direct_.direct(transfer, rank_); }
+	Route route(const Transfer& transfer) const { return direct_.route(transfer); }
 
-	// The sender's side of a direct transfer: its old buffer is read by the receiver, which says when it is done
-	// (the step, and so execute(), does not end before: the caller may free the old buffer after it).
-	void awaitPull(const Transfer& transfer)
+	void awaitAck(int peer)
 	{
 		acks_.push_back(0);
 		MPI_Request request = MPI_REQUEST_NULL;
-		const int rc = MPI_Irecv(&acks_.back(), 1, MPI_INT, transfer.to, tag_ + 1, comm_, &request);
+		const int rc = MPI_Irecv(&acks_.back(), 1, MPI_INT, peer, tag_ + 1, comm_, &request);
 		note(rc);
 		if (rc == MPI_SUCCESS)
 			requests_.push_back(request);
 	}
 
-	void pull(const Transfer& transfer, void* new_buffer)
+	// A direct copy this rank did (`rc` its outcome), told to the other end.
+	void copyDirectly(const Transfer& transfer, int rc, int peer)
 	{
-		const int rc = direct_.pull(transfer, new_buffer, extent_);
 		note(rc);
 		if (rc == MPI_SUCCESS)
-			result_.bytes_pulled += elements(transfer.destination) * element_size_;
+			result_.bytes_direct += elements(transfer.destination) * element_size_;
 		acks_.push_back(rc);
 		MPI_Request request = MPI_REQUEST_NULL;
-		const int sent = MPI_Isend(&acks_.back(), 1, MPI_INT, transfer.from, tag_ + 1, comm_, &request);
+		const int sent = MPI_Isend(&acks_.back(), 1, MPI_INT, peer, tag_ + 1, comm_, &request);
 		note(sent);
 		if (sent == MPI_SUCCESS)
 			requests_.push_back(request);
@@ -374,6 +429,8 @@ private:
 			}
 			note(rc);
 		}
+		for (int ack : acks_)  // a peer's failed direct copy into or out of this rank
+			note(ack);
 		requests_.clear();
 		acks_.clear();
 		for (MPI_Datatype& type : types_)
@@ -425,7 +482,7 @@ private:
 	std::vector<MPI_Datatype> types_;
 };
 
-// Below this many bytes of destination per rank, page faults cost too little to matter.
+// Below this many bytes of destination per transfer, page faults cost too little to matter.
 constexpr std::int64_t kPrefaultMin = std::int64_t{8} << 20;
 
 // Faults in, with one madvise, the pages of new_buffer that this rank's transfers will write. A reconfiguration's
@@ -433,31 +490,36 @@ constexpr std::int64_t kPrefaultMin = std::int64_t{8} << 20;
 // pull takes each fault in process_vm_readv), which cost about three times the copy on the test VM at 100 and
 // 300 MiB (docs/performance.md, "Redistribution"). The contents do not change; without MADV_POPULATE_WRITE (Linux
 // < 5.14) or on any error the pages simply fault as before.
-// Elements kept in place (a new buffer that is the old one) and local copies left for finishLocal, which may move
-// pages instead, are not faulted in.
+// One madvise per transfer this rank copies in itself: not those the sender pushes (the sender's writes fault the
+// pages, so that cost is the sender's too), nor elements kept in place (a new buffer that is the old one), nor local
+// copies left for finishLocal, which may move pages instead.
 void prefault(const std::vector<const Transfer*>& mine, int rank, const void* old_buffer, void* new_buffer,
-	      MPI_Aint extent, bool defer_local)
+	      MPI_Aint extent, bool defer_local, const DirectPeers& direct)
 {
 #ifdef MADV_POPULATE_WRITE
-	std::int64_t first = INT64_MAX, end = 0;
-	for (const Transfer* transfer : mine)
-		if (transfer->to == rank && (transfer->from != rank || (!defer_local && new_buffer != old_buffer)))
-			for (const Segment& segment : transfer->destination) {
-				first = std::min(first, segment.offset);
-				end = std::max(end, segment.offset + segment.count);
-			}
-	if (!new_buffer || end <= first || (end - first) * extent < kPrefaultMin)
-		return;
 	const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
 	const auto base = reinterpret_cast<std::uintptr_t>(new_buffer);
-	// Whole pages inside the range only: the pages at its ends may hold other data, which faulting in would not
-	// harm, but they are one page each.
-	const std::uintptr_t from = (base + static_cast<std::uintptr_t>(first * extent) + page - 1) / page * page;
-	const std::uintptr_t to = (base + static_cast<std::uintptr_t>(end * extent)) / page * page;
-	if (to > from)
-		madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+	for (const Transfer* transfer : mine) {
+		const bool local = transfer->from == rank;
+		if (transfer->to != rank || !new_buffer || (local && (defer_local || new_buffer == old_buffer)) ||
+		    (!local && direct.route(*transfer) == Route::push))
+			continue;
+		std::int64_t first = INT64_MAX, end = 0;
+		for (const Segment& segment : transfer->destination) {
+			first = std::min(first, segment.offset);
+			end = std::max(end, segment.offset + segment.count);
+		}
+		if (end <= first || (end - first) * extent < kPrefaultMin)
+			continue;
+		// Whole pages inside the range only: the pages at its ends may hold other data, which faulting in
+		// would not harm, but they are one page each.
+		const std::uintptr_t from = (base + static_cast<std::uintptr_t>(first * extent) + page - 1) / page * page;
+		const std::uintptr_t to = (base + static_cast<std::uintptr_t>(end * extent)) / page * page;
+		if (to > from)
+			madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+	}
 #else
-	(void)mine, (void)rank, (void)old_buffer, (void)new_buffer, (void)extent, (void)defer_local;
+	(void)mine, (void)rank, (void)old_buffer, (void)new_buffer, (void)extent, (void)defer_local, (void)direct;
 #endif
 }
 
@@ -483,11 +545,8 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 		local = preflight(schedule, rank, size, old_buffer, new_buffer);
 	if (local == MPI_SUCCESS && options.defer_local && !isContiguous(element, extent))
 		local = MPI_ERR_TYPE;  // finishLocal copies bytes
-	// One collective agrees on the worst error and on whether the communicator spans jobs (DirectPeers).
-	DirectPeers direct(work);
-	int mine_flags[2] = {local, direct.spansJobs() ? 1 : 0}, agreed_flags[2] = {MPI_SUCCESS, 0};
-	int rc = MPI_Allreduce(mine_flags, agreed_flags, 2, MPI_INT, MPI_MAX, work);
-	const int agreed = agreed_flags[0];
+	int agreed = MPI_SUCCESS;
+	int rc = MPI_Allreduce(&local, &agreed, 1, MPI_INT, MPI_MAX, work);
 	if (rc != MPI_SUCCESS || agreed != MPI_SUCCESS) {
 		result.mpi_error = rc != MPI_SUCCESS ? rc : (local != MPI_SUCCESS ? local : agreed);
 		MPI_Comm_free(&work);
@@ -503,15 +562,16 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 			mine.push_back(&transfer);
 	std::stable_sort(mine.begin(), mine.end(),
 			 [](const Transfer* a, const Transfer* b) { return a->step < b->step; });
-	if (options.prefault_new_buffer)
-		prefault(mine, rank, old_buffer, new_buffer, extent, options.defer_local);
-
-	if (const int rc = direct.setUp(work, rank, old_buffer, agreed_flags[1] != 0); rc != MPI_SUCCESS) {
+	DirectPeers direct;
+	if (const int rc = direct.setUp(work, rank, old_buffer, new_buffer, isContiguous(element, extent), schedule);
+	    rc != MPI_SUCCESS) {
 		result.mpi_error = rc;
 		MPI_Comm_free(&work);
 		result.seconds = MPI_Wtime() - start;
 		return result;
 	}
+	if (options.prefault_new_buffer)
+		prefault(mine, rank, old_buffer, new_buffer, extent, options.defer_local, direct);
 	StepRunner runner(work, rank, options, element, extent, direct, result);
 	for (std::size_t first = 0; first < mine.size();) {
 		std::size_t last = first;

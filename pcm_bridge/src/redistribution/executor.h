@@ -14,7 +14,7 @@ namespace malleo::pcm {
 struct ExecuteResult {
 	int mpi_error = MPI_SUCCESS;  // the first MPI error seen; the old buffer is untouched whatever happens
 	std::int64_t bytes_sent = 0;  // by this rank, local copies excluded
-	std::int64_t bytes_pulled = 0;  // received by reading the sender's memory (process_vm_readv: between jobs)
+	std::int64_t bytes_direct = 0;  // copied by this rank straight between two processes' memories (executor.cpp)
 	double seconds = 0.0;
 };
 
