@@ -273,7 +273,7 @@ Command AgentCommands::take(std::int64_t iteration, int active)
 		return none;
 	// Every command ends in finish() within its probe; one still open here lost its outcome on the way.
 	if (taken_)
-		finish(taken_->iteration, false, "the bridge lost the outcome of the operation", -1, -1);
+		finish(taken_->iteration, false, "the bridge lost the outcome of the operation", -1, -1, -1);
 	drain();
 	if (ready_) {
 		taken_ = ready_;
@@ -301,7 +301,7 @@ void AgentCommands::retake(std::int64_t from, std::int64_t to)
 }
 
 void AgentCommands::finish(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before,
-			   std::int64_t after)
+			   std::int64_t after, std::int64_t bytes)
 {
 	if (!taken_ || taken_->iteration != iteration)
 		return;
@@ -323,6 +323,8 @@ void AgentCommands::finish(std::int64_t iteration, bool ok, const std::string &t
 		result["before"] = before;
 	if (after >= 0)
 		result["after"] = after;
+	if (bytes >= 0)
+		result["bytes"] = bytes;
 	taken_.reset();
 	const std::vector<std::uint8_t> body = nlohmann::json::to_msgpack(result);
 	if (!send(std::string(body.begin(), body.end())))

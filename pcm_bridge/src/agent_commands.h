@@ -31,7 +31,8 @@ public:
 
 	// The outcome of the operation at probe `iteration`; sent to the agent as `result` when take() handed out the
 	// agent's command at that probe, nothing otherwise (a forced command, or another process coordinated).
-	void finish(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before, std::int64_t after);
+	void finish(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before, std::int64_t after,
+		    std::int64_t bytes);
 	// The command taken at probe `from` is carried out at probe `to`: finish() takes `to` for it from now on.
 	void retake(std::int64_t from, std::int64_t to);
 

@@ -33,8 +33,10 @@ public:
 	void deferred(std::int64_t from, std::int64_t to);
 
 	// The outcome of the operation at probe `iteration`, as the coordinator that started it sees it: reported to
-	// the agent when its command came from there, nothing otherwise (-1: size not known).
-	void finished(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before, std::int64_t after);
+	// the agent when its command came from there, nothing otherwise (-1: size or bytes not known). `bytes`: the
+	// bytes the processes sent each other to move the data.
+	void finished(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before, std::int64_t after,
+		      std::int64_t bytes = -1);
 
 private:
 	std::vector<Command> forced_;

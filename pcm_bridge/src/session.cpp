@@ -517,6 +517,7 @@ Session::ParkEnd Session::park()
 {
 	// The coordinator wakes a parked process on its host after each message to it (wake()).
 	const WakeUpSignal wake_up;
+	publishActive(false);
 	const std::size_t words = planWords(world_size_);
 	for (;;) {
 		std::vector<std::int64_t> message(words + 1, 0);
@@ -547,6 +548,7 @@ Session::ParkEnd Session::park()
 		joined_buffers_ = std::move(moves);
 		skip_probe_ = true;
 		start_status_ = plan_.op == Operation::migrate ? StartStatus::migrated : StartStatus::splitted;
+		publishActive(true);
 		return ParkEnd::joined;
 	}
 }
@@ -605,6 +607,7 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 	const auto slot_after = std::find(plan_.after.begin(), plan_.after.end(), world_rank_);
 	const int new_slot = slot_after == plan_.after.end() ? -1 : static_cast<int>(slot_after - plan_.after.begin());
 	std::vector<Schedule> schedules(moves.size());
+	std::int64_t moved = 0;  // bytes this process sent to others
 	for (auto &move : moves) {
 		std::vector<std::int64_t> counts(all.size(), 0);
 		std::int64_t mine = joiner ? 0 : move.old_count;
@@ -657,6 +660,7 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 			options.defer_local = move.discard_old;
 			const ExecuteResult result = execute(union_comm, schedule, pastHalo(move, move.old_data),
 							     pastHalo(move, move.new_data), element, options);
+			moved += result.bytes_sent;
 			if (result.mpi_error != MPI_SUCCESS) {
 				error = 1;
 				why = "moving " + move.spec.name + " failed (MPI error " +
@@ -674,6 +678,7 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 				const int to = unionRank(all, plan_.joiners[i]);
 				MPI_Send(&size, 1, MPI_INT64_T, to, kTagStore, union_comm);
 				MPI_Send(bytes.data(), static_cast<int>(size), MPI_BYTE, to, kTagStore, union_comm);
+				moved += size;
 			} else if (world_rank_ == plan_.joiners[i]) {
 				std::int64_t size = 0;
 				const int from = unionRank(all, plan_.leavers[i]);
@@ -700,6 +705,8 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		int rank;
 	} local = {error, error ? me : static_cast<int>(all.size())}, global = {0, 0};
 	MPI_Allreduce(&local, &global, 1, MPI_2INT, MPI_MAXLOC, union_comm);
+	if (!global.failed)
+		MPI_Allreduce(MPI_IN_PLACE, &moved, 1, MPI_INT64_T, MPI_SUM, union_comm);
 	if (!global.failed)
 		for (std::size_t i = 0; i < moves.size(); ++i) {
 			BufferMove &move = moves[i];
@@ -742,7 +749,7 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		phaseTimes().report(operationName(plan_.op), plan_.iteration, plan_.before.size(),
 				    plan_.after.size(), verbose_);
 	commands_.finished(plan_.iteration, true, "", static_cast<std::int64_t>(plan_.before.size()),
-			   static_cast<std::int64_t>(plan_.after.size()));
+			   static_cast<std::int64_t>(plan_.after.size()), moved);
 	if (verbose_ && world_rank_ == plan_.after.front()) {
 		std::string ranks;
 		for (int w : plan_.after)

@@ -36,6 +36,12 @@ void configureWorldPublisher(bool report)
 	gPublish = true;
 }
 
+void publishActive(bool active)
+{
+	if (MALLEO_Set_active)
+		MALLEO_Set_active(active ? 1 : 0);
+}
+
 void publishWorld(MPI_Comm world)
 {
 	if (gPublish)

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// MPI_COMM_WORLD for applications that opt in (MALLEO_WORLD=malleable): the bridge tells libmalleo_pmpi, when it
-// is preloaded, which communicator the application's MPI_COMM_WORLD stands for (MALLEO_Set_world in
-// pmpi_profiler/include/malleo_pmpi.h): the active processes' communicator, or none while the bridge works and in
-// a process that is not active.
+// What the bridge tells libmalleo_pmpi, when it is preloaded (pmpi_profiler/include/malleo_pmpi.h): whether this
+// process computes or waits parked (MALLEO_Set_active), and, for applications that opt in (MALLEO_WORLD=malleable),
+// which communicator the application's MPI_COMM_WORLD stands for (MALLEO_Set_world): the active processes'
+// communicator, or none while the bridge works and in a process that is not active.
 #pragma once
 
 #include <mpi.h>
 
 namespace malleo::pcm {
+
+// Tells libmalleo_pmpi, when it is preloaded, whether this process computes or waits parked (MALLEO_Set_active:
+// the agent shows it). Local; nothing without the library.
+void publishActive(bool active);
 
 // Reads MALLEO_WORLD; `report`: this process says once on stderr what is wrong (a bad value, or the opt-in without
 // the preloaded library).

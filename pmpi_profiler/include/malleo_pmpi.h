@@ -15,7 +15,7 @@
 #include <mpi.h>
 
 #define MALLEO_PMPI_VERSION_MAJOR 0
-#define MALLEO_PMPI_VERSION_MINOR 2
+#define MALLEO_PMPI_VERSION_MINOR 3
 
 #ifdef MALLEO_PMPI_BUILDING
 #define MALLEO_PMPI_WEAK __attribute__((visibility("default")))
@@ -37,6 +37,11 @@ void MALLEO_Iteration_mark(void) MALLEO_PMPI_WEAK;
  * reconfiguration, with no other thread inside MPI. Returns MPI_SUCCESS, or MPI_ERR_COMM for an
  * intercommunicator. Fortran: CALL MALLEO_SET_WORLD(COMM, IERROR). */
 int MALLEO_Set_world(MPI_Comm world) MALLEO_PMPI_WEAK;
+
+/* Whether this process takes part in the computation (nonzero, as from MPI_Init on) or waits parked out of it (0):
+ * sent to the local agent with every report (`active`, the ACTIVE column of `malleo apps`). The PCM bridge calls it
+ * when a process parks and when it is activated. */
+void MALLEO_Set_active(int active) MALLEO_PMPI_WEAK;
 
 /* The application id this process reports to the local agent with (`<program>-<job>`, docs/pmpi-profiler.md),
  * set in MPI_Init whether or not an agent is configured; NULL before. The PCM bridge polls the agent for

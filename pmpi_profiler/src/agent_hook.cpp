@@ -120,6 +120,11 @@ void agentFinalDelta()
 
 } // namespace malleo::pmpi
 
+extern "C" void MALLEO_Set_active(int active)
+{
+	malleo::pmpi::setReportedActive(active != 0);
+}
+
 extern "C" const char *MALLEO_App_id(void)
 {
 	return malleo::pmpi::gAppId[0] ? malleo::pmpi::gAppId : nullptr;

@@ -5,6 +5,7 @@
 // what the agent cannot take at once is dropped and counted.
 #include "agent_reporter.h"
 
+#include <atomic>
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -29,6 +30,8 @@
 namespace malleo::pmpi {
 
 namespace {
+
+std::atomic<bool> gActive{true};  // setReportedActive: written by the application's thread, read by the reporter's
 
 constexpr uint8_t kWireMagic = 0x6d;
 constexpr uint8_t kWireVersion = 1;
@@ -221,9 +224,11 @@ void Reporter::sendReport()
 	const bool withTimes = setup_.rank == 0 && !ends.empty();
 
 	MsgpackWriter w{body_, sizeof(body_)};
-	beginMessage(w, "app_report", 1 + (withTimes ? 1 : 0) + (withBytes ? 2 : 0));
+	beginMessage(w, "app_report", 2 + (withTimes ? 1 : 0) + (withBytes ? 2 : 0));
 	w.string("cpu_share");
 	w.real(cpuShare);
+	w.string("active");
+	w.boolean(gActive.load(std::memory_order_relaxed));
 	if (withTimes) {
 		const double nsPer = nsPerTick();
 		const size_t first = ends.size() > kMaxIterationTimes ? ends.size() - kMaxIterationTimes : 0;
@@ -377,6 +382,11 @@ void startReporter(ReporterSetup setup)
 	gReporter = reporter;
 	gOwner = getpid();
 	std::atexit(stopAtExit);
+}
+
+void setReportedActive(bool active)
+{
+	gActive.store(active, std::memory_order_relaxed);
 }
 
 void stopReporter()

@@ -102,6 +102,18 @@ def static_checksum(a, grid, work, env):
     return checksum(static.stdout)
 
 
+def active_ranks(agent, app, want):
+    """Waits (reports come every second) until the agent shows exactly the ranks `want` as active, the others of the
+    pool parked; returns what it showed last."""
+    shown = None
+    def matches():
+        nonlocal shown
+        shown = sorted(p["rank"] for p in apps(agent).get(app, {}).get("processes", []) if p["active"])
+        return shown == want
+    wait_for(matches, 5, 0.25)
+    return shown
+
+
 def one_line(r):
     return r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
 
@@ -129,11 +141,15 @@ def main():
         with paced_run(agent, a, work, grid, ["-n", "2", "--max", "5"], env) as run:
             app = registered_app(agent, a.heat2d)
             check(apps(agent)[app]["size"] == 2, "the agent knows 2 active processes")
+            shown = active_ranks(agent, app, [0, 1])
+            check(shown == [0, 1], f"apps shows ranks 0 and 1 active, the 3 parked ones not ({shown})")
 
             r = force(agent, app, "split", "2", "--wait", "30")
             check(r.returncode == 0 and "ok" in r.stdout and "2 -> 4 processes" in r.stdout,
                   f"force split 2 --wait: ok, 2 -> 4 ({r.returncode}: {r.stdout.strip()} {r.stderr.strip()})")
             check(apps(agent)[app]["size"] == 4, "after the split the agent knows 4 active processes")
+            shown = active_ranks(agent, app, [0, 1, 2, 3])
+            check(shown == [0, 1, 2, 3], f"after the split apps shows ranks 0 to 3 active ({shown})")
 
             # Two forces back to back: the second meets the first queued or in flight (a poll is at most every
             # 0.2 s, and the merge then takes milliseconds, while these two requests are microseconds apart).
@@ -150,6 +166,13 @@ def main():
             result = wait_for(merge_result, 30)
             check(result is not None and result["ok"] and result["before"] == 4 and result["after"] == 3,
                   f"the merge's result reaches the agent: ok, 4 -> 3 ({result})")
+            # 512 columns of 512 doubles: 128 per process before, 171, 171, 170 after; rank 0 receives columns
+            # 128-170, rank 1 256-341, rank 2 384-511; the rest stays with its process.
+            check(result is not None and result.get("bytes") == (43 + 86 + 128) * 512 * 8,
+                  f"the result says how many bytes moved between processes: {(43 + 86 + 128) * 512 * 8} "
+                  f"({result and result.get('bytes')})")
+            shown = active_ranks(agent, app, [0, 1, 2])
+            check(shown == [0, 1, 2], f"after the merge apps shows rank 3 parked again ({shown})")
 
             # merge put world rank 3 in state left (the C API cannot take a leaver back): one spare remains.
             r = force(agent, app, "split", "2", "--wait", "30")

@@ -311,6 +311,27 @@ void runBadSchedules(int rank, int world, Checker& check)
 		check.fail("a refused transfer into the old buffer changed it");
 }
 
+// block1d layouts of the special cases below: `per_rank` elements on each rank, or all of them on ranks `ranks`.
+Layout everyRank(int world, std::int64_t per_rank)
+{
+	Layout layout;
+	for (int r = 0; r < world; ++r) {
+		layout.ranks.push_back(r);
+		layout.counts.push_back(per_rank);
+	}
+	layout.global_count = per_rank * world;
+	return layout;
+}
+
+Layout onRanks(std::vector<int> ranks, std::vector<std::int64_t> counts)
+{
+	Layout layout;
+	layout.ranks = std::move(ranks);
+	layout.counts = std::move(counts);
+	layout.global_count = std::accumulate(layout.counts.begin(), layout.counts.end(), std::int64_t{0});
+	return layout;
+}
+
 // Rank 0's array spread over every rank into new buffers of at least 8 MiB that were never touched, in the middle
 // of larger allocations: the executor faults such destinations in before the transfers (prefault), which must leave
 // the bytes around the destination as they were and the data as sent.
@@ -319,14 +340,7 @@ void runLargeFreshBuffers(int rank, int world, Checker& check)
 	constexpr std::int64_t kPerRank = (std::int64_t{9} << 20) / 8 + 5;  // a little over 9 MiB of uint64 per rank
 	constexpr std::size_t kGuard = 4096 + 24;  // bytes before and after, not page-aligned
 	constexpr unsigned char kSentinel = 0xa5;
-	Layout from, to;
-	from.ranks = {0};
-	from.global_count = to.global_count = kPerRank * world;
-	from.counts = {from.global_count};
-	for (int r = 0; r < world; ++r) {
-		to.ranks.push_back(r);
-		to.counts.push_back(kPerRank);
-	}
+	const Layout to = everyRank(world, kPerRank), from = onRanks({0}, {to.global_count});
 	std::vector<std::uint64_t> old_buffer;
 	if (rank == 0) {
 		old_buffer.resize(static_cast<std::size_t>(from.global_count));
@@ -369,14 +383,7 @@ void runPagesMoved(int rank, int world, Checker& check)
 	constexpr std::int64_t kPerRank = (std::int64_t{3} << 20) / 8 + 3;
 	constexpr std::size_t kOffset = 16;
 	const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-	Layout from, to;
-	to.ranks = {0};
-	to.global_count = from.global_count = kPerRank * world;
-	to.counts = {to.global_count};
-	for (int r = 0; r < world; ++r) {
-		from.ranks.push_back(r);
-		from.counts.push_back(kPerRank);
-	}
+	const Layout from = everyRank(world, kPerRank), to = onRanks({0}, {from.global_count});
 	const std::size_t old_bytes = static_cast<std::size_t>(kPerRank) * 8 + kOffset;
 	const std::size_t new_bytes = rank == 0 ? static_cast<std::size_t>(to.global_count) * 8 + kOffset : page;
 	auto map = [](std::size_t bytes) {
@@ -429,14 +436,8 @@ void runBalanced(int rank, int world, Checker& check)
 	if (world < 3)
 		return;
 	constexpr std::int64_t kPerRank = 4096;
-	Layout from, to;
-	from.global_count = to.global_count = kPerRank * world;
-	for (int r = 0; r < world; ++r) {
-		from.ranks.push_back(r);
-		from.counts.push_back(kPerRank);
-	}
-	to.ranks = {0, 1};
-	to.counts = {from.global_count / 2, from.global_count - from.global_count / 2};
+	const Layout from = everyRank(world, kPerRank);
+	const Layout to = onRanks({0, 1}, {from.global_count / 2, from.global_count - from.global_count / 2});
 	std::vector<std::uint64_t> old_buffer(static_cast<std::size_t>(kPerRank));
 	for (std::int64_t k = 0; k < kPerRank; ++k)
 		old_buffer[static_cast<std::size_t>(k)] = valueOf(rank * kPerRank + k, 0);
