@@ -182,12 +182,19 @@ public:
 		int rc = MPI_Allgather(&mine, 5, MPI_INT64_T, peers_.data(), 5, MPI_INT64_T, comm);
 		if (rc != MPI_SUCCESS)
 			return rc;
+		// Probed only towards the ranks this one exchanges data with. The table has size² entries: fine for the
+		// processes of a few nodes; many more would want a sparse exchange.
+		std::vector<char> partner(n, 0);
+		for (const Transfer& transfer : schedule.transfers)
+			if (transfer.from == rank || transfer.to == rank)
+				partner[static_cast<std::size_t>(transfer.from == rank ? transfer.to : transfer.from)] = 1;
 		std::vector<int> row(n, 0), reach(n * n, 0);
 		const std::vector<int> in_world = inWorld(comm, size);
 		for (int q = 0; q < size; ++q) {
 			const auto& peer = peers_[static_cast<std::size_t>(q)];
 			row[static_cast<std::size_t>(q)] = in_world[static_cast<std::size_t>(q)] ? kSameJob : 0;
-			if (q != rank && contiguous && peer.host == mine.host && accessible(peer))
+			if (q != rank && partner[static_cast<std::size_t>(q)] && contiguous && peer.host == mine.host &&
+			    accessible(peer))
 				row[static_cast<std::size_t>(q)] |= kAccessible;
 		}
 		rc = MPI_Allgather(row.data(), size, MPI_INT, reach.data(), size, MPI_INT, comm);
