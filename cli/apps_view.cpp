@@ -42,9 +42,13 @@ void printApp(const nlohmann::json &app)
 					 text(*command, {"state"}), fixed(*command, {"age"}, 1));
 	const nlohmann::json *result = field(app, {"last_result"});
 	if (result && result->is_object())
-		std::cout << fmt::format("  last result: command {} {}: {} ({} s)\n", text(*result, {"command"}),
+		std::cout << fmt::format("  last result: command {} {}: {} ({} s{})\n", text(*result, {"command"}),
 					 result->value("ok", false) ? "ok" : "failed", text(*result, {"text"}),
-					 fixed(*result, {"duration"}, 3));
+					 fixed(*result, {"duration"}, 3),
+					 result->contains("bytes") && (*result)["bytes"].is_number()
+						 ? fmt::format(", {:.1f} MiB moved",
+							       (*result)["bytes"].get<double>() / 1048576.0)
+						 : "");
 }
 
 } // namespace

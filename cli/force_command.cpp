@@ -70,12 +70,15 @@ std::optional<Failure> checkInput(const ForceOptions &force, nlohmann::json &fie
 	return std::nullopt;
 }
 
-// "command 3: split at iteration 57: 2 -> 4 processes (0.41 s)".
+// "command 3 ok: split at iteration 57: 2 -> 4 processes (0.410 s, 150.0 MiB moved)".
 std::string outcomeLine(const nlohmann::json &event)
 {
 	std::string line = fmt::format("command {} {}: {}", text(event, {"command"}),
 				       event.value("ok", false) ? "ok" : "failed", text(event, {"text"}));
-	if (std::optional<double> seconds = number(event, {"duration"}))
+	const std::optional<double> seconds = number(event, {"duration"}), bytes = number(event, {"bytes"});
+	if (seconds && bytes)
+		line += fmt::format(" ({:.3f} s, {:.1f} MiB moved)", *seconds, *bytes / 1048576.0);
+	else if (seconds)
 		line += fmt::format(" ({:.3f} s)", *seconds);
 	return line;
 }

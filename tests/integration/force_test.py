@@ -147,6 +147,9 @@ def main():
             r = force(agent, app, "split", "2", "--wait", "30")
             check(r.returncode == 0 and "ok" in r.stdout and "2 -> 4 processes" in r.stdout,
                   f"force split 2 --wait: ok, 2 -> 4 ({r.returncode}: {r.stdout.strip()} {r.stderr.strip()})")
+            # 256 columns each before, 128 after: 384 columns of 512 doubles move (rank 0 keeps its first 128).
+            check(re.search(r"\(\d+\.\d+ s, 1\.5 MiB moved\)", r.stdout) is not None,
+                  f"the outcome line says 1.5 MiB moved ({r.stdout.strip()})")
             check(apps(agent)[app]["size"] == 4, "after the split the agent knows 4 active processes")
             shown = active_ranks(agent, app, [0, 1, 2, 3])
             check(shown == [0, 1, 2, 3], f"after the split apps shows ranks 0 to 3 active ({shown})")
