@@ -35,6 +35,11 @@ def main():
     ap.add_argument('--sizes-mb', default='100,300', help='grid sizes in MiB, comma-separated')
     ap.add_argument('--rounds', type=int, default=5, help='rounds; medians are reported')
     ap.add_argument('--mode', choices=['pool', 'spawn', 'spawn-wait'], default='pool')
+    ap.add_argument('--before-env', action='append', default=[], metavar='KEY=VALUE',
+                    help='environment for the first build\'s runs (repeatable): the same program twice with '
+                         'different settings, e.g. --after-env MALLEO_PCM_HUGE_PAGES=on')
+    ap.add_argument('--after-env', action='append', default=[], metavar='KEY=VALUE',
+                    help='environment for the second build\'s runs (repeatable)')
     ap.add_argument('--warm-mb', type=int, default=2000,
                     help='MiB touched and freed before every launch, as bench/pcm_reconfigure.py (0: none); needs '
                          'bench/first_touch in each build')
@@ -44,13 +49,19 @@ def main():
             ap.error(f'{path} is not an executable program')
     sizes = [int(s) for s in opts.sizes_mb.split(',')]
     builds = {'before': opts.before, 'after': opts.after}
+    envs = {}
+    for name, pairs in (('before', opts.before_env), ('after', opts.after_env)):
+        if any('=' not in pair for pair in pairs):
+            ap.error(f'--{name}-env takes KEY=VALUE')
+        envs[name] = dict(pair.split('=', 1) for pair in pairs)
     times = {}
     with tempfile.TemporaryDirectory(prefix='malleo-compare-') as folder:
         for r in range(opts.rounds):
             for mb in sizes:
                 for name, path in builds.items():
                     bench = pcm_reconfigure.Bench(types.SimpleNamespace(mpi=opts.mpi, heat2d=path, at=2, frm=2, to=4,
-                                                                                warm_mb=opts.warm_mb),
+                                                                                warm_mb=opts.warm_mb,
+                                                                                env=envs[name]),
                                                   folder)
                     for op, record in bench.operations(mb, opts.mode).items():
                         times.setdefault((mb, op, name), []).append(record)

@@ -91,6 +91,7 @@ class Bench:
         self.folder = folder
         self.heat2d = os.path.abspath(opts.heat2d)
         self.warm_mb = getattr(opts, 'warm_mb', 0)
+        self.env = dict(getattr(opts, 'env', None) or {})  # more environment for every launch (pcm_compare_builds)
         # bench/first_touch of the heat2d's build: BUILD/examples/heat2d/heat2d_MPI -> BUILD/bench/first_touch
         self.first_touch = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(self.heat2d))), 'bench',
                                         'first_touch')
@@ -101,7 +102,7 @@ class Bench:
         """launch(), after warming --warm-mb MiB of memory (see the module's header)."""
         if self.warm_mb:
             subprocess.run([self.first_touch, str(self.warm_mb), '1'], stdout=subprocess.DEVNULL, check=True)
-        return launch(self.opts.mpi, ranks, program, env_for_ranks)
+        return launch(self.opts.mpi, ranks, program, dict(env_for_ranks, **self.env))
 
     def grid(self, megabytes, iterations):
         columns = megabytes * (1 << 20) // COLUMN_BYTES

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "executor.h"
@@ -152,15 +153,27 @@ std::int64_t BufferMove::elementBytes() const
 	return spec.element_length * static_cast<std::int64_t>(baseSize(spec.base));
 }
 
+namespace {
+
+bool gHugePages = false;  // MALLEO_PCM_HUGE_PAGES=on (Session::configure)
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+
+} // namespace
+
 void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements)
 {
 	const auto bytes = static_cast<std::size_t>((count + 2 * halo) * element_bytes) + 1;
 	if (bytes < kPageMoveMin)
 		return std::calloc(bytes, 1);
+	const bool huge = gHugePages && bytes >= kHugePage;
 	void *block = nullptr;
-	if (posix_memalign(&block, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), bytes) != 0)
+	if (posix_memalign(&block, huge ? kHugePage : static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), bytes) != 0)
 		return nullptr;
 	auto *base = static_cast<unsigned char *>(block);
+	// Before the first touch, so that the kernel backs the block with 2 MiB pages where it can (transparent huge
+	// pages in madvise mode); the whole 2 MiB pages inside the block only.
+	if (huge)
+		madvise(base, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
 	const auto halo_bytes = static_cast<std::size_t>(halo * element_bytes);
 	if (zero_elements) {
 		std::memset(base, 0, bytes);
@@ -294,6 +307,12 @@ void Session::configure(bool report)
 	    !error.empty() && report)
 		std::fprintf(stderr, "malleo-pcm: %s; no nodes described\n", error.c_str());
 	configureWorldPublisher(report);
+	gHugePages = false;
+	if (const char *huge = std::getenv("MALLEO_PCM_HUGE_PAGES"); huge && *huge) {
+		gHugePages = std::strcmp(huge, "on") == 0;
+		if (!gHugePages && std::strcmp(huge, "off") != 0 && report)
+			std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_HUGE_PAGES=%s is not on or off; using off\n", huge);
+	}
 }
 
 bool Session::leaving() const

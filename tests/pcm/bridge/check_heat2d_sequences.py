@@ -91,6 +91,8 @@ def main():
     ap.add_argument('--columns', type=int, default=30)
     ap.add_argument('--iterations', type=int, default=30)
     ap.add_argument('--kept', choices=['in-place', 'pages'], help='check what the coordinator kept without copying')
+    ap.add_argument('--env', action='append', default=[], metavar='KEY=VALUE',
+                    help='more environment for the runs of the sequences (repeatable)')
     ap.add_argument('program')
     opts = ap.parse_args()
     grid = ['--rows', str(opts.rows), '--columns', str(opts.columns), '--iterations', str(opts.iterations)]
@@ -108,7 +110,8 @@ def main():
             if ops:
                 break
         seen.update(sizes)
-        env = {'MALLEO_POOL_ACTIVE': start, 'MALLEO_FORCE': force, 'MALLEO_PCM_VERBOSE': 1}
+        env = dict(pair.split('=', 1) for pair in opts.env)
+        env.update({'MALLEO_POOL_ACTIVE': start, 'MALLEO_FORCE': force, 'MALLEO_PCM_VERBOSE': 1})
         with tempfile.TemporaryDirectory() as tmp:
             phases = os.path.join(tmp, 'phases.jsonl')
             if opts.kept:
