@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "page_move.h"
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
