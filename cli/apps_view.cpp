@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "human_units.h"
 #include "list_request.h"
 #include "reply_fields.h"
 #include "text_table.h"
@@ -46,8 +47,7 @@ void printApp(const nlohmann::json &app)
 					 result->value("ok", false) ? "ok" : "failed", text(*result, {"text"}),
 					 fixed(*result, {"duration"}, 3),
 					 result->contains("bytes") && (*result)["bytes"].is_number()
-						 ? fmt::format(", {:.1f} MiB moved",
-							       (*result)["bytes"].get<double>() / 1048576.0)
+						 ? ", " + formatBytes((*result)["bytes"].get<double>()) + " moved"
 						 : "");
 }
 

@@ -12,6 +12,7 @@
 
 #include "agent_client.h"
 #include "commands.h"
+#include "human_units.h"
 #include "interrupt.h"
 #include "reply_fields.h"
 #include "target.h"
@@ -77,7 +78,7 @@ std::string outcomeLine(const nlohmann::json &event)
 				       event.value("ok", false) ? "ok" : "failed", text(event, {"text"}));
 	const std::optional<double> seconds = number(event, {"duration"}), bytes = number(event, {"bytes"});
 	if (seconds && bytes)
-		line += fmt::format(" ({:.3f} s, {:.1f} MiB moved)", *seconds, *bytes / 1048576.0);
+		line += fmt::format(" ({:.3f} s, {} moved)", *seconds, formatBytes(*bytes));
 	else if (seconds)
 		line += fmt::format(" ({:.3f} s)", *seconds);
 	return line;

@@ -24,6 +24,19 @@ std::string formatDuration(double seconds)
 	return fmt::format("{}d {:02}h", s / 86400, s % 86400 / 3600);
 }
 
+std::string formatBytes(double bytes)
+{
+	if (!std::isfinite(bytes) || bytes < 0)
+		return "-";
+	if (bytes < 1024)
+		return fmt::format("{:.0f} B", bytes);
+	if (bytes < 1048576)
+		return fmt::format("{:.1f} KiB", bytes / 1024);
+	if (bytes < 1073741824)
+		return fmt::format("{:.1f} MiB", bytes / 1048576);
+	return fmt::format("{:.2f} GiB", bytes / 1073741824);
+}
+
 std::string formatClock(std::chrono::system_clock::time_point when)
 {
 	using namespace std::chrono;

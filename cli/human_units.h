@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Durations and clock times as people read them.
+// Durations, clock times and sizes as people read them.
 #pragma once
 
 #include <chrono>
@@ -9,6 +9,9 @@ namespace malleo::cli {
 
 // "0.42 s", "12.3 s", "5m 03s", "2h 05m", "3d 04h".
 std::string formatDuration(double seconds);
+
+// "512 B", "12.3 KiB", "1.5 MiB", "2.25 GiB".
+std::string formatBytes(double bytes);
 
 // Local wall-clock time "HH:MM:SS.mmm".
 std::string formatClock(std::chrono::system_clock::time_point when);
