@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <sys/mman.h>
@@ -20,29 +21,44 @@ struct Piece {
 	std::uintptr_t start, end;
 };
 
-// [first, end) cut where the mappings of this process that hold it begin and end, as /proc/self/maps says, if every
-// one of them is private, anonymous and read-write and they leave no gap. Moving pages out of or into anything else
-// (a file, shared memory, huge-page files, a stack) would change what that memory is. A mapping the kernel names
-// counts only when it is the brk heap ("[heap]"), which malloc uses like any anonymous memory. A buffer often spans
-// several mappings: pages moved into it earlier are a mapping of their own.
-bool privateAnonymousPieces(std::uintptr_t first, std::uintptr_t end, std::vector<Piece>& pieces)
+// /proc/self/maps, whole (the kernel writes it out line by line, which costs about 1 µs a line: read it once).
+std::string readMaps()
 {
+	std::string text;
 	FILE* maps = std::fopen("/proc/self/maps", "re");
 	if (!maps)
-		return false;
-	char* line = nullptr;
-	std::size_t capacity = 0;
+		return text;
+	char chunk[16384];
+	for (std::size_t got; (got = std::fread(chunk, 1, sizeof chunk, maps)) > 0;)
+		text.append(chunk, got);
+	std::fclose(maps);
+	return text;
+}
+
+// [first, end) cut where the mappings of this process that hold it begin and end, as `maps` (/proc/self/maps)
+// says, if every one of them is private, anonymous and read-write and they leave no gap. Moving pages out of or
+// into anything else (a file, shared memory, huge-page files, a stack) would change what that memory is. A mapping
+// the kernel names counts only when it is the brk heap ("[heap]"), which malloc uses like any anonymous memory. A
+// buffer often spans several mappings: pages moved into it earlier are a mapping of their own.
+bool privateAnonymousPieces(const std::string& maps, std::uintptr_t first, std::uintptr_t end,
+			    std::vector<Piece>& pieces)
+{
 	std::uintptr_t covered = first;
 	bool fits = true;
-	while (fits && covered < end && getline(&line, &capacity, maps) > 0) {
+	for (std::size_t at = 0; fits && covered < end && at < maps.size();) {
+		std::size_t eol = maps.find('\n', at);
+		if (eol == std::string::npos)
+			eol = maps.size();
+		const std::string line = maps.substr(at, eol - at);
+		at = eol + 1;
 		unsigned long start = 0, stop = 0, offset = 0, inode = 0;
 		char perms[5] = {}, device[32] = {};
 		int path_at = 0;
-		if (std::sscanf(line, "%lx-%lx %4s %lx %31s %lu %n", &start, &stop, perms, &offset, device, &inode,
-				&path_at) < 6 ||
+		if (std::sscanf(line.c_str(), "%lx-%lx %4s %lx %31s %lu %n", &start, &stop, perms, &offset, device,
+				&inode, &path_at) < 6 ||
 		    stop <= covered)
 			continue;
-		const char* path = line + path_at;
+		const char* path = line.c_str() + path_at;
 		const bool anonymous = inode == 0 && (*path == '\0' || std::strncmp(path, "[heap]", 6) == 0);
 		fits = start <= covered && anonymous && std::strncmp(perms, "rw-p", 4) == 0;
 		if (fits) {
@@ -50,8 +66,6 @@ bool privateAnonymousPieces(std::uintptr_t first, std::uintptr_t end, std::vecto
 			covered = pieces.back().end;
 		}
 	}
-	std::free(line);
-	std::fclose(maps);
 	return fits && covered == end;
 }
 
@@ -92,9 +106,12 @@ std::size_t moveOrCopy(void* to, void* from, std::size_t bytes)
 	const std::uintptr_t first = (source + page - 1) / page * page;
 	const std::uintptr_t end = (source + bytes) / page * page;
 	std::vector<Piece> pieces, destination_pieces;
-	if (bytes < kPageMoveMin || source % page != destination % page || end <= first || !pageMovesWork() ||
-	    !privateAnonymousPieces(first, end, pieces) ||
-	    !privateAnonymousPieces(destination + (first - source), destination + (end - source), destination_pieces)) {
+	const bool movable = bytes >= kPageMoveMin && source % page == destination % page && end > first &&
+			     pageMovesWork();
+	const std::string maps = movable ? readMaps() : std::string();
+	if (!movable || !privateAnonymousPieces(maps, first, end, pieces) ||
+	    !privateAnonymousPieces(maps, destination + (first - source), destination + (end - source),
+				    destination_pieces)) {
 		std::memcpy(to, from, bytes);
 		return 0;
 	}
