@@ -5,10 +5,17 @@
  * come from memory the guest freed recently and are fast, the later ones cost a host fault per page
  * (docs/performance.md, "Reconfiguration").
  *
- *	build/bench/first_touch [MIB [ROUNDS]]     (default 150 MiB, 8 rounds)
+ * KIND: 4k (the default) as above; huge: each buffer 2 MiB aligned and advised MADV_HUGEPAGE first (transparent huge
+ * pages in madvise mode; MALLEO_PCM_HUGE_PAGES=on); move: instead, each round fills a buffer and times moving its
+ * pages into a fresh one (mremap with MREMAP_DONTUNMAP, as the bridge keeps a merge's data: page_move.h) against
+ * faulting a fresh one in and copying into it.
+ *
+ *	build/bench/first_touch [MIB [ROUNDS [4k|huge|move]]]     (default 150 MiB, 8 rounds, 4k)
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +23,11 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4
+#endif
+
+#define HUGE_PAGE ((size_t)2 << 20)
 
 static double now(void)
 {
@@ -24,30 +36,68 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* `bytes` of fresh memory, on a 2 MiB boundary (the rest of the mapping is left mapped: the buffers are never
+ * freed). */
+static char *fresh(size_t bytes)
+{
+	char *mapping = mmap(NULL, bytes + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mapping == MAP_FAILED) {
+		perror("first_touch: mmap");
+		exit(1);
+	}
+	return (char *)(((unsigned long)mapping + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
+}
+
+static double populate(char *buffer, size_t bytes)
+{
+	const double start = now();
+	if (madvise(buffer, bytes, MADV_POPULATE_WRITE) != 0) {
+		perror("first_touch: madvise(MADV_POPULATE_WRITE)");
+		exit(1);
+	}
+	return now() - start;
+}
+
 int main(int argc, char **argv)
 {
 	const long mib = argc > 1 ? atol(argv[1]) : 150;
 	const long rounds = argc > 2 ? atol(argv[2]) : 8;
-	if (mib < 1 || rounds < 1) {
-		fprintf(stderr, "usage: first_touch [MIB [ROUNDS]] (positive integers)\n");
+	const char *kind = argc > 3 ? argv[3] : "4k";
+	const int huge = strcmp(kind, "huge") == 0, move = strcmp(kind, "move") == 0;
+	if (mib < 1 || rounds < 1 || (!huge && !move && strcmp(kind, "4k") != 0)) {
+		fprintf(stderr, "usage: first_touch [MIB [ROUNDS [4k|huge|move]]] (positive integers)\n");
 		return 2;
 	}
 	const size_t bytes = (size_t)mib << 20;
-	const long page = sysconf(_SC_PAGESIZE);
-	printf("MiB %ld, first touch of each new buffer (not freed):", mib);
+	if (move)
+		printf("MiB %ld, moving a filled buffer's pages into a fresh one, against faulting it in + memcpy:", mib);
+	else
+		printf("MiB %ld, %s pages, first touch of each new buffer (not freed):", mib, kind);
 	for (long r = 0; r < rounds; ++r) {
-		void *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (buffer == MAP_FAILED) {
-			perror("first_touch: mmap");
+		char *buffer = fresh(bytes);
+		if (huge)
+			madvise(buffer, bytes, MADV_HUGEPAGE);
+		const double seconds = populate(buffer, bytes);
+		if (!move) {
+			printf(" %.3f s (%.2f GB/s)", seconds, (double)bytes / seconds / 1e9);
+			fflush(stdout);
+			continue;
+		}
+		memset(buffer, 1, bytes);
+		char *target = fresh(bytes), *copy = fresh(bytes);
+		double start = now();
+		if (mremap(buffer, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, target) != target) {
+			perror("first_touch: mremap");
 			return 1;
 		}
-		const double start = now();
-		if (madvise(buffer, bytes - bytes % (size_t)page, MADV_POPULATE_WRITE) != 0) {
-			perror("first_touch: madvise(MADV_POPULATE_WRITE)");
+		const double moving = now() - start;
+		const double faulting = populate(copy, bytes);
+		start = now();
+		memcpy(copy, target, bytes);
+		const double copying = now() - start;
+		if (copy[bytes / 2] != 1 || target[bytes / 2] != 1)
 			return 1;
-		}
-		const double seconds = now() - start;
-		printf(" %.3f s (%.2f GB/s)", seconds, (double)bytes / seconds / 1e9);
+		printf(" %.2f ms against %.2f + %.2f ms", moving * 1e3, faulting * 1e3, copying * 1e3);
 		fflush(stdout);
 	}
 	printf("\n");

@@ -26,15 +26,13 @@ std::string formatDuration(double seconds)
 
 std::string formatBytes(double bytes)
 {
-	if (!std::isfinite(bytes) || bytes < 0)
-		return "-";
-	if (bytes < 1024)
-		return fmt::format("{:.0f} B", bytes);
-	if (bytes < 1048576)
-		return fmt::format("{:.1f} KiB", bytes / 1024);
-	if (bytes < 1073741824)
-		return fmt::format("{:.1f} MiB", bytes / 1048576);
-	return fmt::format("{:.2f} GiB", bytes / 1073741824);
+	static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+	while (bytes >= 1024 && u < 4) {
+		bytes /= 1024;
+		++u;
+	}
+	return u == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.1f} {}", bytes, units[u]);
 }
 
 std::string formatClock(std::chrono::system_clock::time_point when)

@@ -10,7 +10,7 @@ namespace malleo::cli {
 // "0.42 s", "12.3 s", "5m 03s", "2h 05m", "3d 04h".
 std::string formatDuration(double seconds);
 
-// "512 B", "12.3 KiB", "1.5 MiB", "2.25 GiB".
+// "512 B", "12.3 KiB", "1.5 MiB", "2.3 GiB".
 std::string formatBytes(double bytes);
 
 // Local wall-clock time "HH:MM:SS.mmm".

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "failure.h"
 #include "reply_fields.h"
+#include "human_units.h"
 #include "text_table.h"
 
 namespace malleo::cli {
@@ -24,17 +25,6 @@ namespace malleo::cli {
 namespace {
 
 constexpr std::size_t kMatrixRanks = 16; // wider matrices do not fit a terminal
-
-std::string bytesText(double bytes)
-{
-	static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	int u = 0;
-	while (bytes >= 1024 && u < 4) {
-		bytes /= 1024;
-		++u;
-	}
-	return u == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.1f} {}", bytes, units[u]);
-}
 
 void printFunctions(const nlohmann::json &report)
 {
@@ -55,7 +45,7 @@ void printFunctions(const nlohmann::json &report)
 		const double t = number(*f, {"time_s"}).value_or(0);
 		table.addRow({name, text(*f, {"calls"}), fixed(*f, {"time_s"}, 6),
 			      mpi > 0 ? fmt::format("{:.1f}", 100 * t / mpi) : "-",
-			      bytesText(number(*f, {"bytes"}).value_or(0))});
+			      formatBytes(number(*f, {"bytes"}).value_or(0))});
 	}
 	std::cout << "\nTime in MPI by function (all ranks)\n" << table.render();
 }
@@ -70,7 +60,7 @@ void printCollectives(const nlohmann::json &report)
 		table.alignRight(c);
 	for (const auto &[kind, c] : collectives->items())
 		table.addRow({kind, text(c, {"calls"}), fixed(c, {"time_s"}, 6),
-			      bytesText(number(c, {"bytes"}).value_or(0))});
+			      formatBytes(number(c, {"bytes"}).value_or(0))});
 	std::cout << "\nCollectives by kind (all ranks)\n" << table.render();
 }
 
@@ -102,7 +92,7 @@ void printSizes(const nlohmann::json &ranks)
 			continue;
 		const double low = b ? double(uint64_t(1) << (b - 1)) : 0;
 		const double high = b ? 2 * low - 1 : 0;
-		table.addRow({b ? fmt::format("{} .. {}", bytesText(low), bytesText(high)) : "0 B",
+		table.addRow({b ? fmt::format("{} .. {}", formatBytes(low), formatBytes(high)) : "0 B",
 			      fmt::format("{:.0f}", counts[b][0]), fmt::format("{:.0f}", counts[b][1]),
 			      fmt::format("{:.0f}", counts[b][2])});
 	}
@@ -132,7 +122,7 @@ void printMatrix(const nlohmann::json &report)
 		const nlohmann::json &line = (*matrix)[i];
 		for (std::size_t j = 0; j < matrix->size(); ++j)
 			row.push_back(line.is_array() && j < line.size() && line[j].is_number()
-					  ? bytesText(line[j].get<double>())
+					  ? formatBytes(line[j].get<double>())
 					  : "-");
 		table.addRow(row);
 	}

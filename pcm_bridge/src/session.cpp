@@ -724,9 +724,9 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		int rank;
 	} local = {error, error ? me : static_cast<int>(all.size())}, global = {0, 0};
 	MPI_Allreduce(&local, &global, 1, MPI_2INT, MPI_MAXLOC, union_comm);
-	if (!global.failed)
+	if (!global.failed) {
+		// Every process knows the data moved: the old buffers may give up their pages (finishLocal).
 		MPI_Allreduce(MPI_IN_PLACE, &moved, 1, MPI_INT64_T, MPI_SUM, union_comm);
-	if (!global.failed)
 		for (std::size_t i = 0; i < moves.size(); ++i) {
 			BufferMove &move = moves[i];
 			const std::int64_t pages = !move.discard_old ? 0 :
@@ -735,6 +735,7 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 			const bool in_place = move.new_data && move.new_data == move.old_data;
 			phaseTimes().kept(in_place ? move.new_count * move.elementBytes() : 0, pages);
 		}
+	}
 	phaseTimes().mark(Phase::redistribution);
 	if (global.failed) {
 		std::vector<char> text(256, 0);

@@ -231,23 +231,17 @@ public:
 	// Copies the transfer's elements from the sender's old buffer into this rank's new buffer.
 	int pull(const Transfer& transfer, void* new_buffer, MPI_Aint extent) const
 	{
-		const auto& peer = peers_[static_cast<std::size_t>(transfer.from)];
-		const auto local = vectors(static_cast<char*>(new_buffer), transfer.destination, extent);
-		const auto remote = vectors(reinterpret_cast<char*>(static_cast<std::intptr_t>(peer.old_buffer)),
-					    transfer.source, extent);
-		return copyAll(process_vm_readv, static_cast<pid_t>(peer.pid), local, remote) ? MPI_SUCCESS
-											     : MPI_ERR_OTHER;
+		const Peer& peer = peers_[static_cast<std::size_t>(transfer.from)];
+		return copy(process_vm_readv, peer, vectors(new_buffer, transfer.destination, extent),
+			    vectors(peer.old_buffer, transfer.source, extent));
 	}
 
 	// Copies the transfer's elements from this rank's old buffer into the receiver's new buffer.
 	int push(const Transfer& transfer, const void* old_buffer, MPI_Aint extent) const
 	{
-		const auto& peer = peers_[static_cast<std::size_t>(transfer.to)];
-		const auto local = vectors(const_cast<char*>(static_cast<const char*>(old_buffer)), transfer.source, extent);
-		const auto remote = vectors(reinterpret_cast<char*>(static_cast<std::intptr_t>(peer.new_buffer)),
-					    transfer.destination, extent);
-		return copyAll(process_vm_writev, static_cast<pid_t>(peer.pid), local, remote) ? MPI_SUCCESS
-											      : MPI_ERR_OTHER;
+		const Peer& peer = peers_[static_cast<std::size_t>(transfer.to)];
+		return copy(process_vm_writev, peer, vectors(old_buffer, transfer.source, extent),
+			    vectors(peer.new_buffer, transfer.destination, extent));
 	}
 
 private:
@@ -284,19 +278,26 @@ private:
 		       word == kProbeWord;
 	}
 
-	static std::vector<iovec> vectors(char* base, const std::vector<Segment>& segments, MPI_Aint extent)
+	// The segments of a buffer at `base` (here or in a peer, where it is an address the peer gave).
+	static std::vector<iovec> vectors(std::intptr_t base, const std::vector<Segment>& segments, MPI_Aint extent)
 	{
 		std::vector<iovec> result;
 		for (const Segment& segment : segments)
-			result.push_back({base + segment.offset * extent, static_cast<std::size_t>(segment.count * extent)});
+			result.push_back({reinterpret_cast<char*>(base + segment.offset * extent),
+					  static_cast<std::size_t>(segment.count * extent)});
 		return result;
+	}
+	static std::vector<iovec> vectors(const void* base, const std::vector<Segment>& segments, MPI_Aint extent)
+	{
+		return vectors(reinterpret_cast<std::intptr_t>(base), segments, extent);
 	}
 
 	// process_vm_readv/writev take at most IOV_MAX vectors a call and may stop short; this goes on until all is
 	// copied.
 	using CopyCall = ssize_t (*)(pid_t, const iovec*, unsigned long, const iovec*, unsigned long, unsigned long);
-	static bool copyAll(CopyCall call, pid_t pid, std::vector<iovec> local, std::vector<iovec> remote)
+	static int copy(CopyCall call, const Peer& peer, std::vector<iovec> local, std::vector<iovec> remote)
 	{
+		const auto pid = static_cast<pid_t>(peer.pid);
 		std::size_t l = 0, r = 0;
 		while (l < local.size() && r < remote.size()) {
 			const auto nl = static_cast<unsigned long>(std::min<std::size_t>(local.size() - l, IOV_MAX));
@@ -305,11 +306,11 @@ private:
 			if (got < 0 && errno == EINTR)
 				continue;
 			if (got <= 0)
-				return false;
+				return MPI_ERR_OTHER;
 			advance(local, l, static_cast<std::size_t>(got));
 			advance(remote, r, static_cast<std::size_t>(got));
 		}
-		return l == local.size() && r == remote.size();
+		return l == local.size() && r == remote.size() ? MPI_SUCCESS : MPI_ERR_OTHER;
 	}
 
 	static void advance(std::vector<iovec>& vectors, std::size_t& index, std::size_t bytes)
@@ -492,14 +493,13 @@ private:
 // Below this many bytes of destination per transfer, page faults cost too little to matter.
 constexpr std::int64_t kPrefaultMin = std::int64_t{8} << 20;
 
-// Faults in, with one madvise, the pages of new_buffer that this rank's transfers will write. A reconfiguration's
-// new buffer is usually fresh memory; left alone, its pages fault one at a time inside the copies (Open MPI's CMA
-// pull takes each fault in process_vm_readv), which cost about three times the copy on the test VM at 100 and
-// 300 MiB (docs/performance.md, "Redistribution"). The contents do not change; without MADV_POPULATE_WRITE (Linux
-// < 5.14) or on any error the pages simply fault as before.
-// One madvise per transfer this rank copies in itself: not those the sender pushes (the sender's writes fault the
-// pages, so that cost is the sender's too), nor elements kept in place (a new buffer that is the old one), nor local
-// copies left for finishLocal, which may move pages instead.
+// Faults in, with one madvise per transfer, the pages of new_buffer that this rank will write itself. A
+// reconfiguration's new buffer is usually fresh memory; left alone, its pages fault one at a time inside the copies
+// (Open MPI's CMA pull takes each fault in process_vm_readv), which cost about three times the copy on the test VM at
+// 100 and 300 MiB (docs/performance.md, "Redistribution"). Not faulted in: what a sender pushes (its writes fault the
+// pages, so that cost is the sender's), elements kept in place (a new buffer that is the old one), and local copies
+// left for finishLocal, which may move pages instead. The contents do not change; without MADV_POPULATE_WRITE
+// (Linux < 5.14) or on any error the pages simply fault as before.
 void prefault(const std::vector<const Transfer*>& mine, int rank, const void* old_buffer, void* new_buffer,
 	      MPI_Aint extent, bool defer_local, const DirectPeers& direct)
 {
