@@ -16,11 +16,14 @@
 // waiting. After that an error in one transfer does not stop the others: every rank still posts everything its
 // peers expect, so all of them come back, and the first error is reported.
 //
-// Between processes of different MPI jobs on one host (a spawn mode run: every MPI_Comm_spawn call is a job of its
-// own) Open MPI 4.1's shared-memory transport does not connect, and MPI messages go through TCP over loopback. There
-// the receiver reads the sender's old buffer itself, with process_vm_readv (a "direct" transfer), and tells the
-// sender when it is done. On one host, a sender may also write into its receiver's new buffer (process_vm_writev)
-// when that balances who copies; see DirectPeers.
+// Between two processes on one host that may access each other's memory, a transfer is "direct": the receiver reads
+// the sender's old buffer itself with process_vm_readv, or the sender writes into the receiver's new buffer with
+// process_vm_writev when that balances who copies, and the one that copied tells the other when it is done. That is
+// the single copy Open MPI's shared-memory transport makes for a large message too, but it needs nothing from the
+// other end once the buffers' addresses are known, where MPI's rendezvous waits for the sender to post its send (a
+// sender without a core delays its receiver: more processes than cores is the usual case during a split); and between
+// processes of different MPI jobs (spawn mode: every MPI_Comm_spawn call is a job of its own) Open MPI 4.1 has no
+// shared memory at all, its messages go through TCP over loopback. See DirectPeers.
 #include "executor.h"
 #include "host.h"
 #include "page_move.h"
@@ -151,19 +154,16 @@ bool isContiguous(MPI_Datatype element, MPI_Aint extent)
 enum class Route : unsigned char { message, pull, push };
 
 // Routes every transfer of a schedule, the same on every rank. Two processes on one host whose memory the copier may
-// access (the probe below) move data directly when they are in different jobs (MPI has no shared memory between
-// MPI_COMM_WORLDs: its messages would go over TCP) or when the sender copying balances the work: the receiver of a
-// message or pull does the copy, so a rank that only sends idles while a rank that receives from several copies
-// everything (a merge's survivor). Transfers are taken largest first and each goes to the end with less copying so
-// far, the receiver on a tie.
+// access (the probe below) move data directly; any other pair, and any element type that is not plain bytes, by MPI
+// messages. The receiver of a message or pull does the copy, so a rank that only sends would idle while a rank that
+// receives from several copies everything (a merge's survivor): transfers are taken largest first and each goes to
+// the end with less copying so far, the receiver (a pull) on a tie, the sender (a push) otherwise.
 class DirectPeers
 {
 	// What the ranks tell each other about themselves: five int64 words.
 	struct Peer {
 		std::int64_t host, pid, old_buffer, new_buffer, probe;
 	};
-	// What each rank tells the others about each peer (a matrix of these, one row per rank).
-	enum Reach : int { kSameJob = 1, kAccessible = 2 };
 
 public:
 	// Collective over `comm`. `contiguous`: the element type is plain bytes (the same on every rank); otherwise
@@ -188,14 +188,12 @@ public:
 		for (const Transfer& transfer : schedule.transfers)
 			if (transfer.from == rank || transfer.to == rank)
 				partner[static_cast<std::size_t>(transfer.from == rank ? transfer.to : transfer.from)] = 1;
+		// reach[p * n + q]: rank p may access rank q's memory.
 		std::vector<int> row(n, 0), reach(n * n, 0);
-		const std::vector<int> in_world = inWorld(comm, size);
 		for (int q = 0; q < size; ++q) {
 			const auto& peer = peers_[static_cast<std::size_t>(q)];
-			row[static_cast<std::size_t>(q)] = in_world[static_cast<std::size_t>(q)] ? kSameJob : 0;
-			if (q != rank && partner[static_cast<std::size_t>(q)] && contiguous && peer.host == mine.host &&
-			    accessible(peer))
-				row[static_cast<std::size_t>(q)] |= kAccessible;
+			row[static_cast<std::size_t>(q)] = q != rank && partner[static_cast<std::size_t>(q)] && contiguous &&
+							   peer.host == mine.host && accessible(peer);
 		}
 		rc = MPI_Allgather(row.data(), size, MPI_INT, reach.data(), size, MPI_INT, comm);
 		if (rc != MPI_SUCCESS)
@@ -212,14 +210,13 @@ public:
 		for (std::size_t i : order) {
 			const Transfer& transfer = schedule.transfers[i];
 			const auto from = static_cast<std::size_t>(transfer.from), to = static_cast<std::size_t>(transfer.to);
-			const bool same_job = reach[from * n + to] & kSameJob;
-			const bool can_pull = reach[to * n + from] & kAccessible, can_push = reach[from * n + to] & kAccessible;
+			const bool can_pull = reach[to * n + from], can_push = reach[from * n + to];
 			const std::int64_t count = elements(transfer.source);
 			if (can_push && copying[from] < copying[to]) {
 				routes_[i] = Route::push;
 				copying[from] += count;
 			} else {
-				routes_[i] = can_pull && !same_job ? Route::pull : Route::message;
+				routes_[i] = can_pull ? Route::pull : Route::message;
 				copying[to] += count;
 			}
 		}
@@ -246,25 +243,6 @@ public:
 
 private:
 	static constexpr std::uint64_t kProbeWord = 0x6d616c6c656f2121ULL;
-
-	// Which ranks of `comm` are in this process's MPI_COMM_WORLD. Should MPI fail to say, all count as in it.
-	static std::vector<int> inWorld(MPI_Comm comm, int size)
-	{
-		std::vector<int> in_world(static_cast<std::size_t>(size), 1);
-		MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
-		std::vector<int> ranks(in_world.size()), translated(in_world.size());
-		for (int q = 0; q < size; ++q)
-			ranks[static_cast<std::size_t>(q)] = q;
-		if (MPI_Comm_group(comm, &group) == MPI_SUCCESS && MPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&
-		    MPI_Group_translate_ranks(group, size, ranks.data(), world, translated.data()) == MPI_SUCCESS)
-			for (int q = 0; q < size; ++q)
-				in_world[static_cast<std::size_t>(q)] = translated[static_cast<std::size_t>(q)] != MPI_UNDEFINED;
-		if (group != MPI_GROUP_NULL)
-			MPI_Group_free(&group);
-		if (world != MPI_GROUP_NULL)
-			MPI_Group_free(&world);
-		return in_world;
-	}
 
 	// Whether this process may access the peer's memory: it reads a known word of it (ptrace rules may forbid it;
 	// the same rules govern writing).
