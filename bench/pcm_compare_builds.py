@@ -61,7 +61,7 @@ def main():
                 for name, path in builds.items():
                     bench = pcm_reconfigure.Bench(types.SimpleNamespace(mpi=opts.mpi, heat2d=path, at=2, frm=2, to=4,
                                                                                 warm_mb=opts.warm_mb,
-                                                                                env=envs[name]),
+                                                                                ompi_pml='ob1', env=envs[name]),
                                                   folder)
                     for op, record in bench.operations(mb, opts.mode).items():
                         times.setdefault((mb, op, name), []).append(record)

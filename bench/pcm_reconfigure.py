@@ -36,7 +36,10 @@ Memory: on the development VM, memory the guest freed more than about 2 s ago ha
 docs/performance.md). Which runs met cold memory would then depend on what ran just before them. So before every
 launch, of every variant, the script touches and frees --warm-mb MiB (bench/first_touch), which leaves the guest warm
 memory for the run, as a machine without page reporting has; --warm-mb 0 measures the VM as it comes. --mode pool,spawn,spawn-wait measures all three
-in each round, against the same stop-restart runs. The 1-min load average is sampled after each size of each round and summarised in the table's heading."""
+in each round, against the same stop-restart runs. Every launch, of every variant, names Open MPI's ob1
+point-to-point layer, as `malleo run` does on a host without InfiniBand or Omni-Path: Open MPI's own choice first
+tries cm, whose libraries add about 0.2 s to every MPI_Init and spawn on Debian (bench/mpi_start.sh);
+--ompi-pml default measures that. The 1-min load average is sampled after each size of each round and summarised in the table's heading."""
 
 import argparse
 import json
@@ -53,20 +56,23 @@ LAUNCHERS = {'openmpi': 'mpirun.openmpi', 'mpich': 'mpiexec.mpich'}
 COLUMN_BYTES = 8 * 1024  # a column of --rows 1024 doubles
 
 
-def launch(mpi, ranks, program, env_for_ranks):
-    """(wall seconds, completed process) of one mpirun."""
+def launch(mpi, ranks, program, env_for_ranks, pml=None):
+    """(wall seconds, completed process) of one mpirun; `pml`: Open MPI's point-to-point layer, None for its own
+    choice."""
     launcher = shutil.which(LAUNCHERS[mpi])
     if not launcher:
         sys.exit(f'{LAUNCHERS[mpi]} is not installed')
     if mpi == 'openmpi':
         cmd = [launcher, '--oversubscribe', '--bind-to', 'none', '-n', str(ranks)]
+        if pml:
+            cmd += ['--mca', 'pml', pml]
         for key, value in env_for_ranks.items():
             cmd += ['-x', f'{key}={value}']
     else:
         cmd = [launcher, '-n', str(ranks)]
         for key, value in env_for_ranks.items():
             cmd += ['-genv', key, str(value)]
-    env = {k: v for k, v in os.environ.items() if not k.startswith('MALLEO_')}
+    env = {k: v for k, v in os.environ.items() if not k.startswith('MALLEO_') and k != 'OMPI_MCA_pml'}
     env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
                OMPI_MCA_rmaps_base_oversubscribe='1', OMPI_MCA_mpi_yield_when_idle='1')
     start = time.monotonic()
@@ -102,7 +108,8 @@ class Bench:
         """launch(), after warming --warm-mb MiB of memory (see the module's header)."""
         if self.warm_mb:
             subprocess.run([self.first_touch, str(self.warm_mb), '1'], stdout=subprocess.DEVNULL, check=True)
-        return launch(self.opts.mpi, ranks, program, dict(env_for_ranks, **self.env))
+        return launch(self.opts.mpi, ranks, program, dict(env_for_ranks, **self.env),
+                      None if self.opts.ompi_pml == 'default' else self.opts.ompi_pml)
 
     def grid(self, megabytes, iterations):
         columns = megabytes * (1 << 20) // COLUMN_BYTES
@@ -229,6 +236,11 @@ def main():
     ap.add_argument('--warm-mb', type=int, default=2000,
                     help='MiB of memory touched and freed before every launch, so that each run gets warm memory '
                     '(0: none; see the header)')
+    ap.add_argument('--ompi-pml', default='ob1',
+                    help="Open MPI's point-to-point layer for every launch, the in-memory operations' and "
+                    "stop-restart's alike: ob1 (the default, as `malleo run` on a host without InfiniBand or "
+                    "Omni-Path) or default (Open MPI's own choice, which first tries cm: about 0.2 s more in every "
+                    "MPI_Init and spawn on Debian; docs/performance.md, \"Open MPI's start\")")
     opts = ap.parse_args()
     opts.heat2d = opts.heat2d or f'build/examples/heat2d/heat2d_{opts.mpi}'
     if not os.access(opts.heat2d, os.X_OK):
@@ -262,7 +274,8 @@ def main():
 
     print(f'heat2d, {opts.mpi}, {" and ".join(modes)} mode, {opts.frm} <-> {opts.to} processes, medians of '
           f'{opts.repeats} interleaved rounds (seconds); 1-min load average {min(loads):.1f}-{max(loads):.1f} '
-          f'(median {median(loads):.1f}) after each size of each round; {opts.warm_mb} MiB warmed before each launch')
+          f'(median {median(loads):.1f}) after each size of each round; {opts.warm_mb} MiB warmed before each launch'
+          + (f'; Open MPI pml {opts.ompi_pml}' if opts.mpi == 'openmpi' else ''))
     print('| MiB | mode | operation | reconfiguration | agreement | spawn | activation | redistribution | rebuild | '
           'stop-restart | write | read + scatter | relaunch | stop-restart / operation |')
     print('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')

@@ -83,6 +83,30 @@ unsigned launched(const RunOptions &run)
 	return run.maxRanks > 0 ? run.maxRanks : run.ranks;
 }
 
+// Whether this host has an InfiniBand or Omni-Path (PSM) device, for which Open MPI has transports besides ob1.
+bool hasFastNetworkDevice()
+{
+	std::error_code ec;
+	if (fs::exists("/dev/infiniband", ec))
+		return true;
+	for (const fs::directory_entry &e : fs::directory_iterator("/dev", ec)) {
+		const std::string name = e.path().filename().string();
+		if (name.starts_with("hfi1") || name.starts_with("ipath"))
+			return true;
+	}
+	return false;
+}
+
+// Open MPI's point-to-point layer for a run on this host alone, unless the user chose one: on a host without
+// InfiniBand or Omni-Path devices it picks ob1 anyway, but only after trying the cm layer, whose Omni-Path
+// libraries (Debian links libpsm2 and libinfinipath) sleep about 0.1 s each while they load: 0.2 s of every
+// process's MPI_Init and of every spawn (docs/performance.md, "Open MPI's start").
+bool chooseOb1(const RunOptions &run)
+{
+	const char *chosen = std::getenv("OMPI_MCA_pml");
+	return run.hosts.empty() && !(chosen && *chosen) && !hasFastNetworkDevice();
+}
+
 std::vector<std::string> launcherCommand(const RunOptions &run,
 					 const std::vector<std::pair<std::string, std::string>> &env)
 {
@@ -92,6 +116,8 @@ std::vector<std::string> launcherCommand(const RunOptions &run,
 		if (geteuid() == 0)
 			argv.push_back("--allow-run-as-root");
 		argv.insert(argv.end(), {"--oversubscribe", "-n", std::to_string(launched(run))});
+		if (chooseOb1(run))
+			argv.insert(argv.end(), {"--mca", "pml", "ob1"});
 		if (!run.hosts.empty())
 			argv.insert(argv.end(), {"--host", run.hosts});
 		for (const auto &[key, value] : env)

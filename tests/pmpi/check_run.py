@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """`malleo run -n 2 --mpi MPI -- traffic` exits with the program's status and names the report it wrote;
 `malleo report` prints it as tables, the rank x rank matrix among them; a failing program's status comes back
-through `malleo run` (MPI_Abort with code 3)."""
+through `malleo run` (MPI_Abort with code 3). Under Open MPI on a host without InfiniBand or Omni-Path devices the
+ranks run with the ob1 point-to-point layer (OMPI_MCA_pml=ob1 in their environment, `env` as the program), unless
+the user chose a layer, and a run over --hosts is left to Open MPI's choice."""
 
 import argparse
 import os
@@ -25,6 +27,27 @@ def bytes_text(n):
         n /= 1024
         u += 1
     return f'{n:.0f} B' if u == 0 else f'{n:.1f} {units[u]}'
+
+
+def fast_network_device():
+    return os.path.exists('/dev/infiniband') or any(n.startswith(('hfi1', 'ipath')) for n in os.listdir('/dev'))
+
+
+def check_pml_choice(malleo, env, out):
+    """The OMPI_MCA_pml a rank sees: ob1 chosen by malleo run here, the user's own, none over --hosts."""
+    errors = []
+    env = {k: v for k, v in env.items() if k != 'OMPI_MCA_pml'}
+    cases = [({}, [], None if fast_network_device() else 'ob1'), ({'OMPI_MCA_pml': 'ob1,cm'}, [], 'ob1,cm'),
+             ({}, ['--hosts', 'localhost'], None)]
+    for extra, options, want in cases:
+        r = subprocess.run([malleo, 'run', '-n', '1', '--mpi', 'openmpi', '--profile-dir', out] + options +
+                           ['--', 'env'], env=dict(env, **extra), capture_output=True, text=True, timeout=50,
+                           stdin=subprocess.DEVNULL)
+        seen = re.findall(r'^OMPI_MCA_pml=(.*)$', r.stdout, re.M)
+        if r.returncode != 0 or seen != ([want] if want else []):
+            errors.append(f'malleo run {options} with {extra}: status {r.returncode}, the rank saw OMPI_MCA_pml '
+                          f'{seen}, expected {want}: {r.stderr[-1000:]}')
+    return errors
 
 
 def main():
@@ -79,6 +102,8 @@ def main():
                            env=env, capture_output=True, text=True, timeout=50, stdin=subprocess.DEVNULL)
         if a.returncode != 3:
             errors.append(f'malleo run of a program calling MPI_Abort(3): status {a.returncode}: {a.stderr[-2000:]}')
+        if opts.mpi == 'openmpi':
+            errors += check_pml_choice(opts.malleo, env, out)
     if errors:
         print('\n'.join(errors), file=sys.stderr)
         sys.exit(f'FAIL: {len(errors)} problems ({opts.mpi})')
