@@ -20,6 +20,44 @@ std::vector<int> spares(const Membership &membership, const std::string &node)
 	return out;
 }
 
+// The slots after a split: each process followed by the joiners that take the end of its block, as evenly as they
+// go (the first processes one more). With balanced blocks every process then keeps the start of its block where it
+// is, and only what the joiners take moves: in 2 -> 4, half the data, against three quarters with the joiners after
+// the last slot (whose old process would pass its whole block on and take its predecessor's second half).
+std::vector<int> interleave(const std::vector<int> &active, const std::vector<int> &joiners)
+{
+	std::vector<int> after;
+	const std::size_t each = joiners.size() / active.size(), more = joiners.size() % active.size();
+	auto next = joiners.begin();
+	for (std::size_t i = 0; i < active.size(); ++i) {
+		after.push_back(active[i]);
+		const std::size_t take = each + (i < more ? 1 : 0);
+		after.insert(after.end(), next, next + static_cast<std::ptrdiff_t>(take));
+		next += static_cast<std::ptrdiff_t>(take);
+	}
+	return after;
+}
+
+// A merge's reverse of interleave: the slots in `survivors` consecutive groups, as even as they go (the first
+// groups one more), the first process of each group staying and the others leaving; each survivor's new block then
+// begins with its own. In 4 -> 2 half the data moves, against three quarters when the last slots leave (the second
+// survivor passes its block on and takes the last two).
+void groupSurvivors(const std::vector<int> &active, int survivors, std::vector<int> &after, std::vector<int> &leavers)
+{
+	after.clear();
+	leavers.clear();
+	const std::size_t groups = static_cast<std::size_t>(survivors);
+	const std::size_t each = active.size() / groups, more = active.size() % groups;
+	std::size_t slot = 0;
+	for (std::size_t g = 0; g < groups; ++g) {
+		const std::size_t size = each + (g < more ? 1 : 0);
+		after.push_back(active[slot]);
+		leavers.insert(leavers.end(), active.begin() + static_cast<std::ptrdiff_t>(slot + 1),
+			       active.begin() + static_cast<std::ptrdiff_t>(slot + size));
+		slot += size;
+	}
+}
+
 } // namespace
 
 std::string makePlan(const Command &command, const Membership &membership, Plan &plan)
@@ -43,14 +81,21 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 			return what + ": only " + std::to_string(free.size()) + " spare processes" +
 			       (command.node.empty() ? std::string() : " on node '" + command.node + "'");
 		plan.joiners.assign(free.begin(), free.begin() + command.count);
-		plan.after.insert(plan.after.end(), plan.joiners.begin(), plan.joiners.end());
+		plan.after = interleave(membership.active, plan.joiners);
 		break;
 	}
 	case Operation::merge:
 		if (command.count >= active)
 			return what + ": only " + std::to_string(active) + " active processes";
-		plan.leavers.assign(membership.active.end() - command.count, membership.active.end());
-		plan.after.resize(active - command.count);
+		if (membership.reusable) {
+			groupSurvivors(membership.active, active - command.count, plan.after, plan.leavers);
+		} else {
+			// The PCM C API keeps the ranks of the processes that stay: the papers' skeleton allocates the
+			// merged buffer when its rank equals PCM_Merge_datacnts' merge_rank and switches to it when the
+			// rank PCM_Merge gives back still does. So the last slots leave.
+			plan.leavers.assign(membership.active.end() - command.count, membership.active.end());
+			plan.after.resize(active - command.count);
+		}
 		break;
 	case Operation::migrate: {
 		const auto free = spares(membership, command.node);

@@ -33,9 +33,11 @@ struct Membership {
 	bool reusable = false;
 };
 
-// The membership an operation leads to. Joiners take the slots of the processes they replace (migration) or new
-// slots at the end (split); a merge removes the last slots; everyone else keeps its slot, so rank order, and with
-// it block adjacency, is kept.
+// The membership an operation leads to. Joiners take the slots of the processes they replace (migration), or in a
+// split follow the processes whose blocks they share (each process followed by as many joiners as go evenly); a
+// merge keeps the first process of each of as many consecutive groups of slots (plan.cpp), or under the PCM C API,
+// whose processes keep their ranks in a merge, the first slots. The processes that stay
+// keep their relative order, so block adjacency holds, and with even blocks each keeps the start of its own.
 struct Plan {
 	Operation op = Operation::none;
 	std::int64_t iteration = 0;

@@ -147,9 +147,10 @@ def main():
             r = force(agent, app, "split", "2", "--wait", "30")
             check(r.returncode == 0 and "ok" in r.stdout and "2 -> 4 processes" in r.stdout,
                   f"force split 2 --wait: ok, 2 -> 4 ({r.returncode}: {r.stdout.strip()} {r.stderr.strip()})")
-            # 256 columns each before, 128 after: 384 columns of 512 doubles move (rank 0 keeps its first 128).
-            check(re.search(r"\(\d+\.\d+ s, 1\.5 MiB moved\)", r.stdout) is not None,
-                  f"the outcome line says 1.5 MiB moved ({r.stdout.strip()})")
+            # 256 columns each before, 128 after, the slots world ranks 0, 2, 1, 3 (each joiner after the process
+            # whose block it shares): 256 columns of 512 doubles move (0 and 1 keep their first 128).
+            check(re.search(r"\(\d+\.\d+ s, 1\.0 MiB moved\)", r.stdout) is not None,
+                  f"the outcome line says 1.0 MiB moved ({r.stdout.strip()})")
             check(apps(agent)[app]["size"] == 4, "after the split the agent knows 4 active processes")
             shown = active_ranks(agent, app, [0, 1, 2, 3])
             check(shown == [0, 1, 2, 3], f"after the split apps shows ranks 0 to 3 active ({shown})")
@@ -169,8 +170,9 @@ def main():
             result = wait_for(merge_result, 30)
             check(result is not None and result["ok"] and result["before"] == 4 and result["after"] == 3,
                   f"the merge's result reaches the agent: ok, 4 -> 3 ({result})")
-            # 512 columns of 512 doubles: 128 per process before, 171, 171, 170 after; rank 0 receives columns
-            # 128-170, rank 1 256-341, rank 2 384-511; the rest stays with its process.
+            # 512 columns of 512 doubles: 128 per slot before (world ranks 0, 2, 1, 3), 171, 171, 170 after, the
+            # last slot leaving (the C API keeps the ranks of those that stay): 0 receives columns 128-170 from 2,
+            # 2 receives 256-341 from 1, 1 receives 384-511 from 3; the rest stays with its process.
             check(result is not None and result.get("bytes") == (43 + 86 + 128) * 512 * 8,
                   f"the result says how many bytes moved between processes: {(43 + 86 + 128) * 512 * 8} "
                   f"({result and result.get('bytes')})")

@@ -52,11 +52,23 @@ class Pool:
         """Carries out the operation; returns [(world rank, iteration it had left at)] of the reused joiners."""
         joiners, leavers = [], []
         if op == 'split':
+            # Each active process followed by count // n joiners, the first count % n by one more.
             joiners = sorted(self.spare)[:count]
-            self.active = self.active + joiners
+            n, after, taken = len(self.active), [], 0
+            for i, w in enumerate(self.active):
+                take = count // n + (1 if i < count % n else 0)
+                after += [w] + joiners[taken:taken + take]
+                taken += take
+            self.active = after
         elif op == 'merge':
-            leavers = self.active[-count:]
-            self.active = self.active[:-count]
+            # The slots in n - count consecutive groups (the first ones larger by one): the first of each stays.
+            groups, n, after, slot = len(self.active) - count, len(self.active), [], 0
+            for g in range(groups):
+                size = n // groups + (1 if g < n % groups else 0)
+                after.append(self.active[slot])
+                leavers += self.active[slot + 1:slot + size]
+                slot += size
+            self.active = after
         else:
             joiners = sorted(self.spare)[:count]
             leavers = self.active[:count]

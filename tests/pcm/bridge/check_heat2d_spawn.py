@@ -40,10 +40,14 @@ def sequence(rng, weights):
         op = rng.choice(choices)
         node = rng.choice(sorted(NODES))
         if op == 'split':
+            # The bridge's slots (plan.cpp): each process followed by count // n joiners, the first count % n by
+            # one more.
             count = rng.randint(1, min(3, 5 - len(active)))
-            active += [node] * count
+            n = len(active)
+            active = [x for i, slot in enumerate(active) for x in [slot] + [node] * (count // n + (i < count % n))]
             text = f'split@{at}:{count}/{node}'
         elif op == 'merge':
+            # Under the C API the last slots leave.
             count = rng.randint(1, len(active) - 1)
             del active[len(active) - count:]
             text = f'merge@{at}:{count}'

@@ -8,7 +8,9 @@
 #include "nodes.h"
 #include "plan.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 using namespace malleo::pcm;
 
@@ -68,19 +70,28 @@ TEST_CASE("injected faults")
 	CHECK_FALSE(parseFaults("refuse@", faults).empty());
 }
 
-TEST_CASE("split appends spare processes, merge removes the last ranks")
+TEST_CASE("split puts spare processes after the ones whose blocks they share; merge keeps the first of each group, "
+	  "or the first slots under the C API")
 {
 	auto m = pool(6, 2);
 	Plan plan;
 	REQUIRE(makePlan({Operation::split, 3, 3, "", {}}, m, plan).empty());
-	CHECK(plan.after == std::vector<int>{0, 1, 2, 3, 4});
+	CHECK(plan.after == std::vector<int>{0, 2, 3, 1, 4});  // 3 joiners over 2 processes: 2 after the first
 	CHECK(plan.joiners == std::vector<int>{2, 3, 4});
 	applyPlan(plan, m);
 	CHECK(m.state[4] == ProcessState::active);
 
+	auto reusable = m;
+	reusable.reusable = true;
+	REQUIRE(makePlan({Operation::merge, 2, 2, "", {}}, reusable, plan).empty());
+	CHECK(plan.after == std::vector<int>{0, 3, 4});  // groups of 2, 2 and 1 slots
+	CHECK(plan.leavers == std::vector<int>{2, 1});
+	REQUIRE(makePlan({Operation::merge, 2, 2, "", {}}, m, plan).empty());
+	CHECK(plan.after == std::vector<int>{0, 2, 3});  // the C API: every process that stays keeps its rank
+	CHECK(plan.leavers == std::vector<int>{1, 4});
 	REQUIRE(makePlan({Operation::merge, 4, 4, "", {}}, m, plan).empty());
 	CHECK(plan.after == std::vector<int>{0});
-	CHECK(plan.leavers == std::vector<int>{1, 2, 3, 4});
+	CHECK(plan.leavers == std::vector<int>{2, 3, 1, 4});
 	applyPlan(plan, m);
 	CHECK(m.state[1] == ProcessState::left);  // a process that left is never activated again
 
@@ -89,6 +100,67 @@ TEST_CASE("split appends spare processes, merge removes the last ranks")
 	CHECK_FALSE(makePlan({Operation::split, 6, 2, "", {}}, m, plan).empty());
 	REQUIRE(makePlan({Operation::split, 7, 1, "", {}}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{5});
+}
+
+// With balanced blocks: the elements that change process under a plan (a process keeps what its old and new blocks
+// share). Where one count divides the other, every process that stays keeps the start of its block and only the
+// joiners' (split) or the leavers' (merge, C++ API) share moves; otherwise no more moves than with the joiners
+// after the last slot and the last slots leaving.
+std::int64_t movedElements(const std::vector<int> &before, const std::vector<int> &after, std::int64_t total,
+			   bool *starts_kept)
+{
+	const auto old_counts = balancedCounts(total, static_cast<int>(before.size()));
+	const auto new_counts = balancedCounts(total, static_cast<int>(after.size()));
+	auto start = [](const std::vector<std::int64_t> &counts, std::size_t slot) {
+		std::int64_t sum = 0;
+		for (std::size_t q = 0; q < slot; ++q)
+			sum += counts[q];
+		return sum;
+	};
+	std::int64_t kept = 0;
+	*starts_kept = true;
+	for (std::size_t i = 0; i < before.size(); ++i) {
+		const auto slot = std::find(after.begin(), after.end(), before[i]);
+		if (slot == after.end())
+			continue;
+		const auto p = static_cast<std::size_t>(slot - after.begin());
+		const std::int64_t old_start = start(old_counts, i), new_start = start(new_counts, p);
+		*starts_kept = *starts_kept && old_start == new_start;
+		kept += std::max<std::int64_t>(0, std::min(old_start + old_counts[i], new_start + new_counts[p]) -
+							  std::max(old_start, new_start));
+	}
+	return total - kept;
+}
+
+TEST_CASE("splits and merges move only what the joiners take or the leavers give")
+{
+	const std::int64_t total = 5040;  // divisible by 1..10
+	for (int from = 1; from <= 7; ++from)
+		for (int to = 1; to <= 8; ++to) {
+			if (to == from)
+				continue;
+			CAPTURE(from);
+			CAPTURE(to);
+			auto m = pool(8, from);
+			m.reusable = true;  // the C++ API's merges (the C API keeps the first slots, above)
+			Plan plan;
+			const bool split = to > from;
+			REQUIRE(makePlan({split ? Operation::split : Operation::merge, 1, std::abs(to - from), "", {}}, m, plan)
+					.empty());
+			REQUIRE(plan.after.size() == static_cast<std::size_t>(to));
+			bool starts_kept = false, ignored = false;
+			const std::int64_t moved = movedElements(plan.before, plan.after, total, &starts_kept);
+			std::vector<int> appended = plan.before;
+			appended.resize(static_cast<std::size_t>(std::min(from, to)));
+			for (int w = from; w < to; ++w)
+				appended.push_back(w);
+			CHECK(moved <= movedElements(plan.before, appended, total, &ignored));
+			const int smaller = std::min(from, to), larger = std::max(from, to);
+			if (larger % smaller == 0) {
+				CHECK(starts_kept);
+				CHECK(moved == total / larger * (larger - smaller));
+			}
+		}
 }
 
 TEST_CASE("migration puts the replacement in the source's slot, on the named node")
@@ -131,12 +203,12 @@ TEST_CASE("processes of a program that can re-enter are spare again after they l
 	REQUIRE(makePlan({Operation::split, 2, 1, "", {}}, m, plan).empty());
 	applyPlan(plan, m);
 	REQUIRE(makePlan({Operation::merge, 5, 2, "", {}}, m, plan).empty());
-	CHECK(plan.leavers == std::vector<int>{1, 2});
+	CHECK(plan.leavers == std::vector<int>{2, 1});  // slot order: the joiner followed process 0
 	applyPlan(plan, m);
 	CHECK(m.state == std::vector<ProcessState>{ProcessState::active, ProcessState::spare, ProcessState::spare});
 	CHECK(m.active == std::vector<int>{0});
 
-	// Lowest world ranks first and appended after the last slot, as for processes that never ran.
+	// Lowest world ranks first, placed as processes that never ran.
 	REQUIRE(makePlan({Operation::split, 8, 1, "", {}}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{1});
 	CHECK(plan.after == std::vector<int>{0, 1});
@@ -153,7 +225,7 @@ TEST_CASE("processes of a program that can re-enter are spare again after they l
 	CHECK(m.state[0] == ProcessState::spare);
 	REQUIRE(makePlan({Operation::split, 10, 1, "", {}}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{0});
-	CHECK(plan.after == std::vector<int>{2, 1, 0});
+	CHECK(plan.after == std::vector<int>{2, 0, 1});
 	applyPlan(plan, m);
 	CHECK(m.state == std::vector<ProcessState>(3, ProcessState::active));
 	CHECK_FALSE(makePlan({Operation::split, 11, 1, "", {}}, m, plan).empty());  // all 3 are active now
