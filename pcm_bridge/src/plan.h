@@ -30,6 +30,7 @@ struct Membership {
 	// skeleton relies on), and its program, having left its loop, has no call that would take it back and reload
 	// its buffers; so it waits in state left for the end. One API per program, so the flag is the same on every
 	// process; it travels in the encoded plan all the same, so a parked process applies plans as the others do.
+	// The same flag tells which merge rule applies (Plan): the C API's keeps the ranks of those that stay.
 	bool reusable = false;
 };
 
