@@ -99,15 +99,18 @@ std::int64_t elements(const std::vector<Segment>& segments)
 	return total;
 }
 
-void copyLocally(const Transfer& transfer, const void* old_buffer, void* new_buffer, std::size_t element_bytes)
+// A local transfer's runs, `copy(to, from, bytes)` for each one that is not already where it belongs.
+template<typename Copy>
+void copyLocally(const Transfer& transfer, const void* old_buffer, void* new_buffer, std::size_t element_bytes,
+		 Copy copy)
 {
-	const auto* from = static_cast<const char*>(old_buffer);
+	auto* from = static_cast<char*>(const_cast<void*>(old_buffer));
 	auto* to = static_cast<char*>(new_buffer);
 	forEachChunk(transfer, [&](std::int64_t source, std::int64_t destination, std::int64_t count) {
-		const char* bytes = from + static_cast<std::size_t>(source) * element_bytes;
+		char* bytes = from + static_cast<std::size_t>(source) * element_bytes;
 		char* place = to + static_cast<std::size_t>(destination) * element_bytes;
 		if (place != bytes)
-			std::memcpy(place, bytes, static_cast<std::size_t>(count) * element_bytes);
+			copy(place, bytes, static_cast<std::size_t>(count) * element_bytes);
 	});
 }
 
@@ -345,7 +348,8 @@ public:
 			}
 		for (const Transfer* transfer : step)
 			if (transfer->from == rank_ && transfer->to == rank_ && memcpy_copies_ && !defer_local_)
-				copyLocally(*transfer, old_buffer, new_buffer, static_cast<std::size_t>(extent_));
+				copyLocally(*transfer, old_buffer, new_buffer, static_cast<std::size_t>(extent_),
+					    [](void* to, void* from, std::size_t bytes) { std::memcpy(to, from, bytes); });
 		for (const Transfer* transfer : step)
 			if (transfer->to == rank_ && route(*transfer) == Route::pull)
 				copyDirectly(*transfer, direct_.pull(*transfer, new_buffer, extent_), transfer->from);
@@ -520,6 +524,11 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 	if (result.mpi_error != MPI_SUCCESS)
 		return result;
 	MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);
+	auto done = [&] {
+		MPI_Comm_free(&work);
+		result.seconds = MPI_Wtime() - start;
+		return result;
+	};
 
 	int rank = 0, size = 0;
 	MPI_Comm_rank(work, &rank);
@@ -534,9 +543,7 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 	int rc = MPI_Allreduce(&local, &agreed, 1, MPI_INT, MPI_MAX, work);
 	if (rc != MPI_SUCCESS || agreed != MPI_SUCCESS) {
 		result.mpi_error = rc != MPI_SUCCESS ? rc : (local != MPI_SUCCESS ? local : agreed);
-		MPI_Comm_free(&work);
-		result.seconds = MPI_Wtime() - start;
-		return result;
+		return done();
 	}
 
 	// This rank's transfers, grouped by step in step order; within a step, in schedule order, which both ends of
@@ -551,9 +558,7 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 	if (const int rc = direct.setUp(work, rank, old_buffer, new_buffer, isContiguous(element, extent), schedule);
 	    rc != MPI_SUCCESS) {
 		result.mpi_error = rc;
-		MPI_Comm_free(&work);
-		result.seconds = MPI_Wtime() - start;
-		return result;
+		return done();
 	}
 	if (options.prefault_new_buffer)
 		prefault(mine, rank, old_buffer, new_buffer, extent, options.defer_local, direct);
@@ -567,27 +572,19 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 			   old_buffer, new_buffer);
 		first = last;
 	}
-
-	MPI_Comm_free(&work);
-	result.seconds = MPI_Wtime() - start;
-	return result;
+	return done();
 }
 
 std::int64_t finishLocal(const Schedule& schedule, int rank, void* old_buffer, void* new_buffer,
 			 std::size_t element_bytes)
 {
-	auto* from = static_cast<char*>(old_buffer);
-	auto* to = static_cast<char*>(new_buffer);
 	std::int64_t moved = 0;
 	for (const Transfer& transfer : schedule.transfers)
 		if (transfer.from == rank && transfer.to == rank)
-			forEachChunk(transfer, [&](std::int64_t source, std::int64_t destination, std::int64_t count) {
-				char* bytes = from + static_cast<std::size_t>(source) * element_bytes;
-				char* place = to + static_cast<std::size_t>(destination) * element_bytes;
-				if (place != bytes)
-					moved += static_cast<std::int64_t>(
-						moveOrCopy(place, bytes, static_cast<std::size_t>(count) * element_bytes));
-			});
+			copyLocally(transfer, old_buffer, new_buffer, element_bytes,
+				    [&](void* place, void* bytes, std::size_t length) {
+					    moved += static_cast<std::int64_t>(moveOrCopy(place, bytes, length));
+				    });
 	return moved;
 }
 
