@@ -42,13 +42,13 @@ void printApp(const nlohmann::json &app)
 					 command->contains("node") ? " on " + text(*command, {"node"}) : "",
 					 text(*command, {"state"}), fixed(*command, {"age"}, 1));
 	const nlohmann::json *result = field(app, {"last_result"});
-	if (result && result->is_object())
+	if (result && result->is_object()) {
+		const std::optional<double> bytes = number(*result, {"bytes"});
 		std::cout << fmt::format("  last result: command {} {}: {} ({} s{})\n", text(*result, {"command"}),
 					 result->value("ok", false) ? "ok" : "failed", text(*result, {"text"}),
 					 fixed(*result, {"duration"}, 3),
-					 result->contains("bytes") && (*result)["bytes"].is_number()
-						 ? ", " + formatBytes((*result)["bytes"].get<double>()) + " moved"
-						 : "");
+					 bytes ? ", " + formatBytes(*bytes) + " moved" : "");
+	}
 }
 
 } // namespace

@@ -119,7 +119,7 @@ int split(void *data, int type, int *iterations, int *xDim, int *yDim, int *rank
 	move.old_data = data;
 	move.old_count = *xDim;
 	// The columns are rewritten in place: with weights a block may grow past the buffer, and then the split
-	// fails on every process with the data intact. The first process keeps the start of its block where it is.
+	// fails on every process with the data intact. A process that keeps the start of its block keeps it where it is.
 	move.capacity = *xDim;
 	move.in_place = true;
 	Store replicated;

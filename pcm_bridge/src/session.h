@@ -86,7 +86,7 @@ struct BufferMove {
 	std::int64_t old_count = 0;
 	void *new_data = nullptr;  // in: a destination the caller provides, or null; out: where the data is
 	std::int64_t new_count = 0;
-	bool allocated = false;    // new_data was allocated here with std::calloc: the caller frees it
+	bool allocated = false;    // new_data was allocated here (allocateElements): the caller frees it with std::free
 	std::int64_t capacity = -1;  // elements a caller-provided new_data holds (halo excluded); -1: enough
 	// The caller keeps using old_data as the new buffer where it can (PCM_Split rewrites the columns in place):
 	// a process whose new elements are exactly the first ones it holds gets new_data = old_data, and nothing of

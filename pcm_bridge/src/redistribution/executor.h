@@ -33,7 +33,7 @@ struct ExecuteOptions {
 // when it gets none). `element` is the MPI type of one element (a column of heat2d is a contiguous type of `rows`
 // doubles). Never writes to `old_buffer`, so a failed reconfiguration keeps the data intact. `new_buffer` may be
 // `old_buffer` itself when every element this rank gets under the new layout is one it already holds at the same
-// offset (the first rank of a split keeps the start of its block): those elements stay, nothing is copied or
+// offset (a process of a split that keeps the start of its block): those elements stay, nothing is copied or
 // faulted in, and any other transfer into such a buffer fails before anything moves (MPI_ERR_BUFFER).
 ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_buffer, void* new_buffer,
 		MPI_Datatype element, const ExecuteOptions& options = {});

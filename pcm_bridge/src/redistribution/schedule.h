@@ -91,7 +91,7 @@ void forEachChunk(const Transfer& transfer, Chunk chunk)
 }
 
 // Whether every element that rank `rank` receives is one it already holds, at the same offset in its local buffer:
-// then its old buffer can serve as its new one (the first rank of a block1d split keeps the start of its block).
+// then its old buffer can serve as its new one (a block1d split's process that keeps the start of its block).
 bool keepsInPlace(const Schedule& schedule, int rank);
 
 // Local element count of the process in slot `slot` of a layout.

@@ -6,7 +6,7 @@ be the one the sequence leads to. The sequences, taken together, go down to 1 pr
 than the machine has cores.
 
 With --kept, the coordinator's phase records (MALLEO_PCM_PHASES) must also show that it did not copy what it kept:
-every split's kept_in_place is its new block (the first process keeps the start of its block in its buffer), and with
+every split's kept_in_place is not 0 (the coordinator keeps the start of its block in its buffer), and with
 --kept pages every merge's moved_as_pages is not 0 (its old block moved into the new buffer by pages: needs blocks of
 a few MiB and an MPI whose memory hooks leave mremap alone, Open MPI)."""
 
