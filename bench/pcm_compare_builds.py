@@ -59,7 +59,7 @@ def main():
         for r in range(opts.rounds):
             for mb in sizes:
                 for name, path in builds.items():
-                    bench = pcm_reconfigure.Bench(types.SimpleNamespace(mpi=opts.mpi, heat2d=path, at=2, frm=2, to=4,
+                    bench = pcm_reconfigure.Bench(types.SimpleNamespace(mpi=opts.mpi, heat2d=path, at=2, frm=2, to=4, merge_gap=4,
                                                                                 warm_mb=opts.warm_mb,
                                                                                 ompi_pml='ob1', env=envs[name]),
                                                   folder)

@@ -7,14 +7,19 @@ For each grid size, in one run, interleaved round-robin and repeated (medians re
 - pool mode: split: heat2d launched over-allocated (FROM of TO processes active), MALLEO_FORCE=split@K; merge: TO
   launched and active, MALLEO_FORCE=merge@K back to FROM.
 - spawn-wait mode: one run launched on FROM processes, MALLEO_PCM_MODE=spawn, MALLEO_PCM_SPAWN=wait,
-  MALLEO_FORCE=split@K,merge@K+1: the split starts its TO - FROM processes with MPI_Comm_spawn while the application
-  waits, and the merge takes the spawned processes away again.
+  MALLEO_FORCE=split@K,merge@K+G: the split starts its TO - FROM processes with MPI_Comm_spawn while the application
+  waits, and the merge, G probes later (--merge-gap, default 4), takes the spawned processes away again. The gap
+  gives the merge the steady state the pool mode's has: in the first iteration after a split every heat2d process
+  allocates and first touches a new buffer, and a merge at the next probe would wait in its agreement for the
+  slowest of them (docs/performance.md).
 - spawn mode (the bridge's default, MALLEO_PCM_SPAWN=background): the same, but the split's processes start on a
   helper thread while heat2d goes on computing, and the split happens at the first probe after they are there. The
   split is forced at K + 8 (so that the iteration time before it is measured on 8 warm iterations), and the merge
-  at every later iteration (MALLEO_FORCE=split@K+8,merge@K+9,merge@K+10,...): those falling due while
+  at every iteration from some probe F on (MALLEO_FORCE=split@K+8,merge@F,merge@F+1,...): those falling due while
   the processes start are refused as busy, the first one after the split is carried out, the rest find too few
-  processes. A run that ends before the split happened is repeated with twice the iterations. Besides the split's
+  processes. F is chosen so that the merge comes at least G probes after the split: a run where it came sooner is
+  repeated with F at twice the probes the spawn took plus G (and the next round of the size starts from there), a
+  run that ends before the split happened with twice the iterations. Besides the split's
   own time (what the application waited for at that probe), the record gives the spawn's duration in the
   background, the probes it overlapped and the iteration time before it: `lost` = background duration - probes x
   iteration time is what the overlapped iterations lost to the spawn (the processes' start competes for the same
@@ -97,7 +102,8 @@ class Bench:
         self.folder = folder
         self.heat2d = os.path.abspath(opts.heat2d)
         self.warm_mb = getattr(opts, 'warm_mb', 0)
-        self.env = dict(getattr(opts, 'env', None) or {})  # more environment for every launch (pcm_compare_builds)
+        self.env = dict(getattr(opts, 'env', None) or {})
+        self.merge_from = {}  # MiB -> the first probe of the background spawn mode's forced merges  # more environment for every launch (pcm_compare_builds)
         # bench/first_touch of the heat2d's build: BUILD/examples/heat2d/heat2d_MPI -> BUILD/bench/first_touch
         self.first_touch = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(self.heat2d))), 'bench',
                                         'first_touch')
@@ -148,9 +154,10 @@ class Bench:
         them away: two dicts."""
         o = self.opts
         count = o.to - o.frm
-        env = {'MALLEO_FORCE': f'split@{o.at}:{count},merge@{o.at + 1}:{count}', 'MALLEO_PCM_MODE': 'spawn',
+        merge_at = o.at + o.merge_gap
+        env = {'MALLEO_FORCE': f'split@{o.at}:{count},merge@{merge_at}:{count}', 'MALLEO_PCM_MODE': 'spawn',
                'MALLEO_PCM_SPAWN': 'wait'}
-        split, merge = self.phases('spawn split and merge', megabytes, o.frm, o.at + 2, env, ['split', 'merge'])
+        split, merge = self.phases('spawn split and merge', megabytes, o.frm, merge_at + 1, env, ['split', 'merge'])
         # Launched on FROM processes, the split can only have reached TO by spawning.
         if (split['before'], split['after'], merge['after']) != (o.frm, o.to, o.frm) or split['spawn'] <= 0:
             sys.exit(f'spawn split at {megabytes} MiB did not spawn: {split}')
@@ -162,19 +169,30 @@ class Bench:
         count = o.to - o.frm
         # Later than --at, so that the iteration time before the split is measured on warm iterations.
         at = o.at + 8
-        iterations = at + 30
+        # The merges are forced from `first` on, which must come at least --merge-gap probes after the split: a
+        # merge that falls due while the processes start is refused as busy, and the first one after the split
+        # would come one probe after it. `first` starts from what the previous round of this size needed.
+        first = self.merge_from.get(megabytes, at + 1 + o.merge_gap)
+        iterations = max(at + 30, first + 2 * o.merge_gap)
         while True:
-            merges = ','.join(f'merge@{i}:{count}' for i in range(at + 1, iterations - 1))
+            merges = ','.join(f'merge@{i}:{count}' for i in range(first, iterations - 1))
             env = {'MALLEO_FORCE': f'split@{at}:{count},{merges}', 'MALLEO_PCM_MODE': 'spawn',
                    'MALLEO_PCM_SPAWN': 'background'}
             records = self.phases('spawn split and merge in the background', megabytes, o.frm, iterations, env,
                                   None)
-            if [r['operation'] for r in records] == ['split', 'merge']:
+            operations = [r['operation'] for r in records]
+            if operations == ['split', 'merge'] and records[1]['iteration'] - records[0]['iteration'] >= o.merge_gap:
                 break
             if iterations > 100000:
-                sys.exit(f'background spawn at {megabytes} MiB: no split and merge in {iterations} iterations: '
-                         f'{records}')
-            iterations *= 2
+                sys.exit(f'background spawn at {megabytes} MiB: no split and merge {o.merge_gap} probes apart in '
+                         f'{iterations} iterations: {records}')
+            if operations and operations[0] == 'split':
+                # Twice the probes the spawn took, so that a slower spawn next time still fits.
+                first = at + 2 * (records[0]['iteration'] - at) + o.merge_gap
+                iterations = max(iterations, first + 2 * o.merge_gap)
+            else:
+                iterations *= 2
+        self.merge_from[megabytes] = first
         split, merge = records
         if (split['before'], split['after'], merge['after']) != (o.frm, o.to, o.frm) or \
                 split['spawn_background'] <= 0 or split['probes_overlapped'] < 1:
@@ -232,6 +250,8 @@ def main():
     ap.add_argument('--from', dest='frm', type=int, default=2, help='processes before a split / after a merge')
     ap.add_argument('--to', type=int, default=4, help='processes after a split / before a merge')
     ap.add_argument('--at', type=int, default=2, help='the iteration of the reconfiguration or checkpoint')
+    ap.add_argument('--merge-gap', type=int, default=4,
+                    help='spawn modes: probes from the split to the merge that takes its processes away (at least 1)')
     ap.add_argument('--json', help='also write every measurement to this file')
     ap.add_argument('--warm-mb', type=int, default=2000,
                     help='MiB of memory touched and freed before every launch, so that each run gets warm memory '
@@ -245,8 +265,8 @@ def main():
     opts.heat2d = opts.heat2d or f'build/examples/heat2d/heat2d_{opts.mpi}'
     if not os.access(opts.heat2d, os.X_OK):
         sys.exit(f'{opts.heat2d} is not an executable heat2d (build it, or name it with --heat2d)')
-    if not 1 <= opts.frm < opts.to or opts.repeats < 1 or opts.at < 1 or opts.warm_mb < 0:
-        sys.exit('need 1 <= --from < --to, --repeats >= 1, --at >= 1 and --warm-mb >= 0')
+    if not 1 <= opts.frm < opts.to or opts.repeats < 1 or opts.at < 1 or opts.warm_mb < 0 or opts.merge_gap < 1:
+        sys.exit('need 1 <= --from < --to, --repeats >= 1, --at >= 1, --warm-mb >= 0 and --merge-gap >= 1')
     try:
         sizes = [int(s) for s in opts.sizes_mb.split(',')]
     except ValueError:

@@ -10,20 +10,22 @@
 // the element type is contiguous, otherwise a message to self.
 //
 // The work runs on a duplicate of the caller's communicator, with MPI_ERRORS_RETURN: its traffic cannot match any
-// message of the application, and an MPI error is returned rather than aborting. The ranks first agree (one
-// MPI_Allreduce) that every one of them can run the schedule — ranks inside the communicator, buffers present for
-// the segments they hold — so a bad schedule or a missing buffer fails everywhere at once instead of leaving peers
-// waiting. After that an error in one transfer does not stop the others: every rank still posts everything its
-// peers expect, so all of them come back, and the first error is reported.
+// message of the application, and an MPI error is returned rather than aborting. The ranks first agree, in the
+// MPI_Allgather that also tells them each other's buffers for direct copies, that every one of them can run the
+// schedule — ranks inside the communicator, buffers present for the segments they hold — so a bad schedule or a
+// missing buffer fails everywhere at once instead of leaving peers waiting. After that an error in one transfer does
+// not stop the others: every rank still posts everything its peers expect, so all of them come back, and the first
+// error is reported.
 //
 // Between two processes on one host that may access each other's memory, a transfer is "direct": the receiver reads
-// the sender's old buffer itself with process_vm_readv, or the sender writes into the receiver's new buffer with
-// process_vm_writev when that balances who copies, and the one that copied tells the other when it is done. That is
-// the single copy Open MPI's shared-memory transport makes for a large message too, but it needs nothing from the
-// other end once the buffers' addresses are known, where MPI's rendezvous waits for the sender to post its send (a
-// sender without a core delays its receiver: more processes than cores is the usual case during a split); and between
-// processes of different MPI jobs (spawn mode: every MPI_Comm_spawn call is a job of its own) Open MPI 4.1 has no
-// shared memory at all, its messages go through TCP over loopback. See DirectPeers.
+// the sender's old buffer itself with process_vm_readv, and the sender writes into the receiver's new buffer with
+// process_vm_writev, each a share of the elements chosen so that every process copies about as much, and each tells
+// the other when its share is done. That is the single copy Open MPI's shared-memory transport makes for a large
+// message too, but it needs nothing from the other end once the buffers' addresses are known, where MPI's rendezvous
+// waits for the sender to post its send (a sender without a core delays its receiver: more processes than cores is
+// the usual case during a split); and between processes of different MPI jobs (spawn mode: every MPI_Comm_spawn call
+// is a job of its own) Open MPI 4.1 has no shared memory at all, its messages go through TCP over loopback. See
+// DirectPeers.
 #include "executor.h"
 #include "host.h"
 #include "page_move.h"
@@ -99,6 +101,25 @@ std::int64_t elements(const std::vector<Segment>& segments)
 	return total;
 }
 
+// Elements [skip, skip + count) of a segment list, read in order.
+std::vector<Segment> slice(const std::vector<Segment>& segments, std::int64_t skip, std::int64_t count)
+{
+	std::vector<Segment> result;
+	for (const Segment& segment : segments) {
+		if (count <= 0)
+			break;
+		if (skip >= segment.count) {
+			skip -= segment.count;
+			continue;
+		}
+		const std::int64_t take = std::min(segment.count - skip, count);
+		result.push_back({segment.offset + skip, take});
+		skip = 0;
+		count -= take;
+	}
+	return result;
+}
+
 // A local transfer's runs, `copy(to, from, bytes)` for each one that is not already where it belongs.
 template<typename Copy>
 void copyLocally(const Transfer& transfer, const void* old_buffer, void* new_buffer, std::size_t element_bytes,
@@ -152,39 +173,57 @@ bool isContiguous(MPI_Datatype element, MPI_Aint extent)
 
 // How a transfer between two ranks travels. A message is MPI's (between processes of one job on one host, Open MPI
 // and MPICH copy it with the receiver's process_vm_readv themselves). A direct transfer is this executor's own: the
-// receiver reads the sender's old buffer (pull, process_vm_readv) or the sender writes into the receiver's new buffer
-// (push, process_vm_writev), and the one that copied tells the other when it is done.
-enum class Route : unsigned char { message, pull, push };
+// receiver reads its first `pulled` elements from the sender's old buffer (process_vm_readv), the sender writes the
+// rest into the receiver's new buffer (process_vm_writev), and each end that copied tells the other when it is done.
+struct Route {
+	bool direct = false;
+	std::int64_t pulled = 0;
+};
+
+// Below this many bytes a transfer is not shared between its two ends: a second copier would cost a system call and
+// an acknowledgement for little.
+constexpr std::int64_t kShareMin = std::int64_t{64} << 10;
 
 // Routes every transfer of a schedule, the same on every rank. Two processes on one host whose memory the copier may
 // access (the probe below) move data directly; any other pair, and any element type that is not plain bytes, by MPI
-// messages. The receiver of a message or pull does the copy, so a rank that only sends would idle while a rank that
-// receives from several copies everything (a merge's survivor): transfers are taken largest first and each goes to
-// the end with less copying so far, the receiver (a pull) on a tie, the sender (a push) otherwise.
+// messages. Were the receiver to copy everything, a rank that only sends would idle while a rank that receives from
+// several copies it all (a merge's survivor), and with more processes than cores every copier that idles is a core
+// that could have been copying. So each direct transfer is shared between its ends so that every rank copies about
+// as much: starting from the receivers' doing it all, a few passes over the transfers move each one's split point
+// to even out the loads of its two ends (like a diffusion; in a 4 -> 2 merge each of the four copies about 3/4 of
+// a block, where the receivers alone would copy 1 and 2 blocks).
 class DirectPeers
 {
-	// What the ranks tell each other about themselves: five int64 words.
+	// What the ranks tell each other about themselves: six int64 words.
 	struct Peer {
-		std::int64_t host, pid, old_buffer, new_buffer, probe;
+		std::int64_t status, host, pid, old_buffer, new_buffer, probe;
 	};
 
 public:
-	// Collective over `comm`. `contiguous`: the element type is plain bytes (the same on every rank); otherwise
-	// every transfer is a message.
-	int setUp(MPI_Comm comm, int rank, const void* old_buffer, void* new_buffer, bool contiguous,
-		  const Schedule& schedule)
+	// Collective over `comm`. `status`: whether this rank can run the schedule (preflight); the ranks agree on it
+	// in the same gather, and on any error all of them return one (this rank's own, or the first other) before
+	// looking at the schedule. `contiguous`: the element type is plain bytes (the same on every rank); otherwise
+	// every transfer is a message. `extent`: the bytes of an element.
+	int setUp(MPI_Comm comm, int rank, int status, const void* old_buffer, void* new_buffer, bool contiguous,
+		  MPI_Aint extent, const Schedule& schedule)
 	{
 		int size = 0;
 		MPI_Comm_size(comm, &size);
 		const auto n = static_cast<std::size_t>(size);
 		base_ = schedule.transfers.data();
-		routes_.assign(schedule.transfers.size(), Route::message);
-		const Peer mine{hostKey(), static_cast<std::int64_t>(getpid()), reinterpret_cast<std::intptr_t>(old_buffer),
-				reinterpret_cast<std::intptr_t>(new_buffer), reinterpret_cast<std::intptr_t>(&kProbeWord)};
+		routes_.assign(schedule.transfers.size(), Route{});
+		const Peer mine{status, hostKey(), static_cast<std::int64_t>(getpid()),
+				reinterpret_cast<std::intptr_t>(old_buffer), reinterpret_cast<std::intptr_t>(new_buffer),
+				reinterpret_cast<std::intptr_t>(&kProbeWord)};
 		peers_.resize(n);
-		int rc = MPI_Allgather(&mine, 5, MPI_INT64_T, peers_.data(), 5, MPI_INT64_T, comm);
+		int rc = MPI_Allgather(&mine, 6, MPI_INT64_T, peers_.data(), 6, MPI_INT64_T, comm);
 		if (rc != MPI_SUCCESS)
 			return rc;
+		if (status != MPI_SUCCESS)
+			return status;
+		for (const Peer& peer : peers_)
+			if (peer.status != MPI_SUCCESS)
+				return static_cast<int>(peer.status);
 		// Probed only towards the ranks this one exchanges data with. The table has size² entries: fine for the
 		// processes of a few nodes; many more would want a sparse exchange.
 		std::vector<char> partner(n, 0);
@@ -202,50 +241,80 @@ public:
 		if (rc != MPI_SUCCESS)
 			return rc;
 
-		std::vector<std::size_t> order;
-		for (std::size_t i = 0; i < schedule.transfers.size(); ++i)
-			if (schedule.transfers[i].from != schedule.transfers[i].to)
-				order.push_back(i);
-		std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-			return elements(schedule.transfers[a].source) > elements(schedule.transfers[b].source);
-		});
-		std::vector<std::int64_t> copying(n, 0);
-		for (std::size_t i : order) {
-			const Transfer& transfer = schedule.transfers[i];
-			const auto from = static_cast<std::size_t>(transfer.from), to = static_cast<std::size_t>(transfer.to);
-			const bool can_pull = reach[to * n + from], can_push = reach[from * n + to];
-			const std::int64_t count = elements(transfer.source);
-			if (can_push && copying[from] < copying[to]) {
-				routes_[i] = Route::push;
-				copying[from] += count;
-			} else {
-				routes_[i] = can_pull ? Route::pull : Route::message;
-				copying[to] += count;
-			}
-		}
+		share(schedule, reach, n, extent);
 		return MPI_SUCCESS;
 	}
 
-	Route route(const Transfer& transfer) const { return routes_[static_cast<std::size_t>(&transfer - base_)]; }
+	bool direct(const Transfer& transfer) const { return route(transfer).direct; }
+	// Elements of a direct transfer the receiver copies, and the sender.
+	std::int64_t pulled(const Transfer& transfer) const { return route(transfer).pulled; }
+	std::int64_t pushed(const Transfer& transfer) const { return elements(transfer.source) - pulled(transfer); }
 
-	// Copies the transfer's elements from the sender's old buffer into this rank's new buffer.
+	// Copies the receiver's share from the sender's old buffer into this rank's new buffer.
 	int pull(const Transfer& transfer, void* new_buffer, MPI_Aint extent) const
 	{
 		const Peer& peer = peers_[static_cast<std::size_t>(transfer.from)];
-		return copy(process_vm_readv, peer, vectors(new_buffer, transfer.destination, extent),
-			    vectors(peer.old_buffer, transfer.source, extent));
+		const std::int64_t count = pulled(transfer);
+		return copy(process_vm_readv, peer, vectors(new_buffer, slice(transfer.destination, 0, count), extent),
+			    vectors(peer.old_buffer, slice(transfer.source, 0, count), extent));
 	}
 
-	// Copies the transfer's elements from this rank's old buffer into the receiver's new buffer.
+	// Copies the sender's share from this rank's old buffer into the receiver's new buffer.
 	int push(const Transfer& transfer, const void* old_buffer, MPI_Aint extent) const
 	{
 		const Peer& peer = peers_[static_cast<std::size_t>(transfer.to)];
-		return copy(process_vm_writev, peer, vectors(old_buffer, transfer.source, extent),
-			    vectors(peer.new_buffer, transfer.destination, extent));
+		const std::int64_t skip = pulled(transfer), count = pushed(transfer);
+		return copy(process_vm_writev, peer, vectors(old_buffer, slice(transfer.source, skip, count), extent),
+			    vectors(peer.new_buffer, slice(transfer.destination, skip, count), extent));
 	}
 
 private:
 	static constexpr std::uint64_t kProbeWord = 0x6d616c6c656f2121ULL;
+	static constexpr int kSharePasses = 8;
+
+	const Route& route(const Transfer& transfer) const
+	{
+		return routes_[static_cast<std::size_t>(&transfer - base_)];
+	}
+
+	// The routes and shares (see the class's comment). Integer arithmetic on data every rank has, so every rank
+	// computes the same.
+	void share(const Schedule& schedule, const std::vector<int>& reach, std::size_t n, MPI_Aint extent)
+	{
+		std::vector<std::int64_t> load(n, 0);  // elements each rank copies
+		std::vector<std::size_t> shared;       // the transfers both ends may copy
+		for (std::size_t i = 0; i < schedule.transfers.size(); ++i) {
+			const Transfer& transfer = schedule.transfers[i];
+			const auto from = static_cast<std::size_t>(transfer.from), to = static_cast<std::size_t>(transfer.to);
+			const bool can_pull = reach[to * n + from], can_push = reach[from * n + to];
+			const std::int64_t count = elements(transfer.source);
+			if (from == to || (!can_pull && !can_push))
+				continue;
+			routes_[i] = {true, can_pull ? count : 0};
+			load[can_pull ? to : from] += count;
+			if (can_pull && can_push && count * extent >= 2 * kShareMin)
+				shared.push_back(i);
+		}
+		const std::int64_t least = (kShareMin + extent - 1) / extent;
+		for (int pass = 0; pass < kSharePasses; ++pass)
+			for (std::size_t i : shared) {
+				const Transfer& transfer = schedule.transfers[i];
+				const auto from = static_cast<std::size_t>(transfer.from);
+				const auto to = static_cast<std::size_t>(transfer.to);
+				const std::int64_t count = elements(transfer.source);
+				std::int64_t& pulled = routes_[i].pulled;
+				// The two ends' loads without this transfer, and the split that evens them out.
+				const std::int64_t receiver = load[to] - pulled, sender = load[from] - (count - pulled);
+				std::int64_t even = std::clamp<std::int64_t>((sender - receiver + count) / 2, 0, count);
+				if (even < least)
+					even = 0;
+				else if (count - even < least)
+					even = count;
+				load[to] = receiver + even;
+				load[from] = sender + count - even;
+				pulled = even;
+			}
+	}
 
 	// Whether this process may access the peer's memory: it reads a known word of it (ptrace rules may forbid it;
 	// the same rules govern writing).
@@ -309,7 +378,7 @@ private:
 	}
 
 	const Transfer* base_ = nullptr;
-	std::vector<Route> routes_;  // [transfer index in the schedule]
+	std::vector<Route> routes_;  // [transfer index in the schedule]; local transfers stay messages (unused)
 	std::vector<Peer> peers_;
 };
 
@@ -327,41 +396,48 @@ public:
 
 	void run(const std::vector<const Transfer*>& step, const void* old_buffer, void* new_buffer)
 	{
-		// Receives first, so the sends find them posted; the end that does not copy a direct transfer waits for
-		// the other's word that it is done (the step, and so execute(), does not end before: the caller may
-		// free its buffers after it).
+		// Receives first, so the sends find them posted; an end of a direct transfer waits for the other's word
+		// that its share is done (the step, and so execute(), does not end before: the caller may free its
+		// buffers after it).
 		for (const Transfer* transfer : step)
-			if (transfer->to == rank_ && (transfer->from != rank_ || !memcpy_copies_)) {
-				if (route(*transfer) == Route::message)
+			if (transfer->to == rank_ && transfer->from != rank_) {
+				if (!direct_.direct(*transfer))
 					post(*transfer, new_buffer, transfer->destination, false);
-				else if (route(*transfer) == Route::push)
+				else if (direct_.pushed(*transfer) > 0)
 					awaitAck(transfer->from);
 			}
 		for (const Transfer* transfer : step)
-			if (transfer->from == rank_ && (transfer->to != rank_ || !memcpy_copies_)) {
-				if (route(*transfer) == Route::message)
+			if (transfer->from == rank_ && transfer->to != rank_) {
+				if (!direct_.direct(*transfer))
 					post(*transfer, old_buffer, transfer->source, true);
-				else if (route(*transfer) == Route::pull)
+				else if (direct_.pulled(*transfer) > 0)
 					awaitAck(transfer->to);
-				if (transfer->to != rank_)
-					result_.bytes_sent += elements(transfer->source) * element_size_;
+				result_.bytes_sent += elements(transfer->source) * element_size_;
 			}
 		for (const Transfer* transfer : step)
-			if (transfer->from == rank_ && transfer->to == rank_ && memcpy_copies_ && !defer_local_)
-				copyLocally(*transfer, old_buffer, new_buffer, static_cast<std::size_t>(extent_),
-					    [](void* to, void* from, std::size_t bytes) { std::memcpy(to, from, bytes); });
+			if (transfer->from == rank_ && transfer->to == rank_) {
+				if (!memcpy_copies_) {
+					post(*transfer, new_buffer, transfer->destination, false);
+					post(*transfer, old_buffer, transfer->source, true);
+				} else if (!defer_local_) {
+					copyLocally(*transfer, old_buffer, new_buffer, static_cast<std::size_t>(extent_),
+						    [](void* to, void* from, std::size_t bytes) { std::memcpy(to, from, bytes); });
+				}
+			}
 		for (const Transfer* transfer : step)
-			if (transfer->to == rank_ && route(*transfer) == Route::pull)
-				copyDirectly(*transfer, direct_.pull(*transfer, new_buffer, extent_), transfer->from);
+			if (transfer->to == rank_ && transfer->from != rank_ && direct_.direct(*transfer) &&
+			    direct_.pulled(*transfer) > 0)
+				copyDirectly(direct_.pulled(*transfer), direct_.pull(*transfer, new_buffer, extent_),
+					     transfer->from);
 		for (const Transfer* transfer : step)
-			if (transfer->from == rank_ && route(*transfer) == Route::push)
-				copyDirectly(*transfer, direct_.push(*transfer, old_buffer, extent_), transfer->to);
+			if (transfer->from == rank_ && transfer->to != rank_ && direct_.direct(*transfer) &&
+			    direct_.pushed(*transfer) > 0)
+				copyDirectly(direct_.pushed(*transfer), direct_.push(*transfer, old_buffer, extent_),
+					     transfer->to);
 		finish();
 	}
 
 private:
-	Route route(const Transfer& transfer) const { return direct_.route(transfer); }
-
 	void awaitAck(int peer)
 	{
 		acks_.push_back(0);
@@ -372,12 +448,12 @@ private:
 			requests_.push_back(request);
 	}
 
-	// A direct copy this rank did (`rc` its outcome), told to the other end.
-	void copyDirectly(const Transfer& transfer, int rc, int peer)
+	// A direct copy of `count` elements this rank did (`rc` its outcome), told to the other end.
+	void copyDirectly(std::int64_t count, int rc, int peer)
 	{
 		note(rc);
 		if (rc == MPI_SUCCESS)
-			result_.bytes_direct += elements(transfer.destination) * element_size_;
+			result_.bytes_direct += count * element_size_;
 		acks_.push_back(rc);
 		MPI_Request request = MPI_REQUEST_NULL;
 		const int sent = MPI_Isend(&acks_.back(), 1, MPI_INT, peer, tag_ + 1, comm_, &request);
@@ -478,10 +554,10 @@ constexpr std::int64_t kPrefaultMin = std::int64_t{8} << 20;
 // Faults in, with one madvise per transfer, the pages of new_buffer that this rank will write itself. A
 // reconfiguration's new buffer is usually fresh memory; left alone, its pages fault one at a time inside the copies
 // (Open MPI's CMA pull takes each fault in process_vm_readv), which cost about three times the copy on the test VM at
-// 100 and 300 MiB (docs/performance.md, "Redistribution"). Not faulted in: what a sender pushes (its writes fault the
-// pages, so that cost is the sender's), elements kept in place (a new buffer that is the old one), and local copies
-// left for finishLocal, which may move pages instead. The contents do not change; without MADV_POPULATE_WRITE
-// (Linux < 5.14) or on any error the pages simply fault as before.
+// 100 and 300 MiB (docs/performance.md, "Redistribution"). Not faulted in: a sender's share of a direct transfer
+// (its writes fault the pages, so that cost is the sender's), elements kept in place (a new buffer that is the old
+// one), and local copies left for finishLocal, which may move pages instead. The contents do not change; without
+// MADV_POPULATE_WRITE (Linux < 5.14) or on any error the pages simply fault as before.
 void prefault(const std::vector<const Transfer*>& mine, int rank, const void* old_buffer, void* new_buffer,
 	      MPI_Aint extent, bool defer_local, const DirectPeers& direct)
 {
@@ -490,11 +566,12 @@ void prefault(const std::vector<const Transfer*>& mine, int rank, const void* ol
 	const auto base = reinterpret_cast<std::uintptr_t>(new_buffer);
 	for (const Transfer* transfer : mine) {
 		const bool local = transfer->from == rank;
-		if (transfer->to != rank || !new_buffer || (local && (defer_local || new_buffer == old_buffer)) ||
-		    (!local && direct.route(*transfer) == Route::push))
+		if (transfer->to != rank || !new_buffer || (local && (defer_local || new_buffer == old_buffer)))
 			continue;
+		const bool direct_copy = !local && direct.direct(*transfer);
 		std::int64_t first = INT64_MAX, end = 0;
-		for (const Segment& segment : transfer->destination) {
+		for (const Segment& segment :
+		     direct_copy ? slice(transfer->destination, 0, direct.pulled(*transfer)) : transfer->destination) {
 			first = std::min(first, segment.offset);
 			end = std::max(end, segment.offset + segment.count);
 		}
@@ -539,12 +616,6 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 		local = preflight(schedule, rank, size, old_buffer, new_buffer);
 	if (local == MPI_SUCCESS && options.defer_local && !isContiguous(element, extent))
 		local = MPI_ERR_TYPE;  // finishLocal copies bytes
-	int agreed = MPI_SUCCESS;
-	int rc = MPI_Allreduce(&local, &agreed, 1, MPI_INT, MPI_MAX, work);
-	if (rc != MPI_SUCCESS || agreed != MPI_SUCCESS) {
-		result.mpi_error = rc != MPI_SUCCESS ? rc : (local != MPI_SUCCESS ? local : agreed);
-		return done();
-	}
 
 	// This rank's transfers, grouped by step in step order; within a step, in schedule order, which both ends of
 	// a pair share, so MPI's non-overtaking rule matches several messages between the same ranks in order.
@@ -555,7 +626,8 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 	std::stable_sort(mine.begin(), mine.end(),
 			 [](const Transfer* a, const Transfer* b) { return a->step < b->step; });
 	DirectPeers direct;
-	if (const int rc = direct.setUp(work, rank, old_buffer, new_buffer, isContiguous(element, extent), schedule);
+	if (const int rc = direct.setUp(work, rank, local, old_buffer, new_buffer, isContiguous(element, extent), extent,
+					schedule);
 	    rc != MPI_SUCCESS) {
 		result.mpi_error = rc;
 		return done();
