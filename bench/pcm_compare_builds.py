@@ -13,8 +13,8 @@ $ORIGIN/../../pcm_bridge), e.g.
     bench/pcm_compare_builds.py /tmp/old/examples/heat2d/heat2d_openmpi build-bench/examples/heat2d/heat2d_openmpi
 
 Runs through bench/pcm_reconfigure.py (same grid, 2 <-> 4 processes, operation at iteration 2; in the spawn modes one
-run splits by spawning and merges back: spawn-wait spawns inside the probe, spawn in the background, and needs a
-library that records spawn_background)."""
+run splits by spawning and merges back at least 4 probes later: spawn-wait spawns inside the probe, spawn in the
+background, and needs a library that records spawn_background)."""
 
 import argparse
 import os

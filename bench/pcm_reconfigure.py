@@ -102,8 +102,8 @@ class Bench:
         self.folder = folder
         self.heat2d = os.path.abspath(opts.heat2d)
         self.warm_mb = getattr(opts, 'warm_mb', 0)
-        self.env = dict(getattr(opts, 'env', None) or {})
-        self.merge_from = {}  # MiB -> the first probe of the background spawn mode's forced merges  # more environment for every launch (pcm_compare_builds)
+        self.env = dict(getattr(opts, 'env', None) or {})  # more environment for every launch (pcm_compare_builds)
+        self.merge_from = {}  # MiB -> the first probe of the background spawn mode's forced merges
         # bench/first_touch of the heat2d's build: BUILD/examples/heat2d/heat2d_MPI -> BUILD/bench/first_touch
         self.first_touch = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(self.heat2d))), 'bench',
                                         'first_touch')
