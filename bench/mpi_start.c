@@ -6,8 +6,7 @@
 //
 // Prints one line for rank 0's own MPI_Init, then one per spawn of CHILDREN (default 2) processes, SPAWNS (default
 // 5) times: the spawn's wall time at the parent, and the first child's MPI_Init wall and CPU time. The children
-// stay until the last spawn is done. bench/mpi_start.sh
-// runs it under different Open MPI settings, interleaved.
+// stay until the last spawn is done. bench/mpi_start.sh runs it under different Open MPI settings, interleaved.
 #include <mpi.h>
 
 #include <stdio.h>

@@ -21,7 +21,6 @@ import os
 import statistics
 import sys
 import tempfile
-import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pcm_reconfigure  # noqa: E402
@@ -59,10 +58,10 @@ def main():
         for r in range(opts.rounds):
             for mb in sizes:
                 for name, path in builds.items():
-                    bench = pcm_reconfigure.Bench(types.SimpleNamespace(mpi=opts.mpi, heat2d=path, at=2, frm=2, to=4, merge_gap=4,
-                                                                                warm_mb=opts.warm_mb,
-                                                                                ompi_pml='ob1', env=envs[name]),
-                                                  folder)
+                    settings = pcm_reconfigure.arguments().parse_args(
+                        ['--mpi', opts.mpi, '--heat2d', path, '--warm-mb', str(opts.warm_mb)])
+                    settings.env = envs[name]
+                    bench = pcm_reconfigure.Bench(settings, folder)
                     for op, record in bench.operations(mb, opts.mode).items():
                         times.setdefault((mb, op, name), []).append(record)
             print(f'round {r + 1} of {opts.rounds} done, load average {os.getloadavg()[0]:.2f}', file=sys.stderr)

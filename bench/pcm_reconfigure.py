@@ -44,7 +44,8 @@ memory for the run, as a machine without page reporting has; --warm-mb 0 measure
 in each round, against the same stop-restart runs. Every launch, of every variant, names Open MPI's ob1
 point-to-point layer, as `malleo run` does on a host without InfiniBand or Omni-Path: Open MPI's own choice first
 tries cm, whose libraries add about 0.2 s to every MPI_Init and spawn on Debian (bench/mpi_start.sh);
---ompi-pml default measures that. The 1-min load average is sampled after each size of each round and summarised in the table's heading."""
+--ompi-pml default measures that. The 1-min load average is sampled after each size of each round and summarised
+in the table's heading."""
 
 import argparse
 import json
@@ -238,7 +239,8 @@ def ratio(value):
     return f'{value:.0f}' if value >= 10 else f'{value:.1f}'
 
 
-def main():
+def arguments():
+    """The command line's parser; bench/pcm_compare_builds.py takes its defaults from it."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--mpi', choices=sorted(LAUNCHERS), default='openmpi')
     ap.add_argument('--mode', default='pool',
@@ -261,6 +263,11 @@ def main():
                     "stop-restart's alike: ob1 (the default, as `malleo run` on a host without InfiniBand or "
                     "Omni-Path) or default (Open MPI's own choice, which first tries cm: about 0.2 s more in every "
                     "MPI_Init and spawn on Debian; docs/performance.md, \"Open MPI's start\")")
+    return ap
+
+
+def main():
+    ap = arguments()
     opts = ap.parse_args()
     opts.heat2d = opts.heat2d or f'build/examples/heat2d/heat2d_{opts.mpi}'
     if not os.access(opts.heat2d, os.X_OK):

@@ -16,8 +16,8 @@
 
 #include "commands.h"
 #include "failure.h"
-#include "reply_fields.h"
 #include "human_units.h"
+#include "reply_fields.h"
 #include "text_table.h"
 
 namespace malleo::cli {

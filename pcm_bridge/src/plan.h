@@ -37,8 +37,8 @@ struct Membership {
 // The membership an operation leads to. Joiners take the slots of the processes they replace (migration), or in a
 // split follow the processes whose blocks they share (each process followed by as many joiners as go evenly); a
 // merge keeps the first process of each of as many consecutive groups of slots (plan.cpp), or under the PCM C API,
-// whose processes keep their ranks in a merge, the first slots. The processes that stay
-// keep their relative order, so block adjacency holds, and with even blocks each keeps the start of its own.
+// whose processes keep their ranks in a merge, the first slots. The processes that stay keep their relative order,
+// so block adjacency holds, and with even blocks each keeps the start of its own.
 struct Plan {
 	Operation op = Operation::none;
 	std::int64_t iteration = 0;

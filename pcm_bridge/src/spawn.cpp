@@ -2,8 +2,8 @@
 // Spawn mode: a split or migration that needs more processes than the spare ones starts them with MPI_Comm_spawn
 // on the target node and merges them in as spare processes of the highest world ranks; planning then treats them
 // as it treats a pool's spare processes (joiners after the processes whose blocks they share, or in a migration
-// source's slot), so rank order and block adjacency hold. Every process of the control communicator takes part in the spawn, the
-// parked ones too, because the control communicator that reaches all of them is what grows.
+// source's slot), so rank order and block adjacency hold. Every process of the control communicator takes part in
+// the spawn, the parked ones too, because the control communicator that reaches all of them is what grows.
 #include <mpi.h>
 
 #include <algorithm>

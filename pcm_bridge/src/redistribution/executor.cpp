@@ -246,9 +246,12 @@ public:
 	}
 
 	bool direct(const Transfer& transfer) const { return route(transfer).direct; }
-	// Elements of a direct transfer the receiver copies, and the sender.
+	// Elements of a transfer the receiver copies directly, and the sender (0 and 0 for a message or a local copy).
 	std::int64_t pulled(const Transfer& transfer) const { return route(transfer).pulled; }
-	std::int64_t pushed(const Transfer& transfer) const { return elements(transfer.source) - pulled(transfer); }
+	std::int64_t pushed(const Transfer& transfer) const
+	{
+		return direct(transfer) ? elements(transfer.source) - pulled(transfer) : 0;
+	}
 
 	// Copies the receiver's share from the sender's old buffer into this rank's new buffer.
 	int pull(const Transfer& transfer, void* new_buffer, MPI_Aint extent) const
@@ -378,7 +381,7 @@ private:
 	}
 
 	const Transfer* base_ = nullptr;
-	std::vector<Route> routes_;  // [transfer index in the schedule]; local transfers stay messages (unused)
+	std::vector<Route> routes_;  // [transfer index in the schedule]; a local transfer's is never direct
 	std::vector<Peer> peers_;
 };
 
@@ -425,13 +428,11 @@ public:
 				}
 			}
 		for (const Transfer* transfer : step)
-			if (transfer->to == rank_ && transfer->from != rank_ && direct_.direct(*transfer) &&
-			    direct_.pulled(*transfer) > 0)
+			if (transfer->to == rank_ && direct_.pulled(*transfer) > 0)
 				copyDirectly(direct_.pulled(*transfer), direct_.pull(*transfer, new_buffer, extent_),
 					     transfer->from);
 		for (const Transfer* transfer : step)
-			if (transfer->from == rank_ && transfer->to != rank_ && direct_.direct(*transfer) &&
-			    direct_.pushed(*transfer) > 0)
+			if (transfer->from == rank_ && direct_.pushed(*transfer) > 0)
 				copyDirectly(direct_.pushed(*transfer), direct_.push(*transfer, old_buffer, extent_),
 					     transfer->to);
 		finish();
@@ -568,10 +569,12 @@ void prefault(const std::vector<const Transfer*>& mine, int rank, const void* ol
 		const bool local = transfer->from == rank;
 		if (transfer->to != rank || !new_buffer || (local && (defer_local || new_buffer == old_buffer)))
 			continue;
-		const bool direct_copy = !local && direct.direct(*transfer);
+		// What this rank writes: a direct transfer's pulled part, a message's whole destination.
+		const std::vector<Segment> written = direct.direct(*transfer)
+							     ? slice(transfer->destination, 0, direct.pulled(*transfer))
+							     : transfer->destination;
 		std::int64_t first = INT64_MAX, end = 0;
-		for (const Segment& segment :
-		     direct_copy ? slice(transfer->destination, 0, direct.pulled(*transfer)) : transfer->destination) {
+		for (const Segment& segment : written) {
 			first = std::min(first, segment.offset);
 			end = std::max(end, segment.offset + segment.count);
 		}
