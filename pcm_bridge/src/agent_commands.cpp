@@ -108,29 +108,41 @@ void AgentCommands::warn(const std::string &line)
 	std::fprintf(stderr, "malleo-pcm: %s\n", line.c_str());
 }
 
+std::pair<std::string, std::string> AgentCommands::registeredHere()
+{
+	// libmalleo_pmpi registered the application under `<program>-<job>` (the job id from the launcher or rank 0's
+	// pid): asking the library, rather than deriving the id again here, keeps the two equal by construction.
+	const char *app = MALLEO_App_id ? MALLEO_App_id() : nullptr;
+	const char *endpoint = MALLEO_Agent_endpoint ? MALLEO_Agent_endpoint() : nullptr;
+	return {app ? app : "", endpoint ? endpoint : ""};
+}
+
+void AgentCommands::setApplication(std::string app, std::string endpoint)
+{
+	app_ = std::move(app);
+	endpoint_ = std::move(endpoint);
+	configured_ = true;
+}
+
 bool AgentCommands::connect()
 {
 	if (state_ != State::unconfigured)
 		return state_ == State::on;
 	state_ = State::off;
-	// The agent is the one libmalleo_pmpi registered the application with, under the id it registered
-	// (`<program>-<job>`, the job id coming from the launcher or rank 0's pid): asking the library for both, rather
-	// than deriving them again here, keeps them equal by construction. Without the profiler nothing registered the
-	// application, so no agent would have a command for it. A process started by MPI_Comm_spawn has its own job,
-	// hence its own id: commands reach the application while a process of the launch coordinates (always so in
-	// pool mode).
-	const char *app = MALLEO_App_id ? MALLEO_App_id() : nullptr;
-	const char *endpoint = MALLEO_Agent_endpoint ? MALLEO_Agent_endpoint() : nullptr;
-	if (!app || !*app) {
+	if (!configured_) {
+		auto [app, endpoint] = registeredHere();
+		setApplication(std::move(app), std::move(endpoint));
+	}
+	// Without the profiler nothing registered the application, so no agent would have a command for it.
+	if (app_.empty()) {
 		const char *asked = std::getenv("MALLEO_AGENT");
 		if (asked && *asked && std::strcmp(asked, "off") && std::strcmp(asked, "none"))
 			warn(std::string("MALLEO_AGENT is set but libmalleo_pmpi is not preloaded: no application id to ask "
 					 "the agent for commands under"));
 		return false;
 	}
-	if (!endpoint || !*endpoint)
+	if (endpoint_.empty())
 		return false;
-	endpoint_ = endpoint;
 	if (const char *value = std::getenv("MALLEO_POLL_INTERVAL"); value && *value) {
 		char *end = nullptr;
 		const double seconds = std::strtod(value, &end);
@@ -140,7 +152,6 @@ bool AgentCommands::connect()
 		else
 			interval_ = seconds;
 	}
-	app_ = app;
 	context_ = zmq_ctx_new();
 	socket_ = context_ ? zmq_socket(context_, ZMQ_DEALER) : nullptr;
 	if (!socket_) {

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// The local agent as a source of commands (docs/protocol.md, "MPI processes"): the coordinator sends `poll`, picks
-// the `command` reply up at a later probe, and sends `result` once the operation is over. Nothing here waits: a
-// probe costs a non-blocking receive and, at most every MALLEO_POLL_INTERVAL seconds, a non-blocking send, so an
-// absent, slow or garbled agent never holds the application up (one stderr line, then it carries on).
+// The application's root agent as a source of commands (docs/protocol.md, "MPI processes"): the coordinator sends
+// `poll`, picks the `command` reply up at a later probe, and sends `result` once the operation is over. Nothing here
+// waits: a probe costs a non-blocking receive and, at most every MALLEO_POLL_INTERVAL seconds, a non-blocking send,
+// so an absent, slow or garbled agent never holds the application up (one stderr line, then it carries on).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -22,6 +23,14 @@ public:
 	AgentCommands(const AgentCommands &) = delete;
 	AgentCommands &operator=(const AgentCommands &) = delete;
 	~AgentCommands();
+
+	// The id the application is registered under and the endpoint of its root agent (the agent hosting world rank
+	// 0 of the launch, where `malleo force` leaves commands): what this process's profiler says, or, for a process
+	// of another MPI job (spawn mode) or one whose own agent is another, what world rank 0's said (Session::start).
+	// Set before the first take(); empty: no polling.
+	void setApplication(std::string app, std::string endpoint);
+	// What libmalleo_pmpi registered this process under, and with which agent (empty without the profiler).
+	static std::pair<std::string, std::string> registeredHere();
 
 	// At a probe of the coordinator: the command the agent sent in reply to an earlier poll (op none when there is
 	// none yet), and the next poll when the interval has passed. Connects at the first call, so only a process
@@ -48,6 +57,7 @@ private:
 	State state_ = State::unconfigured;
 	std::string endpoint_;
 	std::string app_;
+	bool configured_ = false;  // setApplication() was called
 	double interval_ = 0.2;
 	void *context_ = nullptr;
 	void *socket_ = nullptr;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Where the coordinator's commands come from: the forced schedule of MALLEO_FORCE, and the local agent (polled by
-// the coordinator at the probe without waiting; agent_commands.h). Both may be present; a forced command comes first.
+// Where the coordinator's commands come from: the forced schedule of MALLEO_FORCE, and the application's root agent
+// (polled by the coordinator at the probe without waiting; agent_commands.h). Both may be present; a forced command
+// comes first.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,13 @@ public:
 	// Reads MALLEO_FORCE; returns an empty string or one line saying what is wrong (then no command comes). The
 	// agent's variables are read by the coordinator when it first asks (agent_commands.h).
 	std::string configureFromEnvironment();
+
+	// Whom the agent's commands are asked from: the application's id and its root agent's endpoint
+	// (AgentCommands::setApplication); the same on every process, so any of them can coordinate.
+	void setApplication(std::string app, std::string endpoint)
+	{
+		agent_.setApplication(std::move(app), std::move(endpoint));
+	}
 
 	// The command for probe `iteration` (op none when there is nothing to do); `active` is the number of active
 	// processes, told to the agent. Forced commands depend on the iteration alone, so whichever process is the

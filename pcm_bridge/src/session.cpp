@@ -253,6 +253,7 @@ int Session::start(int *argc, char ***argv)
 	Places places = gatherPlaces(control_, self_);
 	membership_.node = std::move(places.nodes);
 	threads_ = std::move(places.threads);
+	shareApplication();
 	membership_.state.assign(static_cast<std::size_t>(world_size_), ProcessState::spare);
 	membership_.active.clear();
 	for (int w = 0; w < world_size_; ++w) {
@@ -313,6 +314,25 @@ void Session::configure(bool report)
 		if (!gHugePages && std::strcmp(huge, "off") != 0 && report)
 			std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_HUGE_PAGES=%s is not on or off; using off\n", huge);
 	}
+}
+
+// Commands are left with the application's root agent, the one hosting world rank 0 of the launch, under the id
+// the application registered there; whichever process coordinates asks that agent under that id. Its own
+// registration may differ: a process of another MPI job (spawn mode) has its job's id, one on another node its
+// node's agent.
+void Session::shareApplication()
+{
+	constexpr std::size_t kIdBytes = 128, kEndpointBytes = 1024;
+	std::vector<char> text(kIdBytes + kEndpointBytes, 0);
+	if (world_rank_ == 0) {
+		const auto [app, agent] = AgentCommands::registeredHere();
+		std::strncpy(text.data(), app.c_str(), kIdBytes - 1);
+		std::strncpy(text.data() + kIdBytes, agent.c_str(), kEndpointBytes - 1);
+	}
+	MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, control_);
+	app_id_ = text.data();
+	root_agent_ = text.data() + kIdBytes;
+	commands_.setApplication(app_id_, root_agent_);
 }
 
 bool Session::leaving() const

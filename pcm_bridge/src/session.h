@@ -174,6 +174,9 @@ private:
 	enum class ParkEnd { joined, exit };
 
 	void configure(bool report);
+	// Collective over the launch's processes: every one takes world rank 0's registration (shareApplication in
+	// session.cpp). A spawned process takes it from its environment, set by its spawner (spawnArguments).
+	void shareApplication();
 	ParkEnd park();
 	// Spawn mode (spawn.cpp). How many processes the command needs started on `node` (0: none), or a refusal.
 	int spawnsNeeded(const Command &command, std::string &node, std::string &refusal) const;
@@ -251,6 +254,7 @@ private:
 	NodeMap nodes_;
 	std::string program_;                 // this program, for MPI_Comm_spawn
 	std::vector<std::string> arguments_;  // its arguments
+	std::string app_id_, root_agent_;     // the application's, for the agent's commands (shareApplication)
 	CommandSource commands_;
 	Faults faults_;
 	StartStatus start_status_ = StartStatus::started;

@@ -186,6 +186,12 @@ std::vector<std::string> Session::spawnArguments(const std::string &node) const
 	words.push_back("MALLEO_NODE=" + node);
 	if (found != nodes_.nodes.end() && !found->second.agent.empty())
 		words.push_back("MALLEO_AGENT=" + found->second.agent);
+	// Where the application's commands are: the new process may coordinate one day (session.cpp,
+	// shareApplication).
+	if (!app_id_.empty() && !root_agent_.empty()) {
+		words.push_back("MALLEO_PCM_APP=" + app_id_);
+		words.push_back("MALLEO_PCM_ROOT_AGENT=" + root_agent_);
+	}
 	words.push_back(program_);
 	words.insert(words.end(), arguments_.begin(), arguments_.end());
 	return words;
@@ -305,6 +311,12 @@ void Session::joinParents(MPI_Comm parent)
 	Places places = gatherPlaces(control_, self_);
 	membership_.node = std::move(places.nodes);
 	threads_ = std::move(places.threads);
+	const char *app = std::getenv("MALLEO_PCM_APP"), *root_agent = std::getenv("MALLEO_PCM_ROOT_AGENT");
+	if (app && *app && root_agent && *root_agent) {
+		app_id_ = app;
+		root_agent_ = root_agent;
+		commands_.setApplication(app_id_, root_agent_);
+	}
 	if (verbose_) {
 		const auto found = nodes_.nodes.find(currentNode());
 		const char *agent = std::getenv("MALLEO_AGENT");

@@ -7,7 +7,10 @@ every reconfiguration, the failed one included.
 
 With --spawn (Open MPI): spawn mode, `malleo run -n 1` without --max, so a split's
 processes are started by MPI_Comm_spawn in the background while heat2d computes; the
-agent's command is answered when the split happens, at a later probe; then a merge.
+agent's command is answered when the split happens, at a later probe; then a merge, a
+migration that spawns the process taking world rank 0's place (the coordinator until
+then, the only process of the launch), and a merge that this spawned coordinator must
+take from the application's root agent under the application's id.
 
 usage: force_test.py --mpi openmpi|mpich [--spawn] HEAT2D"""
 import argparse
@@ -214,7 +217,8 @@ def main():
 
 def spawn_mode(a):
     env = run_env(a.mpi)
-    grid = ["--rows", "512", "--columns", "512", "--iterations", str(ITERATIONS)]
+    # Four commands, two of them spawning: 50 % more paced iterations than the pool mode's three.
+    grid = ["--rows", "512", "--columns", "512", "--iterations", str(ITERATIONS * 3 // 2)]
     work = tempfile.mkdtemp(prefix="malleo-force-spawn-")
     with Cluster() as cluster:
         agent = cluster.add("n1")
@@ -229,11 +233,20 @@ def spawn_mode(a):
             r = force(agent, app, "merge", "1", "--wait", "60", timeout=90)
             check(r.returncode == 0 and "ok" in r.stdout and "3 -> 2 processes" in r.stdout,
                   f"force merge 1: ok, 3 -> 2 ({r.returncode}: {r.stdout.strip()} {r.stderr.strip()})")
+            # No spare (the C API's leaver stays out): the migration spawns one process, which takes the place of
+            # the first active process, world rank 0; from then on a process of another MPI job coordinates.
+            r = force(agent, app, "migrate", "1", "--wait", "60", timeout=90)
+            check(r.returncode == 0 and "ok" in r.stdout and "2 -> 2 processes" in r.stdout,
+                  f"force migrate 1: ok, 2 -> 2 ({r.returncode}: {r.stdout.strip()} {r.stderr.strip()})")
+            r = force(agent, app, "merge", "1", "--wait", "60", timeout=90)
+            check(r.returncode == 0 and "ok" in r.stdout and "2 -> 1 processes" in r.stdout,
+                  f"force merge 1 after world rank 0 migrated: the spawned coordinator takes it, ok, 2 -> 1 "
+                  f"({r.returncode}: {r.stdout.strip()} {r.stderr.strip()})")
             counters = agent.counters()
-            check(counters.get("commands.ok") == 2 and counters.get("commands.sent") == 2,
-                  f"counters: 2 commands sent, 2 ok ({counters.get('commands.sent')}, {counters.get('commands.ok')})")
+            check(counters.get("commands.ok") == 4 and counters.get("commands.sent") == 4,
+                  f"counters: 4 commands sent, 4 ok ({counters.get('commands.sent')}, {counters.get('commands.ok')})")
             check(run.poll() is None, "the run outlives the commands")
-            output = ended(run, 2)
+            output = ended(run, 1)
         background = re.findall(r"split at iteration (\d+) took .* \(processes started in the background: "
                                 r"[0-9.]+ s over (\d+) probes", output)
         check(len(background) == 1 and int(background[0][1]) >= 1 and
@@ -241,7 +254,8 @@ def spawn_mode(a):
               f"the split's processes started in the background while heat2d went on ({background}), and the "
               f"agent's result names the probe where the split happened ({split_result['iteration']})")
     got, want = checksum(output), static_checksum(a, grid, work, env)
-    check(got is not None and got == want, f"checksum after a split by spawning and a merge {got} == static {want}")
+    check(got is not None and got == want,
+          f"checksum after a split by spawning, a merge, a migration by spawning and a merge {got} == static {want}")
     return 0
 
 
