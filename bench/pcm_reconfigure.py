@@ -102,7 +102,7 @@ class Bench:
         self.opts = opts
         self.folder = folder
         self.heat2d = os.path.abspath(opts.heat2d)
-        self.warm_mb = getattr(opts, 'warm_mb', 0)
+        self.warm_mb = opts.warm_mb
         self.env = dict(getattr(opts, 'env', None) or {})  # more environment for every launch (pcm_compare_builds)
         self.merge_from = {}  # MiB -> the first probe of the background spawn mode's forced merges
         # bench/first_touch of the heat2d's build: BUILD/examples/heat2d/heat2d_MPI -> BUILD/bench/first_touch

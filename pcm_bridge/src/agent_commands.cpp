@@ -121,7 +121,6 @@ void AgentCommands::setApplication(std::string app, std::string endpoint)
 {
 	app_ = std::move(app);
 	endpoint_ = std::move(endpoint);
-	configured_ = true;
 }
 
 bool AgentCommands::connect()
@@ -129,10 +128,6 @@ bool AgentCommands::connect()
 	if (state_ != State::unconfigured)
 		return state_ == State::on;
 	state_ = State::off;
-	if (!configured_) {
-		auto [app, endpoint] = registeredHere();
-		setApplication(std::move(app), std::move(endpoint));
-	}
 	// Without the profiler nothing registered the application, so no agent would have a command for it.
 	if (app_.empty()) {
 		const char *asked = std::getenv("MALLEO_AGENT");

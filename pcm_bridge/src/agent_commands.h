@@ -25,10 +25,10 @@ public:
 	~AgentCommands();
 
 	// The id the application is registered under and the endpoint of its root agent (the agent hosting world rank
-	// 0 of the launch, where `malleo force` leaves commands): what this process's profiler says, or, for a process
-	// of another MPI job (spawn mode) or one whose own agent is another, what world rank 0's said (Session::start).
-	// Set before the first take(); empty: no polling.
+	// 0 of the launch, where `malleo force` leaves commands): what world rank 0's profiler registered, whatever
+	// this process registered itself (Session::shareApplication). Set before the first take(); empty: no polling.
 	void setApplication(std::string app, std::string endpoint);
+	std::pair<std::string, std::string> application() const { return {app_, endpoint_}; }
 	// What libmalleo_pmpi registered this process under, and with which agent (empty without the profiler).
 	static std::pair<std::string, std::string> registeredHere();
 
@@ -57,7 +57,6 @@ private:
 	State state_ = State::unconfigured;
 	std::string endpoint_;
 	std::string app_;
-	bool configured_ = false;  // setApplication() was called
 	double interval_ = 0.2;
 	void *context_ = nullptr;
 	void *socket_ = nullptr;

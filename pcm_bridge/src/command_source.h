@@ -26,6 +26,7 @@ public:
 	{
 		agent_.setApplication(std::move(app), std::move(endpoint));
 	}
+	std::pair<std::string, std::string> application() const { return agent_.application(); }
 
 	// The command for probe `iteration` (op none when there is nothing to do); `active` is the number of active
 	// processes, told to the agent. Forced commands depend on the iteration alone, so whichever process is the

@@ -330,9 +330,7 @@ void Session::shareApplication()
 		std::strncpy(text.data() + kIdBytes, agent.c_str(), kEndpointBytes - 1);
 	}
 	MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, control_);
-	app_id_ = text.data();
-	root_agent_ = text.data() + kIdBytes;
-	commands_.setApplication(app_id_, root_agent_);
+	commands_.setApplication(text.data(), text.data() + kIdBytes);
 }
 
 bool Session::leaving() const

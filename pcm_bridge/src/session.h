@@ -254,7 +254,6 @@ private:
 	NodeMap nodes_;
 	std::string program_;                 // this program, for MPI_Comm_spawn
 	std::vector<std::string> arguments_;  // its arguments
-	std::string app_id_, root_agent_;     // the application's, for the agent's commands (shareApplication)
 	CommandSource commands_;
 	Faults faults_;
 	StartStatus start_status_ = StartStatus::started;

@@ -188,9 +188,9 @@ std::vector<std::string> Session::spawnArguments(const std::string &node) const
 		words.push_back("MALLEO_AGENT=" + found->second.agent);
 	// Where the application's commands are: the new process may coordinate one day (session.cpp,
 	// shareApplication).
-	if (!app_id_.empty() && !root_agent_.empty()) {
-		words.push_back("MALLEO_PCM_APP=" + app_id_);
-		words.push_back("MALLEO_PCM_ROOT_AGENT=" + root_agent_);
+	if (const auto [app, agent] = commands_.application(); !app.empty() && !agent.empty()) {
+		words.push_back("MALLEO_PCM_APP=" + app);
+		words.push_back("MALLEO_PCM_ROOT_AGENT=" + agent);
 	}
 	words.push_back(program_);
 	words.insert(words.end(), arguments_.begin(), arguments_.end());
@@ -312,11 +312,7 @@ void Session::joinParents(MPI_Comm parent)
 	membership_.node = std::move(places.nodes);
 	threads_ = std::move(places.threads);
 	const char *app = std::getenv("MALLEO_PCM_APP"), *root_agent = std::getenv("MALLEO_PCM_ROOT_AGENT");
-	if (app && *app && root_agent && *root_agent) {
-		app_id_ = app;
-		root_agent_ = root_agent;
-		commands_.setApplication(app_id_, root_agent_);
-	}
+	commands_.setApplication(app ? app : "", root_agent ? root_agent : "");
 	if (verbose_) {
 		const auto found = nodes_.nodes.find(currentNode());
 		const char *agent = std::getenv("MALLEO_AGENT");

@@ -120,15 +120,13 @@ std::vector<Segment> slice(const std::vector<Segment>& segments, std::int64_t sk
 	return result;
 }
 
-// A local transfer's runs, `copy(to, from, bytes)` for each one that is not already where it belongs.
-template<typename Copy>
-void copyLocally(const Transfer& transfer, const void* old_buffer, void* new_buffer, std::size_t element_bytes,
-		 Copy copy)
+// A local transfer's runs, `copy(to, from, bytes)` for each one that is not already where it belongs. `Byte` is
+// const char where the old buffer is only read (execute), char where its pages may move out (finishLocal).
+template<typename Byte, typename Copy>
+void copyLocally(const Transfer& transfer, Byte* from, char* to, std::size_t element_bytes, Copy copy)
 {
-	auto* from = static_cast<char*>(const_cast<void*>(old_buffer));
-	auto* to = static_cast<char*>(new_buffer);
 	forEachChunk(transfer, [&](std::int64_t source, std::int64_t destination, std::int64_t count) {
-		char* bytes = from + static_cast<std::size_t>(source) * element_bytes;
+		Byte* bytes = from + static_cast<std::size_t>(source) * element_bytes;
 		char* place = to + static_cast<std::size_t>(destination) * element_bytes;
 		if (place != bytes)
 			copy(place, bytes, static_cast<std::size_t>(count) * element_bytes);
@@ -423,8 +421,11 @@ public:
 					post(*transfer, new_buffer, transfer->destination, false);
 					post(*transfer, old_buffer, transfer->source, true);
 				} else if (!defer_local_) {
-					copyLocally(*transfer, old_buffer, new_buffer, static_cast<std::size_t>(extent_),
-						    [](void* to, void* from, std::size_t bytes) { std::memcpy(to, from, bytes); });
+					copyLocally(*transfer, static_cast<const char*>(old_buffer),
+						    static_cast<char*>(new_buffer), static_cast<std::size_t>(extent_),
+						    [](char* to, const char* from, std::size_t bytes) {
+							    std::memcpy(to, from, bytes);
+						    });
 				}
 			}
 		for (const Transfer* transfer : step)
@@ -656,8 +657,8 @@ std::int64_t finishLocal(const Schedule& schedule, int rank, void* old_buffer, v
 	std::int64_t moved = 0;
 	for (const Transfer& transfer : schedule.transfers)
 		if (transfer.from == rank && transfer.to == rank)
-			copyLocally(transfer, old_buffer, new_buffer, element_bytes,
-				    [&](void* place, void* bytes, std::size_t length) {
+			copyLocally(transfer, static_cast<char*>(old_buffer), static_cast<char*>(new_buffer), element_bytes,
+				    [&](char* place, char* bytes, std::size_t length) {
 					    moved += static_cast<std::int64_t>(moveOrCopy(place, bytes, length));
 				    });
 	return moved;
