@@ -322,15 +322,19 @@ void Session::configure(bool report)
 // node's agent.
 void Session::shareApplication()
 {
-	constexpr std::size_t kIdBytes = 128, kEndpointBytes = 1024;
-	std::vector<char> text(kIdBytes + kEndpointBytes, 0);
+	// Whole, with no bound of its own to keep in step with libmalleo_pmpi's (kMaxAppId) or an endpoint's: an id cut
+	// short would be polled under and never match.
+	std::string text;  // id, a NUL, endpoint
 	if (world_rank_ == 0) {
 		const auto [app, agent] = AgentCommands::registeredHere();
-		std::strncpy(text.data(), app.c_str(), kIdBytes - 1);
-		std::strncpy(text.data() + kIdBytes, agent.c_str(), kEndpointBytes - 1);
+		text = app + '\0' + agent;
 	}
-	MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, control_);
-	commands_.setApplication(text.data(), text.data() + kIdBytes);
+	std::int64_t size = static_cast<std::int64_t>(text.size());
+	MPI_Bcast(&size, 1, MPI_INT64_T, 0, control_);
+	text.resize(static_cast<std::size_t>(size));
+	MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, control_);
+	const std::size_t end = text.find('\0');
+	commands_.setApplication(text.substr(0, end), end == std::string::npos ? "" : text.substr(end + 1));
 }
 
 bool Session::leaving() const

@@ -37,6 +37,7 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <utility>
 #include <vector>
 
 #include <sys/mman.h>
@@ -283,7 +284,7 @@ private:
 	void share(const Schedule& schedule, const std::vector<int>& reach, std::size_t n, MPI_Aint extent)
 	{
 		std::vector<std::int64_t> load(n, 0);  // elements each rank copies
-		std::vector<std::size_t> shared;       // the transfers both ends may copy
+		std::vector<std::pair<std::size_t, std::int64_t>> shared;  // transfers both ends may copy, their elements
 		for (std::size_t i = 0; i < schedule.transfers.size(); ++i) {
 			const Transfer& transfer = schedule.transfers[i];
 			const auto from = static_cast<std::size_t>(transfer.from), to = static_cast<std::size_t>(transfer.to);
@@ -294,15 +295,14 @@ private:
 			routes_[i] = {true, can_pull ? count : 0};
 			load[can_pull ? to : from] += count;
 			if (can_pull && can_push && count * extent >= 2 * kShareMin)
-				shared.push_back(i);
+				shared.emplace_back(i, count);
 		}
 		const std::int64_t least = (kShareMin + extent - 1) / extent;
 		for (int pass = 0; pass < kSharePasses; ++pass)
-			for (std::size_t i : shared) {
+			for (const auto& [i, count] : shared) {
 				const Transfer& transfer = schedule.transfers[i];
 				const auto from = static_cast<std::size_t>(transfer.from);
 				const auto to = static_cast<std::size_t>(transfer.to);
-				const std::int64_t count = elements(transfer.source);
 				std::int64_t& pulled = routes_[i].pulled;
 				// The two ends' loads without this transfer, and the split that evens them out.
 				const std::int64_t receiver = load[to] - pulled, sender = load[from] - (count - pulled);
