@@ -13,7 +13,7 @@
 //	mpirun -n 4 build/bench/pcm_redistribution_openmpi [--sizes-mb 10,100,300] [--scenarios 1:2,2:4,4:2]
 //	    [--repeats 5] [--column-doubles 1024] [--distribution block1d|block_cyclic1d] [--block 8]
 //	    [--huge-pages none|old|new|all] [--new-buffer touched|calloc|calloc-advised|huge|huge-zeroed] [--prefault on|off]
-//	    [--chunk-mb 0] [--method executor|shm] [--kept copied|as-session] [--memory malloc|heap]
+//	    [--chunk-mb 0] [--method executor|shm] [--kept copied|as-session]
 //
 // Options:
 //   --sizes-mb        array sizes in MiB
@@ -40,10 +40,6 @@
 //                     keeps them in its old buffer (no new buffer, nothing copied), and the others move the pages of
 //                     what they keep into the new buffer once the transfers are done (finishLocal; page_move.h). The
 //                     old buffers are filled again between runs, outside the timing
-//   --memory          malloc (the default): the executor's buffers are malloc'd; heap: they are blocks of each
-//                     process's shared heap, as the bridge's session allocates them (shared_heap.h), so that peers
-//                     copy through mappings of each other's heaps; --new-buffer calloc then frees and allocates the
-//                     new buffer again in every run, getting back the heap's kept pages as the session does
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -60,7 +56,6 @@
 #include <unistd.h>
 
 #include "executor.h"
-#include "shared_heap.h"
 
 using namespace malleo::pcm;
 
@@ -100,21 +95,19 @@ Layout evenLayout(Distribution distribution, int parts, std::int64_t elements, s
 }
 
 // A buffer whose pages are touched before any timing; with huge pages, aligned so that the kernel can back it with
-// 2 MiB pages; `in_heap`, in this process's shared heap instead of malloc's memory (--memory heap).
+// 2 MiB pages.
 class Buffer
 {
 public:
-	Buffer(std::size_t bytes, bool huge, char fill, bool in_heap = false) : bytes_(bytes), in_heap_(in_heap)
+	Buffer(std::size_t bytes, bool huge, char fill) : bytes_(bytes)
 	{
 		if (bytes == 0)
 			return;
 		constexpr std::size_t kHuge = 2u << 20;
-		data_ = static_cast<char*>(in_heap ? shared_heap::allocate(bytes)
-					   : huge  ? std::aligned_alloc(kHuge, (bytes + kHuge - 1) / kHuge * kHuge)
-						   : std::malloc(bytes));
+		data_ = static_cast<char*>(huge ? std::aligned_alloc(kHuge, (bytes + kHuge - 1) / kHuge * kHuge)
+					       : std::malloc(bytes));
 		if (!data_) {
-			std::fprintf(stderr, "pcm_redistribution: out of memory for %zu bytes%s\n", bytes,
-				     in_heap ? " in the shared heap (MALLEO_PCM_SHARED_HEAP=off?)" : "");
+			std::fprintf(stderr, "pcm_redistribution: out of memory for %zu bytes\n", bytes);
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
 		if (huge)
@@ -123,22 +116,15 @@ public:
 	}
 	Buffer(const Buffer&) = delete;
 	Buffer& operator=(const Buffer&) = delete;
-	~Buffer() { release(); }
+	~Buffer() { std::free(data_); }
 	char* data() const { return data_; }
 	// Frees the buffer and allocates it again without touching it (but for huge-zeroed's memset), as a
-	// reconfiguration's new buffer is: `how` is one of --new-buffer's values other than touched. In the heap, as
-	// the bridge's session allocates: the same kept pages come back.
+	// reconfiguration's new buffer is: `how` is one of --new-buffer's values other than touched.
 	void renew(const std::string& how)
 	{
 		if (bytes_ == 0)
 			return;
-		release();
-		if (in_heap_) {
-			data_ = static_cast<char*>(shared_heap::allocate(bytes_));
-			if (!data_)
-				MPI_Abort(MPI_COMM_WORLD, 1);
-			return;
-		}
+		std::free(data_);
 		constexpr std::size_t kHuge = 2u << 20;
 		const std::size_t rounded = (bytes_ + kHuge - 1) / kHuge * kHuge;
 		const bool zeroed = how == "calloc" || how == "calloc-advised";
@@ -159,16 +145,8 @@ public:
 	std::size_t size() const { return bytes_; }
 
 private:
-	void release()
-	{
-		if (!in_heap_ || !shared_heap::release(data_))
-			std::free(data_);
-		data_ = nullptr;
-	}
-
 	char* data_ = nullptr;
 	std::size_t bytes_ = 0;
-	bool in_heap_ = false;
 };
 
 // The same transfers, those between ranks cut into messages of at most `chunk` elements (same step, in order, so
@@ -372,7 +350,6 @@ struct Options {
 	Distribution distribution = Distribution::block1d;
 	std::int64_t block = 8;
 	bool huge_old = false, huge_new = false, huge_copy = false;
-	bool heap = false;  // --memory heap
 	double chunk_mb = 0;
 	bool shm = false;
 	std::string new_buffer = "touched";
@@ -400,7 +377,7 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 				 static_cast<std::size_t>(element_bytes)
 			   : 0;
 	};
-	Buffer old_buffer(bytes(from), options.huge_old, 1, options.heap), new_buffer(bytes(to), options.huge_new, 0, options.heap);
+	Buffer old_buffer(bytes(from), options.huge_old, 1), new_buffer(bytes(to), options.huge_new, 0);
 	// block1d: each element's bytes say its global index, so the result can be checked after the last run (the
 	// executor's correctness is tested elsewhere; this guards the experimental variants). The new buffer is cleared
 	// or allocated afresh before that run; only --new-buffer huge may get back a block still holding old results.
@@ -567,9 +544,6 @@ int main(int argc, char** argv)
 	std::string prefault = "on";
 	app.add_option("--prefault", prefault, "on (the bridge's way) or off: the executor faults the new buffer in first")
 	    ->check(CLI::IsMember({"on", "off"}));
-	std::string memory = "malloc";
-	app.add_option("--memory", memory, "malloc, or heap: the buffers in the shared heap, as the bridge's session's")
-	    ->check(CLI::IsMember({"malloc", "heap"}));
 	std::string kept = "copied";
 	app.add_option("--kept", kept, "copied, or as-session: kept elements stay in place or move by pages")
 	    ->check(CLI::IsMember({"copied", "as-session"}));
@@ -589,15 +563,6 @@ int main(int argc, char** argv)
 	options.huge_old = huge == "old" || huge == "all";
 	options.huge_new = huge == "new" || huge == "all";
 	options.huge_copy = huge == "all";
-	options.heap = memory == "heap";
-	const bool plain_new = options.new_buffer == "touched" || options.new_buffer == "calloc";
-	if (options.heap && (options.huge_old || options.huge_new || !plain_new)) {
-		if (rank == 0)
-			std::fprintf(stderr, "pcm_redistribution: --memory heap takes no huge pages "
-					     "(--huge-pages none, --new-buffer touched or calloc)\n");
-		MPI_Finalize();
-		return 2;
-	}
 	if (options.shm && (options.distribution != Distribution::block1d || options.chunk_mb <= 0)) {
 		if (rank == 0)
 			std::fprintf(stderr, "pcm_redistribution: --method shm needs --distribution block1d and --chunk-mb\n");

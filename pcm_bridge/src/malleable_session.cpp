@@ -12,11 +12,6 @@
 
 namespace malleo::malleable {
 
-MALLEO_PCM_EXPORT void Buffer::FreeBytes::operator()(unsigned char *bytes) const
-{
-	pcm::releaseElements(bytes);
-}
-
 namespace {
 
 pcm::BaseType baseType(MPI_Datatype type)
@@ -213,9 +208,12 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 		Buffer &buffer = *buffers_[i];
 		auto &move = moves[i];
 		if (move.new_data == buffer.storage_.get()) {
-			// Kept in place: give back what the block no longer needs.
-			buffer.storage_.reset(static_cast<unsigned char *>(pcm::shrinkElements(
-				buffer.storage_.release(), move.new_count, buffer.halo_, buffer.elementBytes())));
+			// Kept in place: give back what the block no longer needs (glibc shrinks without copying).
+			const auto bytes = static_cast<std::size_t>((move.new_count + 2 * buffer.halo_) * buffer.elementBytes());
+			if (void *smaller = std::realloc(buffer.storage_.get(), bytes + 1)) {
+				buffer.storage_.release();
+				buffer.storage_.reset(static_cast<unsigned char *>(smaller));
+			}
 		} else {
 			buffer.storage_.reset(static_cast<unsigned char *>(move.new_data));  // the session allocated it
 		}

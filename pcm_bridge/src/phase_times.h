@@ -7,8 +7,7 @@
 // (the new active communicator). Reported by MALLEO_PCM_VERBOSE (one stderr line) and MALLEO_PCM_PHASES=FILE (one
 // JSON line appended per completed operation, for bench/pcm_reconfigure.py). A spawn in the background
 // (MALLEO_PCM_SPAWN=background) is reported apart, as spawn_background and the probes it overlapped; the data the
-// coordinator kept without copying it, as kept_in_place and moved_as_pages, and what it copied through its peers'
-// shared heaps (shared_heap.h), as copied_through_heaps.
+// coordinator kept without copying it, as kept_in_place and moved_as_pages.
 #pragma once
 
 #include <array>
@@ -34,8 +33,6 @@ public:
 	// This process kept `in_place` bytes of its elements in its old buffer and moved `as_pages` bytes into its
 	// new one by their pages (page_move.h) instead of copying them: reported as kept_in_place and moved_as_pages.
 	void kept(std::int64_t in_place, std::int64_t as_pages);
-	// This process copied `bytes` between its buffers and its peers' through mappings of their shared heaps.
-	void copiedThroughHeaps(std::int64_t bytes);
 	void report(const char *operation, std::int64_t iteration, std::size_t before, std::size_t after, bool verbose);
 
 private:
@@ -46,7 +43,6 @@ private:
 	double overlapped_interval_ = 0.0;
 	std::int64_t kept_in_place_ = 0;
 	std::int64_t moved_as_pages_ = 0;
-	std::int64_t copied_through_heaps_ = 0;
 	std::array<double, 9> probe_starts_{};  // a ring of the last probes' start times
 	std::size_t probes_seen_ = 0;
 };

@@ -14,7 +14,6 @@
 #include "executor.h"
 #include "manifest.h"
 #include "page_move.h"
-#include "shared_heap.h"
 #include "parking.h"
 #include "world_publisher.h"
 #include "phase_times.h"
@@ -167,9 +166,8 @@ void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t eleme
 	if (bytes < kPageMoveMin)
 		return std::calloc(bytes, 1);
 	const bool huge = gHugePages && bytes >= kHugePage;
-	void *block = huge ? nullptr : shared_heap::allocate(bytes);
-	if (!block &&
-	    posix_memalign(&block, huge ? kHugePage : static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), bytes) != 0)
+	void *block = nullptr;
+	if (posix_memalign(&block, huge ? kHugePage : static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), bytes) != 0)
 		return nullptr;
 	auto *base = static_cast<unsigned char *>(block);
 	// Before the first touch, so that the kernel backs the block with 2 MiB pages where it can (transparent huge
@@ -184,21 +182,6 @@ void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t eleme
 		std::memset(base + bytes - 1 - halo_bytes, 0, halo_bytes + 1);
 	}
 	return block;
-}
-
-void releaseElements(void *block)
-{
-	if (!shared_heap::release(block))
-		std::free(block);
-}
-
-void *shrinkElements(void *block, std::int64_t count, std::int64_t halo, std::int64_t element_bytes)
-{
-	const auto bytes = static_cast<std::size_t>((count + 2 * halo) * element_bytes) + 1;
-	if (shared_heap::contains(block, 1))
-		return shared_heap::shrink(block, bytes), block;
-	void *smaller = std::realloc(block, bytes);  // glibc shrinks without copying
-	return smaller ? smaller : block;
 }
 
 Session &Session::get()
@@ -719,7 +702,6 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 			const ExecuteResult result = execute(union_comm, schedule, pastHalo(move, move.old_data),
 							     pastHalo(move, move.new_data), element, options);
 			moved += result.bytes_sent;
-			phaseTimes().copiedThroughHeaps(result.bytes_mapped);
 			if (result.mpi_error != MPI_SUCCESS) {
 				error = 1;
 				why = "moving " + move.spec.name + " failed (MPI error " +
@@ -784,7 +766,7 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, global.rank, union_comm);
 		for (auto &move : moves) {
 			if (move.allocated)
-				releaseElements(move.new_data);
+				std::free(move.new_data);
 			if (move.allocated || move.new_data == move.old_data)
 				move.new_data = nullptr;
 			move.allocated = false;
@@ -844,7 +826,7 @@ bool Session::parkAfterLeaving()
 	// What a previous activation left here belongs to buffers the program has since replaced.
 	for (auto &move : joined_buffers_)
 		if (move.allocated)
-			releaseElements(move.new_data);  // null once the program has taken it
+			std::free(move.new_data);  // null once the program has taken it
 	joined_buffers_.clear();
 	joined_replicated_.clear();
 	joined_store_.clear();

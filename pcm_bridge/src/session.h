@@ -86,7 +86,7 @@ struct BufferMove {
 	std::int64_t old_count = 0;
 	void *new_data = nullptr;  // in: a destination the caller provides, or null; out: where the data is
 	std::int64_t new_count = 0;
-	bool allocated = false;    // new_data was allocated here (allocateElements): free it with releaseElements
+	bool allocated = false;    // new_data was allocated here (allocateElements): the caller frees it with std::free
 	std::int64_t capacity = -1;  // elements a caller-provided new_data holds (halo excluded); -1: enough
 	// The caller keeps using old_data as the new buffer where it can (PCM_Split rewrites the columns in place):
 	// a process whose new elements are exactly the first ones it holds gets new_data = old_data, and nothing of
@@ -98,18 +98,12 @@ struct BufferMove {
 	std::int64_t elementBytes() const;
 };
 
-// A buffer of `count` elements of `element_bytes` with `halo` more on each side, to free with releaseElements. From
-// kPageMoveMin bytes on it comes from the process's shared heap (shared_heap.h), where peers on the host copy
-// through a mapping and freed pages are used again without a first touch; failing that (MALLEO_PCM_SHARED_HEAP=off,
-// or with MALLEO_PCM_HUGE_PAGES=on) it is a malloc'd block that starts on a page, so that the elements a process
-// keeps sit at the same offset in a page in its old and new buffers and can move by pages (page_move.h). Only the
-// halos are zeroed unless `zero_elements` (a redistribution writes every element). With MALLEO_PCM_HUGE_PAGES=on, a
-// block of 2 MiB or more starts on a 2 MiB boundary and is advised MADV_HUGEPAGE before its first touch.
+// A buffer of `count` elements of `element_bytes` with `halo` more on each side, to free with std::free. From
+// kPageMoveMin bytes on it starts on a page, so that the elements a process keeps sit at the same offset in a page
+// in its old and new buffers and can move by pages (page_move.h); then only the halos are zeroed unless
+// `zero_elements` (a redistribution writes every element). With MALLEO_PCM_HUGE_PAGES=on, a block of 2 MiB or more
+// starts on a 2 MiB boundary and is advised MADV_HUGEPAGE before its first touch.
 void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements);
-void releaseElements(void *block);
-// Keeps the first `count` elements (and the halos) of a block from allocateElements, giving back the rest; returns
-// where the block is now.
-void *shrinkElements(void *block, std::int64_t count, std::int64_t halo, std::int64_t element_bytes);
 
 // Named values: replicated ones go to joiners; a migration source's store goes to its replacement.
 struct Blob {

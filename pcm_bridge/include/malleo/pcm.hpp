@@ -75,10 +75,9 @@ private:
 	std::int64_t count_ = 0;
 	std::int64_t offset_ = 0;
 	std::int64_t global_ = 0;
-	// The bridge's allocation (its shared heap, or malloc), so that a reconfiguration can hand over the buffer it
-	// filled instead of copying it in
+	// malloc'd, so that a reconfiguration can hand over the buffer it filled instead of copying it in
 	struct FreeBytes {
-		void operator()(unsigned char *bytes) const;
+		void operator()(unsigned char *bytes) const { std::free(bytes); }
 	};
 	std::unique_ptr<unsigned char, FreeBytes> storage_;
 };

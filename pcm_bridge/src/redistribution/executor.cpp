@@ -24,14 +24,11 @@
 // message too, but it needs nothing from the other end once the buffers' addresses are known, where MPI's rendezvous
 // waits for the sender to post its send (a sender without a core delays its receiver: more processes than cores is
 // the usual case during a split); and between processes of different MPI jobs (spawn mode: every MPI_Comm_spawn call
-// is a job of its own) Open MPI 4.1 has no shared memory at all, its messages go through TCP over loopback. Where
-// the other end's buffer lies in that process's shared heap (shared_heap.h: the session allocates its large buffers
-// there), the copy is a memcpy through this process's mapping of that heap instead, about three times as fast on
-// cached data as process_vm_readv/writev. See DirectPeers.
+// is a job of its own) Open MPI 4.1 has no shared memory at all, its messages go through TCP over loopback. See
+// DirectPeers.
 #include "executor.h"
 #include "host.h"
 #include "page_move.h"
-#include "shared_heap.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -196,12 +193,10 @@ constexpr std::int64_t kShareMin = std::int64_t{64} << 10;
 // a block, where the receivers alone would copy 1 and 2 blocks).
 class DirectPeers
 {
-	// What the ranks tell each other about themselves: ten int64 words.
+	// What the ranks tell each other about themselves: six int64 words.
 	struct Peer {
 		std::int64_t status, host, pid, old_buffer, new_buffer, probe;
-		SharedHeapAdvert heap;
 	};
-	static_assert(sizeof(Peer) == 10 * sizeof(std::int64_t));
 
 public:
 	// Collective over `comm`. `status`: whether this rank can run the schedule (preflight); the ranks agree on it
@@ -218,9 +213,9 @@ public:
 		routes_.assign(schedule.transfers.size(), Route{});
 		const Peer mine{status, hostKey(), static_cast<std::int64_t>(getpid()),
 				reinterpret_cast<std::intptr_t>(old_buffer), reinterpret_cast<std::intptr_t>(new_buffer),
-				reinterpret_cast<std::intptr_t>(&kProbeWord), shared_heap::advert()};
+				reinterpret_cast<std::intptr_t>(&kProbeWord)};
 		peers_.resize(n);
-		int rc = MPI_Allgather(&mine, 10, MPI_INT64_T, peers_.data(), 10, MPI_INT64_T, comm);
+		int rc = MPI_Allgather(&mine, 6, MPI_INT64_T, peers_.data(), 6, MPI_INT64_T, comm);
 		if (rc != MPI_SUCCESS)
 			return rc;
 		if (status != MPI_SUCCESS)
@@ -244,16 +239,6 @@ public:
 		rc = MPI_Allgather(row.data(), size, MPI_INT, reach.data(), size, MPI_INT, comm);
 		if (rc != MPI_SUCCESS)
 			return rc;
-		// The heaps of the peers this rank copies with, mapped once and kept; those of processes outside this
-		// communicator are let go.
-		std::vector<pid_t> pids;
-		heaps_.assign(n, nullptr);
-		for (std::size_t q = 0; q < n; ++q) {
-			pids.push_back(static_cast<pid_t>(peers_[q].pid));
-			if (row[q])
-				heaps_[q] = shared_heap::mapPeer(static_cast<pid_t>(peers_[q].pid), peers_[q].heap);
-		}
-		shared_heap::keepPeers(pids);
 
 		share(schedule, reach, n, extent);
 		return MPI_SUCCESS;
@@ -267,28 +252,22 @@ public:
 		return direct(transfer) ? elements(transfer.source) - pulled(transfer) : 0;
 	}
 
-	// How a direct copy went: an MPI error code, and whether it went through the peer's mapped heap.
-	struct Copied {
-		int rc = MPI_SUCCESS;
-		bool mapped = false;
-	};
-
 	// Copies the receiver's share from the sender's old buffer into this rank's new buffer.
-	Copied pull(const Transfer& transfer, void* new_buffer, MPI_Aint extent) const
+	int pull(const Transfer& transfer, void* new_buffer, MPI_Aint extent) const
 	{
-		const auto from = static_cast<std::size_t>(transfer.from);
+		const Peer& peer = peers_[static_cast<std::size_t>(transfer.from)];
 		const std::int64_t count = pulled(transfer);
-		return copy(false, from, vectors(new_buffer, slice(transfer.destination, 0, count), extent),
-			    vectors(peers_[from].old_buffer, slice(transfer.source, 0, count), extent));
+		return copy(process_vm_readv, peer, vectors(new_buffer, slice(transfer.destination, 0, count), extent),
+			    vectors(peer.old_buffer, slice(transfer.source, 0, count), extent));
 	}
 
 	// Copies the sender's share from this rank's old buffer into the receiver's new buffer.
-	Copied push(const Transfer& transfer, const void* old_buffer, MPI_Aint extent) const
+	int push(const Transfer& transfer, const void* old_buffer, MPI_Aint extent) const
 	{
-		const auto to = static_cast<std::size_t>(transfer.to);
+		const Peer& peer = peers_[static_cast<std::size_t>(transfer.to)];
 		const std::int64_t skip = pulled(transfer), count = pushed(transfer);
-		return copy(true, to, vectors(old_buffer, slice(transfer.source, skip, count), extent),
-			    vectors(peers_[to].new_buffer, slice(transfer.destination, skip, count), extent));
+		return copy(process_vm_writev, peer, vectors(old_buffer, slice(transfer.source, skip, count), extent),
+			    vectors(peer.new_buffer, slice(transfer.destination, skip, count), extent));
 	}
 
 private:
@@ -364,44 +343,12 @@ private:
 		return vectors(reinterpret_cast<std::intptr_t>(base), segments, extent);
 	}
 
-	// Copies between this process's `local` vectors and rank `q`'s `remote` ones (into them when `to_remote`):
-	// through the mapping of q's heap when every remote vector lies in it, otherwise with process_vm_readv/writev.
-	Copied copy(bool to_remote, std::size_t q, std::vector<iovec> local, std::vector<iovec> remote) const
-	{
-		const SharedHeapAdvert& heap = peers_[q].heap;
-		const auto inHeap = [&](const iovec& vector) {
-			const auto at = reinterpret_cast<std::intptr_t>(vector.iov_base);
-			return at >= heap.base && static_cast<std::int64_t>(vector.iov_len) <= heap.bytes &&
-			       at - heap.base <= heap.bytes - static_cast<std::int64_t>(vector.iov_len);
-		};
-		if (heaps_[q] && std::all_of(remote.begin(), remote.end(), inHeap)) {
-			for (iovec& vector : remote)
-				vector.iov_base = heaps_[q] + (reinterpret_cast<std::intptr_t>(vector.iov_base) - heap.base);
-			copyMapped(to_remote ? remote : local, to_remote ? local : remote);
-			return {MPI_SUCCESS, true};
-		}
-		return {copyCalls(to_remote ? process_vm_writev : process_vm_readv, static_cast<pid_t>(peers_[q].pid),
-				  std::move(local), std::move(remote)),
-			false};
-	}
-
-	// memcpy from the `from` vectors into the `to` ones, which hold as many bytes cut differently.
-	static void copyMapped(std::vector<iovec> to, std::vector<iovec> from)
-	{
-		std::size_t t = 0, f = 0;
-		while (t < to.size() && f < from.size()) {
-			const std::size_t bytes = std::min(to[t].iov_len, from[f].iov_len);
-			std::memcpy(to[t].iov_base, from[f].iov_base, bytes);
-			advance(to, t, bytes);
-			advance(from, f, bytes);
-		}
-	}
-
 	// process_vm_readv/writev take at most IOV_MAX vectors a call and may stop short; this goes on until all is
 	// copied.
 	using CopyCall = ssize_t (*)(pid_t, const iovec*, unsigned long, const iovec*, unsigned long, unsigned long);
-	static int copyCalls(CopyCall call, pid_t pid, std::vector<iovec> local, std::vector<iovec> remote)
+	static int copy(CopyCall call, const Peer& peer, std::vector<iovec> local, std::vector<iovec> remote)
 	{
+		const auto pid = static_cast<pid_t>(peer.pid);
 		std::size_t l = 0, r = 0;
 		while (l < local.size() && r < remote.size()) {
 			const auto nl = static_cast<unsigned long>(std::min<std::size_t>(local.size() - l, IOV_MAX));
@@ -434,7 +381,6 @@ private:
 	const Transfer* base_ = nullptr;
 	std::vector<Route> routes_;  // [transfer index in the schedule]; a local transfer's is never direct
 	std::vector<Peer> peers_;
-	std::vector<char*> heaps_;  // [rank]: where its heap is mapped here, or null
 };
 
 class StepRunner
@@ -504,16 +450,12 @@ private:
 			requests_.push_back(request);
 	}
 
-	// A direct copy of `count` elements this rank did, told to the other end.
-	void copyDirectly(std::int64_t count, DirectPeers::Copied copied, int peer)
+	// A direct copy of `count` elements this rank did (`rc` its outcome), told to the other end.
+	void copyDirectly(std::int64_t count, int rc, int peer)
 	{
-		const int rc = copied.rc;
 		note(rc);
-		if (rc == MPI_SUCCESS) {
+		if (rc == MPI_SUCCESS)
 			result_.bytes_direct += count * element_size_;
-			if (copied.mapped)
-				result_.bytes_mapped += count * element_size_;
-		}
 		acks_.push_back(rc);
 		MPI_Request request = MPI_REQUEST_NULL;
 		const int sent = MPI_Isend(&acks_.back(), 1, MPI_INT, peer, tag_ + 1, comm_, &request);

@@ -15,7 +15,6 @@ struct ExecuteResult {
 	int mpi_error = MPI_SUCCESS;  // the first MPI error seen; the old buffer is untouched whatever happens
 	std::int64_t bytes_sent = 0;  // by this rank, local copies excluded
 	std::int64_t bytes_direct = 0;  // copied by this rank straight between two processes' memories (executor.cpp)
-	std::int64_t bytes_mapped = 0;  // of those, copied through a mapping of the peer's shared heap (shared_heap.h)
 	double seconds = 0.0;
 };
 

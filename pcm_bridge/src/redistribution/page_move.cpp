@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "page_move.h"
-#include "shared_heap.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -107,9 +106,8 @@ std::size_t moveOrCopy(void* to, void* from, std::size_t bytes)
 	const std::uintptr_t first = (source + page - 1) / page * page;
 	const std::uintptr_t end = (source + bytes) / page * page;
 	std::vector<Piece> pieces, destination_pieces;
-	// The shared heap's pages belong to its file: they cannot move to another address, and need no first touch.
 	const bool movable = bytes >= kPageMoveMin && source % page == destination % page && end > first &&
-			     !shared_heap::contains(from, bytes) && !shared_heap::contains(to, bytes) && pageMovesWork();
+			     pageMovesWork();
 	const std::string maps = movable ? readMaps() : std::string();
 	if (!movable || !privateAnonymousPieces(maps, first, end, pieces) ||
 	    !privateAnonymousPieces(maps, destination + (first - source), destination + (end - source),

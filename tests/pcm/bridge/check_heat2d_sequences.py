@@ -8,9 +8,7 @@ than the machine has cores.
 With --kept, the coordinator's phase records (MALLEO_PCM_PHASES) must also show that it did not copy what it kept:
 every split's kept_in_place is not 0 (the coordinator keeps the start of its block in its buffer), and with
 --kept pages every merge's moved_as_pages is not 0 (its old block moved into the new buffer by pages: needs blocks of
-a few MiB and an MPI whose memory hooks leave mremap alone, Open MPI); with --kept heap (the C++ API's buffers in
-the shared heap, whose pages cannot move) no merge moves pages and every merge's survivor copies through its peers'
-mapped heaps (copied_through_heaps is not 0)."""
+a few MiB and an MPI whose memory hooks leave mremap alone, Open MPI)."""
 
 import argparse
 import json
@@ -80,10 +78,6 @@ def kept_problems(records, kept):
             problems.append(f'split at {record["iteration"]}: nothing kept in place')
         if op == 'merge' and kept == 'pages' and record['moved_as_pages'] <= 0:
             problems.append(f'merge at {record["iteration"]}: no page moved')
-        # The shared heap's pages cannot move; the survivor copies from its peers' heaps through mappings.
-        if op == 'merge' and kept == 'heap' and (record['moved_as_pages'] != 0 or record['copied_through_heaps'] <= 0):
-            problems.append(f'merge at {record["iteration"]}: {record["moved_as_pages"]} bytes moved as pages, '
-                            f'{record["copied_through_heaps"]} copied through the peers\' heaps')
     return problems
 
 
@@ -96,7 +90,7 @@ def main():
     ap.add_argument('--rows', type=int, default=24)
     ap.add_argument('--columns', type=int, default=30)
     ap.add_argument('--iterations', type=int, default=30)
-    ap.add_argument('--kept', choices=['in-place', 'pages', 'heap'], help='check what the coordinator kept without copying')
+    ap.add_argument('--kept', choices=['in-place', 'pages'], help='check what the coordinator kept without copying')
     ap.add_argument('--env', action='append', default=[], metavar='KEY=VALUE',
                     help='more environment for the runs of the sequences (repeatable)')
     ap.add_argument('program')

@@ -31,7 +31,6 @@
 
 #include "executor.h"
 #include "page_move.h"
-#include "shared_heap.h"
 #include "simulated_ranks.h"
 
 using namespace malleo::pcm;
@@ -184,39 +183,6 @@ void fill(std::vector<std::uint64_t>& buffer, const std::vector<std::int64_t>& g
 			       static_cast<std::size_t>(w * element.stride)] = valueOf(globals[k], w);
 }
 
-// A vector's words, copied into a block of this process's shared heap when `in_heap` (where peers copy through a
-// mapping of the heap instead of process_vm_readv/writev), or the vector itself.
-class Place
-{
-public:
-	Place(std::vector<std::uint64_t>& words, bool in_heap) : words_(words)
-	{
-		if (!in_heap || words.empty())
-			return;
-		block_ = static_cast<std::uint64_t*>(shared_heap::allocate(words.size() * 8));
-		if (block_)
-			std::memcpy(block_, words.data(), words.size() * 8);
-	}
-	Place(const Place&) = delete;
-	Place& operator=(const Place&) = delete;
-	~Place()
-	{
-		if (block_)
-			shared_heap::release(block_);
-	}
-	void* data() const { return words_.empty() ? nullptr : block_ ? block_ : words_.data(); }
-	bool inHeap() const { return words_.empty() || block_; }
-	void copyBack() const
-	{
-		if (block_)
-			std::memcpy(words_.data(), block_, words_.size() * 8);
-	}
-
-private:
-	std::vector<std::uint64_t>& words_;
-	std::uint64_t* block_ = nullptr;
-};
-
 void runDistribution(Distribution distribution, Round& round, int rank, Checker& check)
 {
 	std::int64_t rows = round.uniform(0, 120), cols = round.uniform(0, 120);
@@ -241,29 +207,20 @@ void runDistribution(Distribution distribution, Round& round, int rank, Checker&
 	const bool alias = round.uniform(0, 1) == 1 && keepsInPlace(plan, rank) && new_slot >= 0 && old_slot >= 0;
 	ExecuteOptions options;
 	options.defer_local = element.stride == 1 && round.uniform(0, 1) == 1;
-	// Every rank's buffers in its shared heap, or none's.
-	const bool heap = round.uniform(0, 1) == 1;
-	const Place old_place(old_buffer, heap), new_place(new_buffer, heap && !alias);
-	void* old_data = old_place.data();
-	void* new_data = alias ? old_data : new_place.data();
+	void* old_data = old_buffer.empty() ? nullptr : old_buffer.data();
+	void* new_data = alias ? old_data : new_buffer.empty() ? nullptr : new_buffer.data();
 	ExecuteResult result = execute(gComm, plan, old_data, new_data, element.type, options);
 	// finishLocal may move pages out of the old buffer (it is discarded after a success): check it before.
-	old_place.copyBack();
 	const bool old_changed = old_buffer != old_copy;
 	if (options.defer_local && result.mpi_error == MPI_SUCCESS)
 		finishLocal(plan, rank, old_data, new_data, static_cast<std::size_t>(element.span) * 8);
-	old_place.copyBack();
-	new_place.copyBack();
 	if (alias)
 		new_buffer.assign(old_buffer.begin(), old_buffer.begin() + static_cast<std::ptrdiff_t>(new_buffer.size()));
 	// Contiguous elements between two processes on one host (all of this test's) are copied directly
 	// (process_vm_readv/writev) where one may access the other's memory, which root always may; between jobs
 	// they must be for any user, MPI having no shared memory there. Strided elements never are.
-	std::int64_t direct = 0, mapped = 0, between_jobs = 0, between_ranks = 0;
+	std::int64_t direct = 0, between_jobs = 0, between_ranks = 0;
 	MPI_Allreduce(&result.bytes_direct, &direct, 1, MPI_INT64_T, MPI_SUM, gComm);
-	MPI_Allreduce(&result.bytes_mapped, &mapped, 1, MPI_INT64_T, MPI_SUM, gComm);
-	int all_in_heap = heap && old_place.inHeap() && (alias || new_place.inHeap()), everywhere_in_heap = 0;
-	MPI_Allreduce(&all_in_heap, &everywhere_in_heap, 1, MPI_INT, MPI_MIN, gComm);
 	if (element.stride == 1)
 		for (const Transfer& transfer : plan.transfers)
 			if (transfer.from != transfer.to)
@@ -281,11 +238,6 @@ void runDistribution(Distribution distribution, Round& round, int rank, Checker&
 	if (direct < at_least || direct > between_ranks)
 		check.fail(what + std::to_string(direct) + " bytes copied directly, expected from " +
 			   std::to_string(at_least) + " to " + std::to_string(between_ranks));
-	// With every buffer in a heap, every direct copy goes through a mapping of the peer's heap; with none, none.
-	if (mapped != (everywhere_in_heap ? direct : 0))
-		check.fail(what + std::to_string(mapped) + " of " + std::to_string(direct) +
-			   " direct bytes copied through a peer's mapped heap, expected " +
-			   (everywhere_in_heap ? "all" : "none") + (heap ? " (buffers in the shared heap)" : ""));
 	if (old_changed)
 		check.fail(what + "the old buffer changed" + (alias ? " (it was the new buffer too)" : ""));
 
