@@ -103,7 +103,7 @@ class Bench:
         self.folder = folder
         self.heat2d = os.path.abspath(opts.heat2d)
         self.warm_mb = opts.warm_mb
-        self.env = dict(getattr(opts, 'env', None) or {})  # more environment for every launch (pcm_compare_builds)
+        self.env = dict(opts.env)  # more environment for every launch (set by pcm_compare_builds)
         self.merge_from = {}  # MiB -> the first probe of the background spawn mode's forced merges
         # bench/first_touch of the heat2d's build: BUILD/examples/heat2d/heat2d_MPI -> BUILD/bench/first_touch
         self.first_touch = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(self.heat2d))), 'bench',
@@ -263,6 +263,7 @@ def arguments():
                     "stop-restart's alike: ob1 (the default, as `malleo run` on a host without InfiniBand or "
                     "Omni-Path) or default (Open MPI's own choice, which first tries cm: about 0.2 s more in every "
                     "MPI_Init and spawn on Debian; docs/performance.md, \"Open MPI's start\")")
+    ap.set_defaults(env={})  # not a command-line option: bench/pcm_compare_builds.py sets it per build
     return ap
 
 
