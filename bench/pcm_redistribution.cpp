@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // Redistribution throughput of the pcm_bridge executor next to memcpy bandwidth, in one run on one machine.
 //
-// For each scenario (old ranks -> new ranks, the data evenly spread in 1D blocks over ranks 0..k-1, as heat2d's
-// columns) and each array size, the schedule runs `repeats` times on a communicator of the ranks the scenario uses
-// (the others park); a run's time is the slowest rank's, from a common barrier. memcpy bandwidth is measured by rank
-// 0 copying the whole array once between two buffers while every other rank waits without spinning (MPI_Ibarrier +
-// MPI_Test + 1 ms sleep), between the runs, twice: between two touched buffers, and into a buffer allocated just
-// before the copy (`fresh`), which pays the first touch of its pages as a reconfiguration's new buffer does. By default
-// the executor's buffers are touched before timing, so neither side pays first-touch page faults. Medians over the
-// repeats.
+// For each scenario (old ranks -> new ranks, the data evenly spread in 1D blocks, as heat2d's columns, over ranks
+// 0..k-1 before and over the new ranks in the order the bridge gives them after: --placement) and each array size, the
+// schedule runs `repeats` times on a communicator of the ranks the scenario uses (the others park); a run's time is the
+// slowest rank's, from a common barrier. memcpy bandwidth is measured by rank 0 copying the whole array once between
+// two buffers while every other rank waits without spinning (MPI_Ibarrier + MPI_Test + 1 ms sleep), between the runs,
+// twice: between two touched buffers, and into a buffer allocated just before the copy as the session allocates a
+// reconfiguration's new buffer (`fresh`, allocateBlock), which pays the first touch of its pages as that buffer does.
+// By default the executor's buffers are touched before timing, so neither side pays first-touch page faults
+// (`--new-buffer session`: the new ones are fresh). Medians over the repeats.
 //
 //	mpirun -n 4 build/bench/pcm_redistribution_openmpi [--sizes-mb 10,100,300] [--scenarios 1:2,2:4,4:2]
 //	    [--repeats 5] [--column-doubles 1024] [--distribution block1d|block_cyclic1d] [--block 8]
-//	    [--huge-pages none|old|new|all] [--new-buffer touched|calloc|calloc-advised|huge|huge-zeroed] [--prefault on|off]
-//	    [--chunk-mb 0] [--method executor|shm] [--kept copied|as-session]
+//	    [--huge-pages none|old|new|all] [--new-buffer touched|session|calloc|calloc-advised|huge|huge-zeroed]
+//	    [--prefault on|off]
+//	    [--chunk-mb 0] [--method executor|shm] [--kept copied|as-session] [--placement cpp|c|identity]
 //
 // Options:
 //   --sizes-mb        array sizes in MiB
@@ -25,8 +27,12 @@
 //   --huge-pages      which buffers are 2 MiB aligned and madvise(MADV_HUGEPAGE)d before their first touch, for
 //                     transparent huge pages in "madvise" mode: none, old (the data before), new (after), all (old,
 //                     new and the memcpy baseline's)
-//   --new-buffer      touched: allocated once, touched before timing (the default); calloc: allocated anew inside
-//                     every timed run with std::calloc, as pcm_bridge's session does, so the run pays the first touch;
+//   --new-buffer      touched: allocated once, touched before timing (the default); session: allocated anew inside
+//                     every timed run as pcm_bridge's session allocates a reconfiguration's new buffers
+//                     (allocateBlock: on a page, untouched), so the run pays the first touch of its pages; calloc:
+//                     the same with std::calloc (the session's way until 2026-11-24; a block calloc takes from the
+//                     heap, as it does once frees have raised glibc's mmap threshold, is zeroed inside the run and
+//                     does not start on a page, so kept elements are copied, not moved);
 //                     huge: the same 2 MiB aligned and madvise(MADV_HUGEPAGE)d, not zeroed; huge-zeroed: and zeroed;
 //                     calloc-advised: calloc, then madvise(MADV_HUGEPAGE) on the 2 MiB aligned pages inside it
 //   --prefault        on (the default, as in the bridge): the executor faults the pages of the new buffer in with
@@ -40,6 +46,12 @@
 //                     keeps them in its old buffer (no new buffer, nothing copied), and the others move the pages of
 //                     what they keep into the new buffer once the transfers are done (finishLocal; page_move.h). The
 //                     old buffers are filled again between runs, outside the timing
+//   --placement       which process takes which new slot. cpp (the default): as the bridge plans it for the C++ API
+//                     (pcm_bridge/src/plan.h), a split's joiners after the processes whose blocks they share (2 -> 4:
+//                     ranks 0, 2, 1, 3) and a merge keeping the first process of each group of slots (4 -> 2: ranks
+//                     0 and 2); c: as for the PCM C API, the same splits, and a merge keeping the first slots;
+//                     identity: new slot i is rank i (this benchmark's layout before 2026-11-25, which moves three
+//                     quarters of the array in 2 -> 4 and 4 -> 2 where the bridge moves half)
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -56,6 +68,8 @@
 #include <unistd.h>
 
 #include "executor.h"
+#include "page_move.h"
+#include "plan.h"
 
 using namespace malleo::pcm;
 
@@ -81,17 +95,57 @@ void parkedBarrier(MPI_Comm comm)
 	}
 }
 
-Layout evenLayout(Distribution distribution, int parts, std::int64_t elements, std::int64_t block)
+// `elements` spread evenly over the processes of `ranks`, in slot order.
+Layout evenLayout(Distribution distribution, const std::vector<int>& ranks, std::int64_t elements, std::int64_t block)
 {
 	Layout layout;
 	layout.distribution = distribution;
 	layout.global_count = elements;
 	layout.block = block;
-	for (int p = 0; p < parts; ++p) {
-		layout.ranks.push_back(p);
+	layout.ranks = ranks;
+	const auto parts = static_cast<std::int64_t>(ranks.size());
+	for (std::int64_t p = 0; p < parts; ++p)
 		layout.counts.push_back(elements / parts + (p < elements % parts ? 1 : 0));
-	}
 	return layout;
+}
+
+enum class Placement { cpp, c, identity };
+
+// The ranks in the new slots when `old_ranks` processes (ranks 0..old_ranks-1) become `new_ranks`: planned by the
+// bridge's own rules (makePlan) on a world whose other ranks are spare, or slot i = rank i.
+std::vector<int> newSlots(int old_ranks, int new_ranks, Placement placement)
+{
+	std::vector<int> identity;
+	for (int r = 0; r < new_ranks; ++r)
+		identity.push_back(r);
+	if (placement == Placement::identity || old_ranks == new_ranks)
+		return identity;
+	const int world = std::max(old_ranks, new_ranks);
+	Membership membership;
+	membership.reusable = placement == Placement::cpp;
+	membership.state.assign(static_cast<std::size_t>(world), ProcessState::spare);
+	membership.node.assign(static_cast<std::size_t>(world), "");
+	for (int r = 0; r < old_ranks; ++r) {
+		membership.active.push_back(r);
+		membership.state[static_cast<std::size_t>(r)] = ProcessState::active;
+	}
+	Command command;
+	command.op = new_ranks > old_ranks ? Operation::split : Operation::merge;
+	command.count = std::abs(new_ranks - old_ranks);
+	Plan plan;
+	const std::string why = makePlan(command, membership, plan);
+	if (!why.empty()) {
+		std::fprintf(stderr, "pcm_redistribution: %s\n", why.c_str());
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	return plan.after;
+}
+
+// The slot of `rank` in a layout, or -1 when it has none.
+int slotOf(const Layout& layout, int rank)
+{
+	auto at = std::find(layout.ranks.begin(), layout.ranks.end(), rank);
+	return at == layout.ranks.end() ? -1 : static_cast<int>(at - layout.ranks.begin());
 }
 
 // A buffer whose pages are touched before any timing; with huge pages, aligned so that the kernel can back it with
@@ -104,8 +158,10 @@ public:
 		if (bytes == 0)
 			return;
 		constexpr std::size_t kHuge = 2u << 20;
+		const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+		// On a page, as the session's buffers are (allocateBlock), so that kept elements can move by pages.
 		data_ = static_cast<char*>(huge ? std::aligned_alloc(kHuge, (bytes + kHuge - 1) / kHuge * kHuge)
-					       : std::malloc(bytes));
+					       : std::aligned_alloc(page, (bytes + page - 1) / page * page));
 		if (!data_) {
 			std::fprintf(stderr, "pcm_redistribution: out of memory for %zu bytes\n", bytes);
 			MPI_Abort(MPI_COMM_WORLD, 1);
@@ -125,6 +181,14 @@ public:
 		if (bytes_ == 0)
 			return;
 		std::free(data_);
+		if (how == "session") {
+			data_ = static_cast<char*>(allocateBlock(static_cast<std::int64_t>(bytes_), 0, 1, false, false));
+			if (!data_) {
+				std::fprintf(stderr, "pcm_redistribution: out of memory for %zu bytes\n", bytes_);
+				MPI_Abort(MPI_COMM_WORLD, 1);
+			}
+			return;
+		}
 		constexpr std::size_t kHuge = 2u << 20;
 		const std::size_t rounded = (bytes_ + kHuge - 1) / kHuge * kHuge;
 		const bool zeroed = how == "calloc" || how == "calloc-advised";
@@ -355,6 +419,7 @@ struct Options {
 	std::string new_buffer = "touched";
 	bool prefault = true;
 	bool kept_as_session = false;
+	Placement placement = Placement::cpp;
 };
 
 struct Figures {
@@ -367,24 +432,26 @@ struct Figures {
 Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatype element, int element_bytes,
 		const Options& options, int repeats, int rank)
 {
-	Layout from = evenLayout(options.distribution, old_ranks, elements, options.block);
-	Layout to = evenLayout(options.distribution, new_ranks, elements, options.block);
+	Layout from = evenLayout(options.distribution, newSlots(old_ranks, old_ranks, Placement::identity), elements,
+				 options.block);
+	Layout to = evenLayout(options.distribution, newSlots(old_ranks, new_ranks, options.placement), elements,
+			       options.block);
 	const auto chunk_bytes = static_cast<std::int64_t>(options.chunk_mb * 1048576.0);
 	Schedule plan = options.shm ? schedule(from, to) : chunked(schedule(from, to), chunk_bytes / element_bytes);
 	auto bytes = [&](const Layout& layout) {
-		return rank < static_cast<int>(layout.ranks.size())
-			   ? static_cast<std::size_t>(localCount(layout, rank)) *
-				 static_cast<std::size_t>(element_bytes)
-			   : 0;
+		const int slot = slotOf(layout, rank);
+		return slot >= 0 ? static_cast<std::size_t>(localCount(layout, slot)) * static_cast<std::size_t>(element_bytes)
+				 : 0;
 	};
 	Buffer old_buffer(bytes(from), options.huge_old, 1), new_buffer(bytes(to), options.huge_new, 0);
 	// block1d: each element's bytes say its global index, so the result can be checked after the last run (the
 	// executor's correctness is tested elsewhere; this guards the experimental variants). The new buffer is cleared
-	// or allocated afresh before that run; only --new-buffer huge may get back a block still holding old results.
+	// or allocated afresh before that run; only --new-buffer huge and session may get back a block still holding old
+	// results.
 	const bool checkable = options.distribution == Distribution::block1d;
 	auto firstElement = [&](const Layout& layout) {
 		std::int64_t first = 0;
-		for (int slot = 0; slot < rank && slot < static_cast<int>(layout.counts.size()); ++slot)
+		for (int slot = 0; slot < slotOf(layout, rank); ++slot)
 			first += layout.counts[static_cast<std::size_t>(slot)];
 		return first;
 	};
@@ -465,7 +532,10 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 			if (r > 0)
 				copies.push_back(copy_seconds);
 			copy_start = MPI_Wtime();
-			auto* fresh = static_cast<char*>(std::malloc(array_bytes));
+			// Allocated as the session allocates a new buffer (on a page: fresh pages from the kernel each time,
+			// where a plain malloc of up to 32 MiB gets back warm pages once frees have raised glibc's mmap
+			// threshold).
+			auto* fresh = static_cast<char*>(allocateBlock(static_cast<std::int64_t>(array_bytes), 0, 1, false, false));
 			if (!fresh) {
 				std::fprintf(stderr, "pcm_redistribution: out of memory for %zu bytes\n", array_bytes);
 				MPI_Abort(MPI_COMM_WORLD, 1);
@@ -537,8 +607,8 @@ int main(int argc, char** argv)
 	    ->check(CLI::IsMember({"none", "old", "new", "all"}));
 	app.add_option("--chunk-mb", options.chunk_mb, "cut transfers between ranks into messages of this many MiB")
 	    ->check(CLI::Range(0.0, 1e6));
-	app.add_option("--new-buffer", options.new_buffer, "touched, calloc, calloc-advised, huge or huge-zeroed")
-	    ->check(CLI::IsMember({"touched", "calloc", "calloc-advised", "huge", "huge-zeroed"}));
+	app.add_option("--new-buffer", options.new_buffer, "touched, session, calloc, calloc-advised, huge or huge-zeroed")
+	    ->check(CLI::IsMember({"touched", "session", "calloc", "calloc-advised", "huge", "huge-zeroed"}));
 	app.add_option("--method", method, "executor or shm (shared-memory pipeline, block1d)")
 	    ->check(CLI::IsMember({"executor", "shm"}));
 	std::string prefault = "on";
@@ -547,6 +617,9 @@ int main(int argc, char** argv)
 	std::string kept = "copied";
 	app.add_option("--kept", kept, "copied, or as-session: kept elements stay in place or move by pages")
 	    ->check(CLI::IsMember({"copied", "as-session"}));
+	std::string placement = "cpp";
+	app.add_option("--placement", placement, "cpp, c (the bridge's slots for either API) or identity (slot i = rank i)")
+	    ->check(CLI::IsMember({"cpp", "c", "identity"}));
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError& e) {
@@ -560,6 +633,7 @@ int main(int argc, char** argv)
 	options.shm = method == "shm";
 	options.prefault = prefault == "on";
 	options.kept_as_session = kept == "as-session";
+	options.placement = placement == "cpp" ? Placement::cpp : placement == "c" ? Placement::c : Placement::identity;
 	options.huge_old = huge == "old" || huge == "all";
 	options.huge_new = huge == "new" || huge == "all";
 	options.huge_copy = huge == "all";
@@ -598,12 +672,12 @@ int main(int argc, char** argv)
 	if (rank == 0)
 		std::printf(
 		    "%d ranks, %s, elements of %d bytes, median of %d runs; %s, huge pages %s, new buffer %s, prefault %s, "
-		    "chunks %g MiB\n\n"
+		    "chunks %g MiB, kept %s, placement %s\n\n"
 		    "| scenario | array MiB | median s | array GB/s | moved GB/s | memcpy GB/s | array / memcpy | fresh memcpy GB/s | "
 		    "array / fresh memcpy |\n"
 		    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
 		    world, distribution_text.c_str(), element_bytes, repeats, method.c_str(), huge.c_str(), options.new_buffer.c_str(),
-		    prefault.c_str(), options.chunk_mb);
+		    prefault.c_str(), options.chunk_mb, kept.c_str(), placement.c_str());
 	for (double mb : sizes) {
 		auto elements = static_cast<std::int64_t>(mb * 1048576.0 / element_bytes);
 		int runs = mb >= 300 ? std::max(3, repeats / 2) : repeats;

@@ -8,8 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "executor.h"
 #include "manifest.h"
@@ -156,32 +154,12 @@ std::int64_t BufferMove::elementBytes() const
 namespace {
 
 bool gHugePages = false;  // MALLEO_PCM_HUGE_PAGES=on (Session::configure)
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
 } // namespace
 
 void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements)
 {
-	const auto bytes = static_cast<std::size_t>((count + 2 * halo) * element_bytes) + 1;
-	if (bytes < kPageMoveMin)
-		return std::calloc(bytes, 1);
-	const bool huge = gHugePages && bytes >= kHugePage;
-	void *block = nullptr;
-	if (posix_memalign(&block, huge ? kHugePage : static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), bytes) != 0)
-		return nullptr;
-	auto *base = static_cast<unsigned char *>(block);
-	// Before the first touch, so that the kernel backs the block with 2 MiB pages where it can (transparent huge
-	// pages in madvise mode); the whole 2 MiB pages inside the block only.
-	if (huge)
-		madvise(base, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
-	const auto halo_bytes = static_cast<std::size_t>(halo * element_bytes);
-	if (zero_elements) {
-		std::memset(base, 0, bytes);
-	} else {
-		std::memset(base, 0, halo_bytes);
-		std::memset(base + bytes - 1 - halo_bytes, 0, halo_bytes + 1);
-	}
-	return block;
+	return allocateBlock(count, halo, element_bytes, zero_elements, gHugePages);
 }
 
 Session &Session::get()

@@ -98,11 +98,8 @@ struct BufferMove {
 	std::int64_t elementBytes() const;
 };
 
-// A buffer of `count` elements of `element_bytes` with `halo` more on each side, to free with std::free. From
-// kPageMoveMin bytes on it starts on a page, so that the elements a process keeps sit at the same offset in a page
-// in its old and new buffers and can move by pages (page_move.h); then only the halos are zeroed unless
-// `zero_elements` (a redistribution writes every element). With MALLEO_PCM_HUGE_PAGES=on, a block of 2 MiB or more
-// starts on a 2 MiB boundary and is advised MADV_HUGEPAGE before its first touch.
+// A buffer of `count` elements of `element_bytes` with `halo` more on each side, to free with std::free:
+// allocateBlock (page_move.h), with huge pages where MALLEO_PCM_HUGE_PAGES=on.
 void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements);
 
 // Named values: replicated ones go to joiners; a migration source's store goes to its replacement.

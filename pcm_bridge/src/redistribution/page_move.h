@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace malleo::pcm {
 
@@ -24,5 +25,13 @@ bool pageMovesWork();
 // read as zeros afterwards); the partial pages at the ends are copied. Any failure falls back to copying, so the
 // bytes always arrive (and pageMovesWork() is asked first). Returns the bytes moved as pages (0: all copied).
 std::size_t moveOrCopy(void* to, void* from, std::size_t bytes);
+
+// A buffer of `count` elements of `element_bytes` with `halo` more on each side and one byte after them, to free with
+// std::free. From kPageMoveMin bytes on it starts on a page, so that the elements a process keeps sit at the same
+// offset in a page in its old and new buffers and can move by pages; then only the halos and the last byte are
+// zeroed unless `zero_elements` (a redistribution writes every element, and its pages are left untouched for it).
+// With `huge`, a block of 2 MiB or more starts on a 2 MiB boundary and is advised MADV_HUGEPAGE before its first
+// touch. Null when memory is short.
+void* allocateBlock(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements, bool huge);
 
 }  // namespace malleo::pcm

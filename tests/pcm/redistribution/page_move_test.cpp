@@ -141,4 +141,27 @@ TEST_SUITE("page move")
 		CHECK(holdsPattern(destination.base, bytes));
 		CHECK(holdsPattern(source.base, bytes));
 	}
+
+	TEST_CASE("mappings listed far apart in /proc/self/maps are all checked, though it is read only as far as needed")
+	{
+		const std::size_t bytes = 2 * kPageMoveMin;
+		Mapping shared_destination(bytes, MAP_SHARED | MAP_ANONYMOUS), private_destination(bytes);
+		// 400 one-page mappings that cannot merge (their protections alternate), mapped after the destinations
+		// and so below them: more than a few reads of the file lie between the source, mapped last, and them.
+		std::vector<void*> spacers;
+		for (int i = 0; i < 400; ++i) {
+			void* at = mmap(nullptr, kPage, i % 2 ? PROT_READ : PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			REQUIRE(at != MAP_FAILED);
+			spacers.push_back(at);
+		}
+		Mapping source(bytes);
+		REQUIRE(source.base < private_destination.base);  // mmap hands out addresses top down
+		fillPattern(source.base, bytes);
+		CHECK(moveOrCopy(shared_destination.base, source.base, bytes) == 0);
+		CHECK(holdsPattern(shared_destination.base, bytes));
+		CHECK(moveOrCopy(private_destination.base, source.base, bytes) == bytes);
+		CHECK(holdsPattern(private_destination.base, bytes));
+		for (void* at : spacers)
+			munmap(at, kPage);
+	}
 }
