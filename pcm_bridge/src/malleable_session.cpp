@@ -2,9 +2,13 @@
 // The C++ API over the session: here the bridge owns the buffers, so probe() can move them itself.
 #include "malleo/pcm.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "session.h"
 
@@ -70,6 +74,13 @@ void Session::place(Buffer &buffer, std::int64_t count)
 		buffer.offset_ += counts[static_cast<std::size_t>(slot)];
 }
 
+void Session::adopt(Buffer &buffer, void *storage, std::int64_t count)
+{
+	buffer.storage_.reset(static_cast<unsigned char *>(storage));
+	buffer.capacity_ = count;
+	place(buffer, count);
+}
+
 MALLEO_PCM_EXPORT Buffer &Session::distribute(const std::string &name, Distribution distribution, MPI_Datatype type,
 					       std::int64_t element_length, std::int64_t global_count, std::int64_t halo)
 {
@@ -91,11 +102,10 @@ MALLEO_PCM_EXPORT Buffer &Session::distribute(const std::string &name, Distribut
 void Session::allocate(Buffer &buffer)
 {
 	const auto count = pcm::Session::get().currentCounts(buffer.global_)[static_cast<std::size_t>(rank())];
-	buffer.storage_.reset(static_cast<unsigned char *>(
-		pcm::allocateElements(count, buffer.halo_, buffer.elementBytes(), true)));
-	if (!buffer.storage_)
+	void *storage = pcm::allocateElements(count, buffer.halo_, buffer.elementBytes(), true);
+	if (!storage)
 		throw std::bad_alloc();
-	place(buffer, count);
+	adopt(buffer, storage, count);
 }
 
 bool Session::receive(Buffer &buffer)
@@ -104,10 +114,9 @@ bool Session::receive(Buffer &buffer)
 		if (move.spec.name != buffer.name_ || !move.new_data)
 			continue;
 		// A joined process had no buffer: the session allocated the one it received into.
-		buffer.storage_.reset(static_cast<unsigned char *>(move.new_data));
+		adopt(buffer, move.new_data, move.new_count);
 		move.new_data = nullptr;
 		move.allocated = false;
-		place(buffer, move.new_count);
 		return true;
 	}
 	return false;
@@ -172,6 +181,7 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 		move.spec.halo = buffer->halo_;
 		move.old_data = buffer->storage_.get();
 		move.old_count = buffer->count_;
+		move.old_capacity = buffer->capacity_;
 		move.in_place = true;
 		move.discard_old = true;
 		moves.push_back(move);
@@ -208,16 +218,22 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 		Buffer &buffer = *buffers_[i];
 		auto &move = moves[i];
 		if (move.new_data == buffer.storage_.get()) {
-			// Kept in place: give back what the block no longer needs (glibc shrinks without copying).
-			const auto bytes = static_cast<std::size_t>((move.new_count + 2 * buffer.halo_) * buffer.elementBytes());
-			if (void *smaller = std::realloc(buffer.storage_.get(), bytes + 1)) {
-				buffer.storage_.release();
-				buffer.storage_.reset(static_cast<unsigned char *>(smaller));
-			}
+			// Kept in place, or grown into room the block had. The block keeps its size, and the kernel may
+			// take back the whole pages past what it now holds (MADV_FREE) when it needs memory; until then a
+			// merge that grows the block again receives into them without a first touch.
+			const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+			const auto base = reinterpret_cast<std::uintptr_t>(buffer.storage_.get());
+			const auto used = base + static_cast<std::uintptr_t>((move.new_count + 2 * buffer.halo_) *
+									     buffer.elementBytes()) + 1;
+			const auto end = base + static_cast<std::uintptr_t>((buffer.capacity_ + 2 * buffer.halo_) *
+									    buffer.elementBytes()) + 1;
+			const std::uintptr_t first = (used + page - 1) / page * page, last = end / page * page;
+			if (last > first)
+				madvise(reinterpret_cast<void *>(first), last - first, MADV_FREE);
+			place(buffer, move.new_count);
 		} else {
-			buffer.storage_.reset(static_cast<unsigned char *>(move.new_data));  // the session allocated it
+			adopt(buffer, move.new_data, move.new_count);  // the session allocated it
 		}
-		place(buffer, move.new_count);
 	}
 	return result;
 }

@@ -626,6 +626,9 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 	const auto slot_after = std::find(plan_.after.begin(), plan_.after.end(), world_rank_);
 	const int new_slot = slot_after == plan_.after.end() ? -1 : static_cast<int>(slot_after - plan_.after.begin());
 	std::vector<Schedule> schedules(moves.size());
+	// The trailing halos of blocks grown in place, which the elements received past them overwrite: put back if
+	// the operation fails, so that the program carries on with its buffers as they were.
+	std::vector<std::vector<unsigned char>> overwritten_halos(moves.size());
 	std::int64_t moved = 0;  // bytes this process sent to others
 	for (auto &move : moves) {
 		std::vector<std::int64_t> counts(all.size(), 0);
@@ -657,8 +660,16 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 			error = 1;
 			why = e.what();
 		}
-		if (new_slot >= 0 && !move.new_data && move.in_place && move.old_data && keepsInPlace(schedule, me)) {
+		const std::int64_t room = std::max(move.old_count, move.old_capacity);
+		if (new_slot >= 0 && !move.new_data && move.in_place && move.old_data && move.new_count <= room &&
+		    keepsInPlace(schedule, me, move.old_count)) {
 			move.new_data = move.old_data;
+			if (move.new_count > move.old_count) {
+				const auto *halo = static_cast<const unsigned char *>(pastHalo(move, move.old_data)) +
+						   move.old_count * bytes;
+				overwritten_halos[static_cast<std::size_t>(&move - moves.data())].assign(
+					halo, halo + move.spec.halo * bytes);
+			}
 		} else if (new_slot >= 0 && !move.new_data) {
 			move.new_data = allocateElements(move.new_count, move.spec.halo, bytes, false);
 			move.allocated = true;
@@ -677,6 +688,7 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		if (!anyone) {
 			ExecuteOptions options;
 			options.defer_local = move.discard_old;
+			options.held = move.old_count;
 			const ExecuteResult result = execute(union_comm, schedule, pastHalo(move, move.old_data),
 							     pastHalo(move, move.new_data), element, options);
 			moved += result.bytes_sent;
@@ -733,7 +745,11 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 				finishLocal(schedules[i], me, pastHalo(move, move.old_data), pastHalo(move, move.new_data),
 					    static_cast<std::size_t>(move.elementBytes()));
 			const bool in_place = move.new_data && move.new_data == move.old_data;
-			phaseTimes().kept(in_place ? move.new_count * move.elementBytes() : 0, pages);
+			phaseTimes().kept(in_place ? std::min(move.new_count, move.old_count) * move.elementBytes() : 0, pages);
+			if (in_place && move.new_count > move.old_count)  // zeroed, as allocateElements leaves a halo
+				std::memset(static_cast<unsigned char *>(pastHalo(move, move.new_data)) +
+						    move.new_count * move.elementBytes(),
+					    0, static_cast<std::size_t>(move.spec.halo * move.elementBytes()));
 		}
 	}
 	phaseTimes().mark(Phase::redistribution);
@@ -743,6 +759,11 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 			std::strncpy(text.data(), why.c_str(), text.size() - 1);
 		MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, global.rank, union_comm);
 		for (auto &move : moves) {
+			const auto &halo = overwritten_halos[static_cast<std::size_t>(&move - moves.data())];
+			if (!halo.empty())
+				std::memcpy(static_cast<unsigned char *>(pastHalo(move, move.old_data)) +
+						    move.old_count * move.elementBytes(),
+					    halo.data(), halo.size());
 			if (move.allocated)
 				std::free(move.new_data);
 			if (move.allocated || move.new_data == move.old_data)

@@ -89,9 +89,10 @@ struct BufferMove {
 	bool allocated = false;    // new_data was allocated here (allocateElements): the caller frees it with std::free
 	std::int64_t capacity = -1;  // elements a caller-provided new_data holds (halo excluded); -1: enough
 	// The caller keeps using old_data as the new buffer where it can (PCM_Split rewrites the columns in place):
-	// a process whose new elements are exactly the first ones it holds gets new_data = old_data, and nothing of
-	// its data is copied or allocated.
+	// a process whose new elements are exactly the first ones it holds, or those followed by elements from others
+	// that fit in `old_capacity`, gets new_data = old_data, and nothing of its data is copied or allocated.
 	bool in_place = false;
+	std::int64_t old_capacity = -1;  // elements old_data has room for (halo excluded); -1: old_count
 	// The caller discards old_data after a success (a merge's old columns, the C++ API's old storage): the
 	// elements this process keeps may move into new_data by their pages (page_move.h) once the move succeeded.
 	bool discard_old = false;

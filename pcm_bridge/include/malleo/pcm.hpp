@@ -73,6 +73,7 @@ private:
 	std::int64_t element_length_ = 1;
 	std::int64_t halo_ = 0;
 	std::int64_t count_ = 0;
+	std::int64_t capacity_ = 0;  // elements storage_ has room for (halos excluded)
 	std::int64_t offset_ = 0;
 	std::int64_t global_ = 0;
 	// malloc'd, so that a reconfiguration can hand over the buffer it filled instead of copying it in
@@ -121,6 +122,8 @@ private:
 	Session() = default;
 	std::vector<unsigned char> &replicatedBytes(const std::string &name, std::size_t size, const void *initial);
 	void place(Buffer &buffer, std::int64_t count);
+	// `storage` (allocateElements) becomes the buffer's, holding `count` elements.
+	void adopt(Buffer &buffer, void *storage, std::int64_t count);
 	// A zeroed block of this process's balanced share.
 	void allocate(Buffer &buffer);
 	// A joined process: the buffer's data from the reconfiguration that activated it; false if none came.

@@ -135,7 +135,8 @@ void copyLocally(const Transfer& transfer, Byte* from, char* to, std::size_t ele
 }
 
 // What this rank can check before anything moves; the ranks agree on the worst answer.
-int preflight(const Schedule& schedule, int rank, int size, const void* old_buffer, const void* new_buffer)
+int preflight(const Schedule& schedule, int rank, int size, const void* old_buffer, const void* new_buffer,
+	      std::int64_t held)
 {
 	for (const Transfer& transfer : schedule.transfers) {
 		if (transfer.from < 0 || transfer.from >= size || transfer.to < 0 || transfer.to >= size)
@@ -153,9 +154,9 @@ int preflight(const Schedule& schedule, int rank, int size, const void* old_buff
 		if (transfer.to == rank && new_buffer == nullptr && elements(transfer.destination) > 0)
 			return MPI_ERR_BUFFER;
 	}
-	// A new buffer that is the old one may only keep elements where they are: anything written into it would
-	// overwrite data that peers may still read and that a failure must leave intact.
-	if (new_buffer && new_buffer == old_buffer && !keepsInPlace(schedule, rank))
+	// A new buffer that is the old one may only keep elements where they are and receive past them: anything
+	// written over them would overwrite data that peers may still read and that a failure must leave intact.
+	if (new_buffer && new_buffer == old_buffer && !keepsInPlace(schedule, rank, held))
 		return MPI_ERR_BUFFER;
 	return MPI_SUCCESS;
 }
@@ -617,7 +618,7 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 	MPI_Aint lb = 0, extent = 0;
 	int local = MPI_Type_get_extent(element, &lb, &extent);
 	if (local == MPI_SUCCESS)
-		local = preflight(schedule, rank, size, old_buffer, new_buffer);
+		local = preflight(schedule, rank, size, old_buffer, new_buffer, options.held);
 	if (local == MPI_SUCCESS && options.defer_local && !isContiguous(element, extent))
 		local = MPI_ERR_TYPE;  // finishLocal copies bytes
 

@@ -26,6 +26,9 @@ struct ExecuteOptions {
 	// Leave this rank's local transfers (its elements that stay with it) to finishLocal(), which the caller runs
 	// once every rank knows the redistribution succeeded. Needs a contiguous element type.
 	bool defer_local = false;
+	// The elements this rank holds in old_buffer: a new buffer that is the old one may receive from other ranks
+	// past them, into room it has (keepsInPlace). INT64_MAX: it may receive nothing from others.
+	std::int64_t held = INT64_MAX;
 };
 
 // Every rank of `comm` calls this with the same schedule. `old_buffer` holds this rank's elements under the old
@@ -33,8 +36,9 @@ struct ExecuteOptions {
 // when it gets none). `element` is the MPI type of one element (a column of heat2d is a contiguous type of `rows`
 // doubles). Never writes to `old_buffer`, so a failed reconfiguration keeps the data intact. `new_buffer` may be
 // `old_buffer` itself when every element this rank gets under the new layout is one it already holds at the same
-// offset (a process of a split that keeps the start of its block): those elements stay, nothing is copied or
-// faulted in, and any other transfer into such a buffer fails before anything moves (MPI_ERR_BUFFER).
+// offset (a process of a split that keeps the start of its block), or one that lands past the `options.held`
+// elements it holds (room the buffer has): those elements stay, nothing is copied or faulted in for them, and any
+// other transfer into such a buffer fails before anything moves (MPI_ERR_BUFFER).
 ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_buffer, void* new_buffer,
 		MPI_Datatype element, const ExecuteOptions& options = {});
 

@@ -165,13 +165,13 @@ Schedule schedule(const Layout& from, const Layout& to)
 	throw std::invalid_argument("unknown distribution kind");
 }
 
-bool keepsInPlace(const Schedule& schedule, int rank)
+bool keepsInPlace(const Schedule& schedule, int rank, std::int64_t held)
 {
 	bool kept = true;
 	for (const Transfer& transfer : schedule.transfers)
 		if (transfer.to == rank)
 			forEachChunk(transfer, [&](std::int64_t source, std::int64_t destination, std::int64_t) {
-				kept = kept && transfer.from == rank && source == destination;
+				kept = kept && (transfer.from == rank ? source == destination : destination >= held);
 			});
 	return kept;
 }

@@ -90,9 +90,12 @@ void forEachChunk(const Transfer& transfer, Chunk chunk)
 	}
 }
 
-// Whether every element that rank `rank` receives is one it already holds, at the same offset in its local buffer:
-// then its old buffer can serve as its new one (a block1d split's process that keeps the start of its block).
-bool keepsInPlace(const Schedule& schedule, int rank);
+// Whether rank `rank`'s old buffer can serve as its new one: every element it gets from itself is one it already
+// holds, at the same offset in its local buffer (a block1d split's process that keeps the start of its block), and
+// every element it gets from another rank lands at offset `held` or beyond, past the `held` elements it holds, in
+// room the buffer has (a merge's survivor whose buffer kept its size after a split). By default it gets nothing
+// from others.
+bool keepsInPlace(const Schedule& schedule, int rank, std::int64_t held = INT64_MAX);
 
 // Local element count of the process in slot `slot` of a layout.
 std::int64_t localCount(const Layout& layout, int slot);

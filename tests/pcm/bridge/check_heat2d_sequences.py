@@ -7,8 +7,11 @@ than the machine has cores.
 
 With --kept, the coordinator's phase records (MALLEO_PCM_PHASES) must also show that it did not copy what it kept:
 every split's kept_in_place is not 0 (the coordinator keeps the start of its block in its buffer), and with
---kept pages every merge's moved_as_pages is not 0 (its old block moved into the new buffer by pages: needs blocks of
-a few MiB and an MPI whose memory hooks leave mremap alone, Open MPI)."""
+--kept pages (the C++ API, whose session owns the buffers) every merge either grew the coordinator's block in place,
+into the room a split left in it, or moved its old block into a new buffer by pages (needs blocks of a few MiB and
+an MPI whose memory hooks leave mremap alone, Open MPI). Which one is known from the sizes: the block keeps the size
+it was allocated with at n processes until a merge needs more, which with blocks of hundreds of elements is a merge
+to fewer than n processes; a migration gives the coordinator's slot a new process, allocated at the current size."""
 
 import argparse
 import json
@@ -69,15 +72,25 @@ def check_run(proc, want, final, ops):
     return problems
 
 
-def kept_problems(records, kept):
-    """What the coordinator copied that it should have kept (--kept)."""
+def kept_problems(records, kept, start):
+    """What the coordinator copied that it should have kept (--kept); `start`: processes active at first."""
     problems = []
+    allocated_at = start  # processes when the coordinator's block was allocated
     for record in records:
-        op = record['operation']
+        op, at = record['operation'], record['iteration']
         if op == 'split' and record['kept_in_place'] <= 0:
-            problems.append(f'split at {record["iteration"]}: nothing kept in place')
-        if op == 'merge' and kept == 'pages' and record['moved_as_pages'] <= 0:
-            problems.append(f'merge at {record["iteration"]}: no page moved')
+            problems.append(f'split at {at}: nothing kept in place')
+        if op == 'merge' and kept == 'pages':
+            if record['after'] >= allocated_at:
+                if record['kept_in_place'] <= 0 or record['moved_as_pages'] != 0:
+                    problems.append(f'merge at {at} to {record["after"]}: not grown in place in a block '
+                                    f'allocated for {allocated_at} processes ({record})')
+            else:
+                if record['moved_as_pages'] <= 0:
+                    problems.append(f'merge at {at}: no page moved')
+                allocated_at = record['after']
+        if op == 'migrate':
+            allocated_at = record['after']
     return problems
 
 
@@ -120,7 +133,7 @@ def main():
             problems = check_run(proc, want, final, ops)
             if opts.kept:
                 with open(phases, encoding='utf-8') as f:
-                    problems += kept_problems([json.loads(line) for line in f], opts.kept)
+                    problems += kept_problems([json.loads(line) for line in f], opts.kept, start)
         status = 'ok' if not problems else 'FAIL'
         print(f'{status}: sequence {index} start {start} MALLEO_FORCE={force} sizes {sizes}')
         if problems:

@@ -2,6 +2,8 @@
 // The C++ API under the same sequences as heat2d: a 1D heat rod in a block1d buffer with ghost elements, plus an
 // independent buffer of counters, and a replicated step counter. Prints heat2d's "final:" and "checksum" lines
 // (FNV-1a of the rod's bytes in global order, then of the counters sorted), so check_heat2d_sequences.py checks it.
+// A probe that changed nothing (no command, or one that failed) must leave the rod's ghost elements as they were,
+// which the rod's values cannot show (its ends are fixed): checked at every probe, exit code 3 if not.
 //   heat1d_cpp [--rows R] [--columns C] [--iterations N]   (the rod has R * C points)
 #include <mpi.h>
 
@@ -67,9 +69,18 @@ int main(int argc, char **argv)
 	}
 	std::vector<double> next;
 	for (; step < iterations; ++step) {
+		const bool ghosts = rod.count() > 0;
+		const double ghost_left = ghosts ? rod.data<double>()[-1] : 0.0;
+		const double ghost_right = ghosts ? rod.data<double>()[rod.count()] : 0.0;
 		const auto event = session.probe();
 		if (event.left)
 			break;
+		if (ghosts && !event.changed() &&
+		    (std::memcmp(&ghost_left, rod.data<double>() - 1, sizeof(double)) != 0 ||
+		     std::memcmp(&ghost_right, rod.data<double>() + rod.count(), sizeof(double)) != 0)) {
+			std::fprintf(stderr, "heat1d_cpp: a probe that changed nothing changed the rod's ghost elements\n");
+			return 3;
+		}
 		if (event.failed && session.rank() == 0)
 			std::fprintf(stderr, "heat1d_cpp: %s\n", event.error.c_str());
 		if (event.changed() && session.rank() == 0)

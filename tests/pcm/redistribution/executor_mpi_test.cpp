@@ -431,6 +431,41 @@ void runPagesMoved(int rank, int world, Checker& check)
 	munmap(new_map, new_bytes);
 }
 
+// Every rank's block merged onto rank 0, whose buffer has room for all of them: its new buffer is its old one, its
+// own block stays where it is and the others land past it (ExecuteOptions::held, a C++ API merge's survivor after
+// a split). Told it holds more than it does, rank 0's buffer would be overwritten where it holds data: refused
+// before anything moves.
+void runGrownInPlace(int rank, int world, Checker& check)
+{
+	constexpr std::int64_t kPerRank = 1000;
+	const Layout from = everyRank(world, kPerRank), to = onRanks({0}, {from.global_count});
+	std::vector<std::uint64_t> buffer(static_cast<std::size_t>(rank == 0 ? to.global_count : kPerRank), kUntouched);
+	for (std::int64_t k = 0; k < kPerRank; ++k)
+		buffer[static_cast<std::size_t>(k)] = valueOf(rank * kPerRank + k, 0);
+	const std::vector<std::uint64_t> before = buffer;
+	const Schedule plan = schedule(from, to);
+	ExecuteOptions too_much;
+	too_much.held = kPerRank + 1;
+	ExecuteResult refused = execute(gComm, plan, buffer.data(), rank == 0 ? buffer.data() : nullptr, MPI_UINT64_T,
+					too_much);
+	if (world > 1 && refused.mpi_error == MPI_SUCCESS)
+		check.fail("grown in place: transfers over elements the buffer holds were accepted");
+	if (buffer != before)
+		check.fail("grown in place: a refused schedule changed the buffer");
+	ExecuteOptions room;
+	room.held = kPerRank;
+	ExecuteResult result =
+		execute(gComm, plan, buffer.data(), rank == 0 ? buffer.data() : nullptr, MPI_UINT64_T, room);
+	if (result.mpi_error != MPI_SUCCESS)
+		check.fail("grown in place: execute returned MPI error " + std::to_string(result.mpi_error));
+	if (rank == 0)
+		for (std::int64_t g = 0; g < to.global_count; ++g)
+			if (buffer[static_cast<std::size_t>(g)] != valueOf(g, 0)) {
+				check.fail("grown in place: element " + std::to_string(g) + " is wrong");
+				break;
+			}
+}
+
 // Ranks 0..w-1 with a block each merged onto ranks 0 and 1 (w >= 3): rank 1 receives from ranks 2.., rank 0 from
 // rank 1. Left to the receivers, rank 1 would copy w - 2 blocks and rank 0 one while the other senders idle; the
 // executor shares each direct transfer between its ends (DirectPeers) so that every rank copies about the same, the
@@ -556,12 +591,13 @@ int main(int argc, char** argv)
 			++executed;
 		}
 	runBadSchedules(rank, world, check);
+	runGrownInPlace(rank, world, check);
 	runLargeFreshBuffers(rank, world, check);
 	runPagesMoved(rank, world, check);
 	runBalanced(rank, world, check);
 	if (expect_page_moves && !pageMovesWork())
 		check.fail("mremap does not move pages in this MPI's processes (page_move.h): every kept page is copied");
-	executed += 3;
+	executed += 4;
 
 	int failures = check.failures(), total_failures = 0;
 	MPI_Allreduce(&failures, &total_failures, 1, MPI_INT, MPI_SUM, gComm);

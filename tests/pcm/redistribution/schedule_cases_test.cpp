@@ -69,6 +69,13 @@ TEST_SUITE("redistribution cases")
 						counted(Distribution::block1d, {0, 1}, {6, 6}));
 		CHECK_FALSE(keepsInPlace(merge, 0));
 		CHECK(keepsInPlace(merge, 3));  // receives nothing: trivially in place
+		// ... which it may, into room past the 3 elements it holds; not when it is told it holds more.
+		CHECK(keepsInPlace(merge, 0, 3));
+		CHECK_FALSE(keepsInPlace(merge, 0, 4));
+		// Rank 1 gets its new block from ranks 2 and 3, none of it at its own offsets: room does not help.
+		CHECK_FALSE(keepsInPlace(merge, 1, 3));
+		// Rank 0 of the 2 -> 3 split above holds 6 and keeps 4: nothing comes from others, whatever it holds.
+		CHECK(keepsInPlace(uneven, 0, 6));
 		// A rank that keeps all it has: a migration's staying processes.
 		const Schedule same = schedule(counted(Distribution::block1d, {0, 1}, {6, 6}),
 					       counted(Distribution::block1d, {0, 2}, {6, 6}));
