@@ -224,20 +224,29 @@ public:
 		for (const Peer& peer : peers_)
 			if (peer.status != MPI_SUCCESS)
 				return static_cast<int>(peer.status);
-		// Probed only towards the ranks this one exchanges data with. The table has size² entries: fine for the
-		// processes of a few nodes; many more would want a sparse exchange.
-		std::vector<char> partner(n, 0);
-		for (const Transfer& transfer : schedule.transfers)
-			if (transfer.from == rank || transfer.to == rank)
-				partner[static_cast<std::size_t>(transfer.from == rank ? transfer.to : transfer.from)] = 1;
-		// reach[p * n + q]: rank p may access rank q's memory.
-		std::vector<int> row(n, 0), reach(n * n, 0);
-		for (int q = 0; q < size; ++q) {
+		// Probed only towards the ranks this one exchanges data with, once each.
+		std::vector<int> reachable(n, -1);  // -1: not probed
+		auto reaches = [&](int q) {
+			int& known = reachable[static_cast<std::size_t>(q)];
 			const auto& peer = peers_[static_cast<std::size_t>(q)];
-			row[static_cast<std::size_t>(q)] = q != rank && partner[static_cast<std::size_t>(q)] && contiguous &&
-							   peer.host == mine.host && accessible(peer);
+			if (known < 0)
+				known = contiguous && peer.host == mine.host && accessible(peer);
+			return known;
+		};
+		// reach[2 i]: transfer i's receiver may access its sender's memory, reach[2 i + 1]: the sender the
+		// receiver's. Each end fills in its own, and one reduction gives every rank the same table, as large as
+		// the schedule (for block1d, a few entries per process) rather than one entry per pair of processes.
+		std::vector<int> reach(2 * schedule.transfers.size(), 0);
+		for (std::size_t i = 0; i < schedule.transfers.size(); ++i) {
+			const Transfer& transfer = schedule.transfers[i];
+			if (transfer.from == transfer.to)
+				continue;
+			if (transfer.to == rank)
+				reach[2 * i] = reaches(transfer.from);
+			if (transfer.from == rank)
+				reach[2 * i + 1] = reaches(transfer.to);
 		}
-		rc = MPI_Allgather(row.data(), size, MPI_INT, reach.data(), size, MPI_INT, comm);
+		rc = MPI_Allreduce(MPI_IN_PLACE, reach.data(), static_cast<int>(reach.size()), MPI_INT, MPI_MAX, comm);
 		if (rc != MPI_SUCCESS)
 			return rc;
 
@@ -289,7 +298,7 @@ private:
 		for (std::size_t i = 0; i < schedule.transfers.size(); ++i) {
 			const Transfer& transfer = schedule.transfers[i];
 			const auto from = static_cast<std::size_t>(transfer.from), to = static_cast<std::size_t>(transfer.to);
-			const bool can_pull = reach[to * n + from], can_push = reach[from * n + to];
+			const bool can_pull = reach[2 * i], can_push = reach[2 * i + 1];
 			const std::int64_t count = elements(transfer.source);
 			if (from == to || (!can_pull && !can_push))
 				continue;
