@@ -46,6 +46,18 @@ Operation operation(pcm::Operation op)
 	return Operation::none;
 }
 
+pcm::BufferSpec specOf(const std::string &name, Distribution distribution, MPI_Datatype type,
+		      std::int64_t element_length, std::int64_t halo)
+{
+	pcm::BufferSpec spec;
+	spec.name = name;
+	spec.distribution = static_cast<pcm::Distribution>(distribution);
+	spec.base = baseType(type);
+	spec.element_length = element_length;
+	spec.halo = halo;
+	return spec;
+}
+
 static_assert(static_cast<int>(Distribution::independent) == static_cast<int>(pcm::Distribution::independent));
 static_assert(static_cast<int>(Distribution::block1d) == static_cast<int>(pcm::Distribution::block1d));
 
@@ -92,6 +104,7 @@ MALLEO_PCM_EXPORT Buffer &Session::distribute(const std::string &name, Distribut
 	buffer->element_length_ = element_length;
 	buffer->halo_ = halo;
 	buffer->global_ = global_count;
+	pcm::Session::get().expectBuffer(specOf(name, distribution, type, element_length, halo), global_count);
 
 	if (!receive(*buffer))
 		allocate(*buffer);
@@ -174,11 +187,8 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 	std::vector<pcm::BufferMove> moves;
 	for (auto &buffer : buffers_) {
 		pcm::BufferMove move;
-		move.spec.name = buffer->name_;
-		move.spec.distribution = static_cast<pcm::Distribution>(buffer->distribution_);
-		move.spec.base = baseType(buffer->type_);
-		move.spec.element_length = buffer->element_length_;
-		move.spec.halo = buffer->halo_;
+		move.spec = specOf(buffer->name_, buffer->distribution_, buffer->type_, buffer->element_length_,
+				   buffer->halo_);
 		move.old_data = buffer->storage_.get();
 		move.old_count = buffer->count_;
 		move.old_capacity = buffer->capacity_;

@@ -33,6 +33,9 @@ public:
 	// This process kept `in_place` bytes of its elements in its old buffer and moved `as_pages` bytes into its
 	// new one by their pages (page_move.h) instead of copying them: reported as kept_in_place and moved_as_pages.
 	void kept(std::int64_t in_place, std::int64_t as_pages);
+	// The joiners had `bytes` of their new buffers allocated and faulted in while they started (spawn.cpp):
+	// reported as joiners_prepared.
+	void prepared(std::int64_t bytes);
 	void report(const char *operation, std::int64_t iteration, std::size_t before, std::size_t after, bool verbose);
 
 private:
@@ -43,6 +46,7 @@ private:
 	double overlapped_interval_ = 0.0;
 	std::int64_t kept_in_place_ = 0;
 	std::int64_t moved_as_pages_ = 0;
+	std::int64_t prepared_ = 0;
 	std::array<double, 9> probe_starts_{};  // a ring of the last probes' start times
 	std::size_t probes_seen_ = 0;
 };

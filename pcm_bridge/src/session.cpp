@@ -411,7 +411,7 @@ Outcome Session::decide()
 				return Outcome::none;
 			}
 			std::string why = "injected spawn fault";
-			if (!message[2] && spawnFromProbe(root, count, node.data(), why))
+			if (!message[2] && spawnFromProbe(root, count, node.data(), command, why))
 				continue;
 			failUnplanned(static_cast<Operation>(message[3]), iteration,
 				      "spawning " + std::to_string(count) + " processes on node '" + node.data() +
@@ -553,7 +553,7 @@ Session::ParkEnd Session::park()
 			std::vector<char> node(kNodeNameBytes, 0);
 			MPI_Recv(node.data(), kNodeNameBytes, MPI_CHAR, root, kTagParked, control_, MPI_STATUS_IGNORE);
 			std::string why;
-			spawnCollective(root, static_cast<int>(message[2]), node.data(), why);
+			spawnCollective(root, static_cast<int>(message[2]), node.data(), Command{}, why);
 			continue;
 		}
 		decodePlan({message.begin() + 1, message.end()}, plan_, membership_);
@@ -630,6 +630,7 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 	// the operation fails, so that the program carries on with its buffers as they were.
 	std::vector<std::vector<unsigned char>> overwritten_halos(moves.size());
 	std::int64_t moved = 0;  // bytes this process sent to others
+	std::int64_t prepared = 0;  // bytes of its new buffers this process had allocated and faulted in while it started
 	for (auto &move : moves) {
 		std::vector<std::int64_t> counts(all.size(), 0);
 		std::int64_t mine = joiner ? 0 : move.old_count;
@@ -671,7 +672,10 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 					halo, halo + move.spec.halo * bytes);
 			}
 		} else if (new_slot >= 0 && !move.new_data) {
-			move.new_data = allocateElements(move.new_count, move.spec.halo, bytes, false);
+			move.new_data = takePrepared(move);
+			prepared += move.new_data ? move.new_count * bytes : 0;
+			if (!move.new_data)
+				move.new_data = allocateElements(move.new_count, move.spec.halo, bytes, false);
 			move.allocated = true;
 			if (!move.new_data) {
 				error = 1;
@@ -700,6 +704,11 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		}
 		MPI_Type_free(&element);
 	}
+
+	// Blocks prepared for another plan than this one's are of no use now.
+	for (auto &block : prepared_)
+		std::free(block.new_data);
+	prepared_.clear();
 
 	if (plan_.op == Operation::migrate) {
 		for (std::size_t i = 0; i < plan_.leavers.size(); ++i) {
@@ -738,7 +747,10 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 	MPI_Allreduce(&local, &global, 1, MPI_2INT, MPI_MAXLOC, union_comm);
 	if (!global.failed) {
 		// Every process knows the data moved: the old buffers may give up their pages (finishLocal).
-		MPI_Allreduce(MPI_IN_PLACE, &moved, 1, MPI_INT64_T, MPI_SUM, union_comm);
+		std::int64_t totals[2] = {moved, prepared};
+		MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_INT64_T, MPI_SUM, union_comm);
+		moved = totals[0];
+		phaseTimes().prepared(totals[1]);
 		for (std::size_t i = 0; i < moves.size(); ++i) {
 			BufferMove &move = moves[i];
 			const std::int64_t pages = !move.discard_old ? 0 :

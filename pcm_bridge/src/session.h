@@ -32,6 +32,7 @@ inline constexpr int kNodeNameBytes = 256;
 // 1, or 0 when the spawn failed); then all connect with MPI_Intercomm_create under the second tag.
 inline constexpr int kTagSpawned = 7405;
 inline constexpr int kTagSpawnConnect = 7406;
+inline constexpr int kTagSpawnPrepare = 7407;  // the root to each new process: its SpawnPreparation
 
 // Where new processes come from (MALLEO_PCM_MODE): spare processes of an over-allocated launch, or
 // MPI_Comm_spawn when a split or migration needs more than the spare ones.
@@ -58,11 +59,19 @@ struct SpawnOutcome {
 	MPI_Comm control = MPI_COMM_NULL;      // the control communicator with the new processes at its end
 	Places places;                         // of every process, new ones included
 };
+// What the root tells the new processes once they are connected (spawn.cpp, Session::preparation): the buffers of
+// the operation they start for (a manifest without replicated values) and, for each new process in world-rank
+// order, its count of each buffer after the operation, so that it allocates and faults in its blocks while the
+// application goes on. Empty when the program registered no buffers (the PCM C API).
+struct SpawnPreparation {
+	std::vector<unsigned char> manifest;
+	std::vector<std::int64_t> counts;  // [new process][buffer]
+};
 // Collective over `control` (the parents) and the new processes (joinParents): the root starts `count` processes
-// of `words` (an env(1) command line that sets their MALLEO_NODE), and all merge them in at the end of a new control
-// communicator.
+// of `words` (an env(1) command line that sets their MALLEO_NODE), all merge them in at the end of a new control
+// communicator, and the root sends each its part of `preparation`.
 SpawnOutcome startProcesses(MPI_Comm control, int root, int count, std::vector<std::string> words, int world_rank,
-			    const ThreadAddress &self);
+			    const ThreadAddress &self, SpawnPreparation preparation);
 
 // This process's node: MALLEO_NODE, else the MPI processor name.
 std::string currentNode();
@@ -153,6 +162,10 @@ public:
 	// Before start(), on every process of a program whose leavers can re-enter (the C++ API, whose probe() parks
 	// them and can return to them): processes that leave become spare again instead of left.
 	void reuseLeavers() { membership_.reusable = true; }
+	// The C++ API registers each buffer here too (every process, once per name): a spawn then has its new
+	// processes allocate and fault in their blocks of it while they start, so that the operation's data lands in
+	// memory already touched (spawn.cpp).
+	void expectBuffer(const BufferSpec &spec, std::int64_t global_count);
 	// In a process that has just left (reuseLeavers): waits parked. True when a later split or migration has
 	// activated it again (its data is in joinedBuffers() and friends, rank and communicator are the new ones);
 	// false when the run has ended (the caller finalizes MPI).
@@ -179,7 +192,7 @@ private:
 	// Spawn mode (spawn.cpp). How many processes the command needs started on `node` (0: none), or a refusal.
 	int spawnsNeeded(const Command &command, std::string &node, std::string &refusal) const;
 	// Collective over the active processes: the coordinator wakes the parked ones, then all spawn.
-	bool spawnFromProbe(int root, int count, const std::string &node, std::string &why);
+	bool spawnFromProbe(int root, int count, const std::string &node, const Command &command, std::string &why);
 	// The same, but the active processes start a helper thread that spawns while the application computes; the
 	// parked ones take part at once. The coordinator keeps `command` to plan it once the processes are there.
 	void spawnInBackground(int root, int count, const std::string &node, const Command &command,
@@ -195,7 +208,14 @@ private:
 	void wakeParkedForSpawn(int root, int count, const std::string &node);
 	// Collective over the control communicator: starts `count` processes on `node`, merges them in as spare
 	// processes of the highest world ranks.
-	bool spawnCollective(int root, int count, const std::string &node, std::string &why);
+	bool spawnCollective(int root, int count, const std::string &node, const Command &command, std::string &why);
+	// At the root of a spawn: what its new processes are to prepare for `command` (SpawnPreparation), from the
+	// plan it will have once they are there.
+	SpawnPreparation preparation(const Command &command, int count, const std::string &node) const;
+	// In a spawned process, after joining: allocates and faults in the blocks the root describes.
+	void prepareBlocks();
+	// In a joiner: a prepared block for `move` (same buffer, count, element and halo), taken, or null.
+	void *takePrepared(const BufferMove &move);
 	std::vector<std::string> spawnArguments(const std::string &node) const;
 	bool installSpawn(SpawnOutcome outcome, std::string &why);
 	// In a spawned process: joins the parents' control communicator.
@@ -256,6 +276,8 @@ private:
 	Faults faults_;
 	StartStatus start_status_ = StartStatus::started;
 	std::string error_;
+	std::vector<std::pair<BufferSpec, std::int64_t>> expected_;  // expectBuffer(): spec, global count
+	std::vector<BufferMove> prepared_;  // a spawned process's blocks from prepareBlocks(), until an operation
 	std::vector<BufferMove> joined_buffers_;
 	Store joined_replicated_;
 	Store joined_store_;

@@ -13,9 +13,11 @@
 #include <cstring>
 #include <dirent.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <utility>
 
+#include "manifest.h"
 #include "phase_times.h"
 #include "session.h"
 #include "world_publisher.h"
@@ -97,12 +99,12 @@ void Session::wakeParkedForSpawn(int root, int count, const std::string &node)
 	sendToParked(parked(), message, name);
 }
 
-bool Session::spawnFromProbe(int root, int count, const std::string &node, std::string &why)
+bool Session::spawnFromProbe(int root, int count, const std::string &node, const Command &command, std::string &why)
 {
 	// The probe's broadcast so far is agreement; the spawn, waking the parked processes included, is timed apart.
 	phaseTimes().mark(Phase::agreement);
 	wakeParkedForSpawn(root, count, node);
-	const bool spawned = spawnCollective(root, count, node, why);
+	const bool spawned = spawnCollective(root, count, node, command, why);
 	phaseTimes().mark(Phase::spawn);
 	return spawned;
 }
@@ -122,8 +124,9 @@ void Session::spawnInBackground(int root, int count, const std::string &node, co
 	// Everything the thread reads is copied here: the main thread goes on with the application meanwhile, and
 	// touches neither control_ nor the membership until it has joined the thread (completeBackgroundSpawn).
 	spawn.thread = std::thread([&spawn, control = control_, root, count, words = spawnArguments(node),
-				    rank = world_rank_, self = self_] {
-		spawn.outcome = startProcesses(control, root, count, words, rank, self);
+				    rank = world_rank_, self = self_,
+				    prepared = world_rank_ == root ? preparation(command, count, node) : SpawnPreparation{}] {
+		spawn.outcome = startProcesses(control, root, count, words, rank, self, prepared);
 		spawn.done.store(true, std::memory_order_release);
 	});
 }
@@ -171,9 +174,112 @@ bool Session::completeBackgroundSpawn(BackgroundSpawn &spawn, std::string &why)
 	return installSpawn(std::move(spawn.outcome), why);
 }
 
-bool Session::spawnCollective(int root, int count, const std::string &node, std::string &why)
+bool Session::spawnCollective(int root, int count, const std::string &node, const Command &command, std::string &why)
 {
-	return installSpawn(startProcesses(control_, root, count, spawnArguments(node), world_rank_, self_), why);
+	return installSpawn(startProcesses(control_, root, count, spawnArguments(node), world_rank_, self_,
+					   world_rank_ == root ? preparation(command, count, node) : SpawnPreparation{}),
+			    why);
+}
+
+void Session::expectBuffer(const BufferSpec &spec, std::int64_t global_count)
+{
+	for (auto &[known, global] : expected_)
+		if (known.name == spec.name) {
+			known = spec;
+			global = global_count;
+			return;
+		}
+	expected_.emplace_back(spec, global_count);
+}
+
+// The plan the command will have once the new processes are there, as spare processes of the highest world ranks
+// on `node` (planning rules, plan.h): the new processes among its joiners get their slots' counts. Nothing when
+// it cannot be planned; the operation then allocates as usual.
+SpawnPreparation Session::preparation(const Command &command, int count, const std::string &node) const
+{
+	SpawnPreparation out;
+	if (expected_.empty())
+		return out;
+	Membership future = membership_;
+	future.state.resize(static_cast<std::size_t>(world_size_ + count), ProcessState::spare);
+	future.node.resize(static_cast<std::size_t>(world_size_ + count), node);
+	Plan plan;
+	if (!makePlan(command, future, plan).empty())
+		return out;
+	std::vector<BufferMove> buffers;
+	for (const auto &[spec, global] : expected_) {
+		BufferMove move;
+		move.spec = spec;
+		buffers.push_back(move);
+	}
+	out.manifest = encodeManifest(buffers, {});
+	for (int c = 0; c < count; ++c) {
+		const auto slot = std::find(plan.after.begin(), plan.after.end(), world_size_ + c);
+		for (const auto &[spec, global] : expected_) {
+			const auto counts = targetCounts(global, static_cast<int>(plan.after.size()), plan.weights);
+			out.counts.push_back(slot == plan.after.end() ? 0
+							      : counts[static_cast<std::size_t>(slot - plan.after.begin())]);
+		}
+	}
+	return out;
+}
+
+void Session::prepareBlocks()
+{
+	MPI_Status status;
+	std::int64_t size = 0;
+	MPI_Recv(&size, 1, MPI_INT64_T, MPI_ANY_SOURCE, kTagSpawnPrepare, control_, &status);
+	std::vector<unsigned char> manifest(static_cast<std::size_t>(size));
+	MPI_Recv(manifest.data(), static_cast<int>(size), MPI_BYTE, status.MPI_SOURCE, kTagSpawnPrepare, control_,
+		 MPI_STATUS_IGNORE);
+	std::vector<BufferSpec> specs;
+	Store ignored;
+	if (size > 0 && !decodeManifest(manifest, specs, ignored))
+		specs.clear();
+	int sent = 0;
+	MPI_Probe(status.MPI_SOURCE, kTagSpawnPrepare, control_, &status);
+	MPI_Get_count(&status, MPI_INT64_T, &sent);
+	std::vector<std::int64_t> counts(static_cast<std::size_t>(sent), 0);
+	MPI_Recv(counts.data(), sent, MPI_INT64_T, status.MPI_SOURCE, kTagSpawnPrepare, control_, MPI_STATUS_IGNORE);
+	if (counts.size() != specs.size())
+		specs.clear();
+	for (std::size_t b = 0; b < specs.size(); ++b) {
+		BufferMove block;
+		block.spec = specs[b];
+		block.new_count = counts[b];
+		const std::int64_t bytes = block.elementBytes();
+		if (block.new_count > 0)
+			block.new_data = allocateElements(block.new_count, block.spec.halo, bytes, false);
+		if (!block.new_data)
+			continue;
+		block.allocated = true;
+		// Faulted in now, while the application computes, instead of inside the operation's copies.
+		const auto length = static_cast<std::size_t>((block.new_count + 2 * block.spec.halo) * bytes);
+#ifdef MADV_POPULATE_WRITE
+		const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+		const auto first = (reinterpret_cast<std::uintptr_t>(block.new_data) + page - 1) / page * page;
+		const auto end = (reinterpret_cast<std::uintptr_t>(block.new_data) + length) / page * page;
+		if (end > first)
+			madvise(reinterpret_cast<void *>(first), end - first, MADV_POPULATE_WRITE);
+#else
+		std::memset(block.new_data, 0, length);
+#endif
+		prepared_.push_back(block);
+	}
+	const std::int64_t ready = 1;
+	MPI_Send(&ready, 1, MPI_INT64_T, status.MPI_SOURCE, kTagSpawnPrepare, control_);
+}
+
+void *Session::takePrepared(const BufferMove &move)
+{
+	for (auto block = prepared_.begin(); block != prepared_.end(); ++block)
+		if (block->spec.name == move.spec.name && block->new_count == move.new_count &&
+		    block->spec.halo == move.spec.halo && block->elementBytes() == move.elementBytes()) {
+			void *data = block->new_data;
+			prepared_.erase(block);
+			return data;
+		}
+	return nullptr;
 }
 
 std::vector<std::string> Session::spawnArguments(const std::string &node) const
@@ -202,7 +308,7 @@ std::vector<std::string> Session::spawnArguments(const std::string &node) const
 // from the application (a background spawn's whole point is to leave it computing). The others sleep until the
 // root says whether the processes are there, then all connect to them with MPI_Intercomm_create through the root.
 SpawnOutcome startProcesses(MPI_Comm control, int root, int count, std::vector<std::string> words, int world_rank,
-			    const ThreadAddress &self)
+			    const ThreadAddress &self, SpawnPreparation preparation)
 {
 	ignoreBrokenPipes();
 	SpawnOutcome outcome;
@@ -263,6 +369,27 @@ SpawnOutcome startProcesses(MPI_Comm control, int root, int count, std::vector<s
 	}
 	MPI_Comm_set_errhandler(outcome.control, MPI_ERRORS_RETURN);
 	outcome.places = gatherPlaces(outcome.control, self);
+	if (world_rank == root) {
+		int parents = 0;
+		MPI_Comm_size(control, &parents);
+		const auto size = static_cast<std::int64_t>(preparation.manifest.size());
+		const std::size_t buffers = preparation.counts.size() / static_cast<std::size_t>(count);
+		for (int c = 0; c < count; ++c) {
+			MPI_Send(&size, 1, MPI_INT64_T, parents + c, kTagSpawnPrepare, outcome.control);
+			MPI_Send(preparation.manifest.data(), static_cast<int>(size), MPI_BYTE, parents + c, kTagSpawnPrepare,
+				 outcome.control);
+			MPI_Send(preparation.counts.data() + static_cast<std::size_t>(c) * buffers, static_cast<int>(buffers),
+				 MPI_INT64_T, parents + c, kTagSpawnPrepare, outcome.control);
+		}
+		// The spawn is done when the new processes have prepared their blocks: in the background, so that the
+		// operation does not wait for it in its agreement instead.
+		for (int c = 0; c < count; ++c) {
+			std::int64_t ready = 0;
+			MPI_Request request = MPI_REQUEST_NULL;
+			MPI_Irecv(&ready, 1, MPI_INT64_T, parents + c, kTagSpawnPrepare, outcome.control, &request);
+			waitSleeping(&request, MPI_STATUS_IGNORE, 1000);
+		}
+	}
 	outcome.ok = true;
 	return outcome;
 }
@@ -311,6 +438,7 @@ void Session::joinParents(MPI_Comm parent)
 	Places places = gatherPlaces(control_, self_);
 	membership_.node = std::move(places.nodes);
 	threads_ = std::move(places.threads);
+	prepareBlocks();
 	const char *app = std::getenv("MALLEO_PCM_APP"), *root_agent = std::getenv("MALLEO_PCM_ROOT_AGENT");
 	commands_.setApplication(app ? app : "", root_agent ? root_agent : "");
 	if (verbose_) {

@@ -9,9 +9,12 @@ leave the run intact with one failure line; a spawned process runs on its node's
 node's MALLEO_NODE and MALLEO_AGENT in its environment (/proc/<pid>/environ); and in the background (the default):
 the program computes on while the processes start, a forced command falling due meanwhile is refused as busy, the
 split happens at a later probe, and a run that ends while its processes start ends cleanly with the split reported
-failed."""
+failed. With --prepared (the C++ API, whose buffers the bridge knows before an operation), every operation that
+started processes must show in the coordinator's phase records that its new processes had allocated and faulted in
+their blocks while they started (joiners_prepared)."""
 
 import argparse
+import json
 import os
 import random
 import re
@@ -112,6 +115,19 @@ def check_background(opts, grid):
     return failures
 
 
+def unprepared(phases):
+    """The operations that started processes whose new processes had not prepared their blocks."""
+    problems = []
+    if not os.path.exists(phases):
+        return problems
+    with open(phases, encoding='utf-8') as f:
+        for record in map(json.loads, f):
+            if record['spawn'] > 0 and record['joiners_prepared'] <= 0:
+                problems.append(f'{record["operation"]} at {record["iteration"]} started processes that prepared '
+                                f'nothing ({record})')
+    return problems
+
+
 def check_run(proc, want, final=None, ops=None, failures_expected=()):
     problems = []
     if proc.returncode != 0:
@@ -168,6 +184,8 @@ def main():
     ap.add_argument('--weights', choices=['none', 'shrink', 'all'], default='none',
                     help='random weights on the operations (docs/pcm-api.md, MALLEO_FORCE)')
     ap.add_argument('--cases', action='store_true', help='also the failure and binding cases')
+    ap.add_argument('--prepared', action='store_true',
+                    help='check that the new processes prepared their blocks (C++ API programs)')
     ap.add_argument('program')
     opts = ap.parse_args()
     grid = ['--rows', '16', '--columns', '30', '--iterations', '30']
@@ -184,8 +202,12 @@ def main():
                 break
         seen.update(sizes)
         env = dict(base_env(), MALLEO_FORCE=force, MALLEO_PCM_VERBOSE=1)
-        proc = pcm_launch.run(opts.mpi, start, [opts.program] + grid, env)
-        problems = check_run(proc, want, final, ops)
+        with tempfile.TemporaryDirectory() as tmp:
+            env['MALLEO_PCM_PHASES'] = os.path.join(tmp, 'phases.jsonl')
+            proc = pcm_launch.run(opts.mpi, start, [opts.program] + grid, env)
+            problems = check_run(proc, want, final, ops)
+            if opts.prepared:
+                problems += unprepared(env['MALLEO_PCM_PHASES'])
         print(f'{"ok" if not problems else "FAIL"}: sequence {index} start {start} MALLEO_FORCE={force} '
               f'sizes {sizes}')
         if problems:
