@@ -557,8 +557,10 @@ Session::ParkEnd Session::park()
 			continue;
 		}
 		decodePlan({message.begin() + 1, message.end()}, plan_, membership_);
-		if (!participantVote(true))
+		if (!participantVote(true)) {
+			dropPrepared();  // the operation it was started for will not happen
 			continue;
+		}
 		probes_ = plan_.iteration + 1;
 		epoch_ = plan_.epoch + 1;
 		std::vector<BufferMove> moves;
@@ -705,10 +707,7 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		MPI_Type_free(&element);
 	}
 
-	// Blocks prepared for another plan than this one's are of no use now.
-	for (auto &block : prepared_)
-		std::free(block.new_data);
-	prepared_.clear();
+	dropPrepared();  // blocks prepared for another plan than this one's are of no use now
 
 	if (plan_.op == Operation::migrate) {
 		for (std::size_t i = 0; i < plan_.leavers.size(); ++i) {

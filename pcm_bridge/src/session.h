@@ -216,6 +216,7 @@ private:
 	void prepareBlocks();
 	// In a joiner: a prepared block for `move` (same buffer, count, element and halo), taken, or null.
 	void *takePrepared(const BufferMove &move);
+	void dropPrepared();
 	std::vector<std::string> spawnArguments(const std::string &node) const;
 	bool installSpawn(SpawnOutcome outcome, std::string &why);
 	// In a spawned process: joins the parents' control communicator.

@@ -270,6 +270,13 @@ void Session::prepareBlocks()
 	MPI_Send(&ready, 1, MPI_INT64_T, status.MPI_SOURCE, kTagSpawnPrepare, control_);
 }
 
+void Session::dropPrepared()
+{
+	for (auto &block : prepared_)
+		std::free(block.new_data);
+	prepared_.clear();
+}
+
 void *Session::takePrepared(const BufferMove &move)
 {
 	for (auto block = prepared_.begin(); block != prepared_.end(); ++block)
