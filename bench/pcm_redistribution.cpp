@@ -111,15 +111,21 @@ Layout evenLayout(Distribution distribution, const std::vector<int>& ranks, std:
 
 enum class Placement { cpp, c, identity };
 
+// Ranks 0..n-1.
+std::vector<int> firstRanks(int n)
+{
+	std::vector<int> ranks;
+	for (int r = 0; r < n; ++r)
+		ranks.push_back(r);
+	return ranks;
+}
+
 // The ranks in the new slots when `old_ranks` processes (ranks 0..old_ranks-1) become `new_ranks`: planned by the
 // bridge's own rules (makePlan) on a world whose other ranks are spare, or slot i = rank i.
 std::vector<int> newSlots(int old_ranks, int new_ranks, Placement placement)
 {
-	std::vector<int> identity;
-	for (int r = 0; r < new_ranks; ++r)
-		identity.push_back(r);
 	if (placement == Placement::identity || old_ranks == new_ranks)
-		return identity;
+		return firstRanks(new_ranks);
 	const int world = std::max(old_ranks, new_ranks);
 	Membership membership;
 	membership.reusable = placement == Placement::cpp;
@@ -181,22 +187,18 @@ public:
 		if (bytes_ == 0)
 			return;
 		std::free(data_);
-		if (how == "session") {
-			data_ = static_cast<char*>(allocateBlock(static_cast<std::int64_t>(bytes_), 0, 1, false, false));
-			if (!data_) {
-				std::fprintf(stderr, "pcm_redistribution: out of memory for %zu bytes\n", bytes_);
-				MPI_Abort(MPI_COMM_WORLD, 1);
-			}
-			return;
-		}
 		constexpr std::size_t kHuge = 2u << 20;
 		const std::size_t rounded = (bytes_ + kHuge - 1) / kHuge * kHuge;
-		const bool zeroed = how == "calloc" || how == "calloc-advised";
-		data_ = static_cast<char*>(zeroed ? std::calloc(1, bytes_) : std::aligned_alloc(kHuge, rounded));
+		const bool session = how == "session", zeroed = how == "calloc" || how == "calloc-advised";
+		data_ = static_cast<char*>(session  ? allocateBlock(static_cast<std::int64_t>(bytes_), 0, 1, false, false)
+					   : zeroed ? std::calloc(1, bytes_)
+						    : std::aligned_alloc(kHuge, rounded));
 		if (!data_) {
 			std::fprintf(stderr, "pcm_redistribution: out of memory for %zu bytes\n", bytes_);
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
+		if (session)
+			return;
 		if (!zeroed)
 			madvise(data_, rounded, MADV_HUGEPAGE);
 		const auto first = (reinterpret_cast<std::uintptr_t>(data_) + kHuge - 1) / kHuge * kHuge;
@@ -432,8 +434,7 @@ struct Figures {
 Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatype element, int element_bytes,
 		const Options& options, int repeats, int rank)
 {
-	Layout from = evenLayout(options.distribution, newSlots(old_ranks, old_ranks, Placement::identity), elements,
-				 options.block);
+	Layout from = evenLayout(options.distribution, firstRanks(old_ranks), elements, options.block);
 	Layout to = evenLayout(options.distribution, newSlots(old_ranks, new_ranks, options.placement), elements,
 			       options.block);
 	const auto chunk_bytes = static_cast<std::int64_t>(options.chunk_mb * 1048576.0);

@@ -2,14 +2,11 @@
 // The C++ API over the session: here the bridge owns the buffers, so probe() can move them itself.
 #include "malleo/pcm.hpp"
 
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
 
-#include <sys/mman.h>
-#include <unistd.h>
-
+#include "page_move.h"
 #include "session.h"
 
 #define MALLEO_PCM_EXPORT __attribute__((visibility("default")))
@@ -229,17 +226,11 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 		auto &move = moves[i];
 		if (move.new_data == buffer.storage_.get()) {
 			// Kept in place, or grown into room the block had. The block keeps its size, and the kernel may
-			// take back the whole pages past what it now holds (MADV_FREE) when it needs memory; until then a
-			// merge that grows the block again receives into them without a first touch.
-			const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-			const auto base = reinterpret_cast<std::uintptr_t>(buffer.storage_.get());
-			const auto used = base + static_cast<std::uintptr_t>((move.new_count + 2 * buffer.halo_) *
-									     buffer.elementBytes()) + 1;
-			const auto end = base + static_cast<std::uintptr_t>((buffer.capacity_ + 2 * buffer.halo_) *
-									    buffer.elementBytes()) + 1;
-			const std::uintptr_t first = (used + page - 1) / page * page, last = end / page * page;
-			if (last > first)
-				madvise(reinterpret_cast<void *>(first), last - first, MADV_FREE);
+			// take back the pages past what it now holds when it needs memory; until then a merge that grows
+			// the block again receives into them without a first touch.
+			const auto used = static_cast<std::size_t>((move.new_count + 2 * buffer.halo_) * buffer.elementBytes());
+			const auto room = static_cast<std::size_t>((buffer.capacity_ - move.new_count) * buffer.elementBytes());
+			pcm::freePagesLazily(buffer.storage_.get() + used + 1, room);
 			place(buffer, move.new_count);
 		} else {
 			adopt(buffer, move.new_data, move.new_count);  // the session allocated it

@@ -13,11 +13,11 @@
 #include <cstring>
 #include <dirent.h>
 #include <sched.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <utility>
 
 #include "manifest.h"
+#include "page_move.h"
 #include "phase_times.h"
 #include "session.h"
 #include "world_publisher.h"
@@ -213,13 +213,14 @@ SpawnPreparation Session::preparation(const Command &command, int count, const s
 		buffers.push_back(move);
 	}
 	out.manifest = encodeManifest(buffers, {});
+	std::vector<std::vector<std::int64_t>> shares;  // [buffer][slot after]
+	for (const auto &[spec, global] : expected_)
+		shares.push_back(targetCounts(global, static_cast<int>(plan.after.size()), plan.weights));
 	for (int c = 0; c < count; ++c) {
 		const auto slot = std::find(plan.after.begin(), plan.after.end(), world_size_ + c);
-		for (const auto &[spec, global] : expected_) {
-			const auto counts = targetCounts(global, static_cast<int>(plan.after.size()), plan.weights);
+		for (const auto &counts : shares)
 			out.counts.push_back(slot == plan.after.end() ? 0
 							      : counts[static_cast<std::size_t>(slot - plan.after.begin())]);
-		}
 	}
 	return out;
 }
@@ -254,16 +255,7 @@ void Session::prepareBlocks()
 			continue;
 		block.allocated = true;
 		// Faulted in now, while the application computes, instead of inside the operation's copies.
-		const auto length = static_cast<std::size_t>((block.new_count + 2 * block.spec.halo) * bytes);
-#ifdef MADV_POPULATE_WRITE
-		const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-		const auto first = (reinterpret_cast<std::uintptr_t>(block.new_data) + page - 1) / page * page;
-		const auto end = (reinterpret_cast<std::uintptr_t>(block.new_data) + length) / page * page;
-		if (end > first)
-			madvise(reinterpret_cast<void *>(first), end - first, MADV_POPULATE_WRITE);
-#else
-		std::memset(block.new_data, 0, length);
-#endif
+		populatePages(block.new_data, static_cast<std::size_t>((block.new_count + 2 * block.spec.halo) * bytes));
 		prepared_.push_back(block);
 	}
 	const std::int64_t ready = 1;

@@ -40,7 +40,6 @@
 #include <utility>
 #include <vector>
 
-#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -568,14 +567,10 @@ constexpr std::int64_t kPrefaultMin = std::int64_t{8} << 20;
 // (Open MPI's CMA pull takes each fault in process_vm_readv), which cost about three times the copy on the test VM at
 // 100 and 300 MiB (docs/performance.md, "Redistribution"). Not faulted in: a sender's share of a direct transfer
 // (its writes fault the pages, so that cost is the sender's), elements kept in place (a new buffer that is the old
-// one), and local copies left for finishLocal, which may move pages instead. The contents do not change; without
-// MADV_POPULATE_WRITE (Linux < 5.14) or on any error the pages simply fault as before.
+// one), and local copies left for finishLocal, which may move pages instead (populatePages, page_move.h).
 void prefault(const std::vector<const Transfer*>& mine, int rank, const void* old_buffer, void* new_buffer,
 	      MPI_Aint extent, bool defer_local, const DirectPeers& direct)
 {
-#ifdef MADV_POPULATE_WRITE
-	const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-	const auto base = reinterpret_cast<std::uintptr_t>(new_buffer);
 	for (const Transfer* transfer : mine) {
 		const bool local = transfer->from == rank;
 		if (transfer->to != rank || !new_buffer || (local && (defer_local || new_buffer == old_buffer)))
@@ -589,18 +584,10 @@ void prefault(const std::vector<const Transfer*>& mine, int rank, const void* ol
 			first = std::min(first, segment.offset);
 			end = std::max(end, segment.offset + segment.count);
 		}
-		if (end <= first || (end - first) * extent < kPrefaultMin)
-			continue;
-		// Whole pages inside the range only: the pages at its ends may hold other data, which faulting in
-		// would not harm, but they are one page each.
-		const std::uintptr_t from = (base + static_cast<std::uintptr_t>(first * extent) + page - 1) / page * page;
-		const std::uintptr_t to = (base + static_cast<std::uintptr_t>(end * extent)) / page * page;
-		if (to > from)
-			madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+		if (end > first && (end - first) * extent >= kPrefaultMin)
+			populatePages(static_cast<char*>(new_buffer) + first * extent,
+				      static_cast<std::size_t>((end - first) * extent));
 	}
-#else
-	(void)mine, (void)rank, (void)old_buffer, (void)new_buffer, (void)extent, (void)defer_local, (void)direct;
-#endif
 }
 
 }  // namespace

@@ -31,14 +31,14 @@ struct ExecuteOptions {
 	std::int64_t held = INT64_MAX;
 };
 
-// Every rank of `comm` calls this with the same schedule. `old_buffer` holds this rank's elements under the old
-// layout (may be null when it held none), `new_buffer` has room for its elements under the new layout (may be null
-// when it gets none). `element` is the MPI type of one element (a column of heat2d is a contiguous type of `rows`
-// doubles). Never writes to `old_buffer`, so a failed reconfiguration keeps the data intact. `new_buffer` may be
-// `old_buffer` itself when every element this rank gets under the new layout is one it already holds at the same
-// offset (a process of a split that keeps the start of its block), or one that lands past the `options.held`
-// elements it holds (room the buffer has): those elements stay, nothing is copied or faulted in for them, and any
-// other transfer into such a buffer fails before anything moves (MPI_ERR_BUFFER).
+// Every rank of `comm` calls this with the same schedule. `old_buffer` holds this rank's elements under the old layout
+// (may be null when it held none), `new_buffer` has room for its elements under the new layout (may be null when it
+// gets none). `element` is the MPI type of one element (a column of heat2d is a contiguous type of `rows` doubles).
+// Never writes over the elements of `old_buffer`, so a failed reconfiguration keeps the data intact. `new_buffer` may
+// be `old_buffer` itself when every element this rank gets under the new layout is one it already holds at the same
+// offset (a process of a split that keeps the start of its block), or one that lands past the `options.held` elements
+// it holds (room the buffer has): those elements stay, nothing is copied or faulted in for them, and any other transfer
+// into such a buffer fails before anything moves (MPI_ERR_BUFFER).
 ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_buffer, void* new_buffer,
 		MPI_Datatype element, const ExecuteOptions& options = {});
 

@@ -84,6 +84,15 @@ bool privateAnonymousPieces(const std::string& maps, std::uintptr_t first, std::
 	return fits && covered == end;
 }
 
+// The whole pages inside [at, at + bytes), as [first, end); empty when there are none.
+void wholePages(void* at, std::size_t bytes, std::uintptr_t& first, std::uintptr_t& end)
+{
+	const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+	const auto start = reinterpret_cast<std::uintptr_t>(at);
+	first = (start + page - 1) / page * page;
+	end = std::max(first, (start + bytes) / page * page);
+}
+
 }  // namespace
 
 bool pageMovesWork()
@@ -118,8 +127,8 @@ std::size_t moveOrCopy(void* to, void* from, std::size_t bytes)
 	const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
 	const auto source = reinterpret_cast<std::uintptr_t>(from);
 	const auto destination = reinterpret_cast<std::uintptr_t>(to);
-	const std::uintptr_t first = (source + page - 1) / page * page;
-	const std::uintptr_t end = (source + bytes) / page * page;
+	std::uintptr_t first = 0, end = 0;
+	wholePages(from, bytes, first, end);
 	std::vector<Piece> pieces, destination_pieces;
 	const bool movable = bytes >= kPageMoveMin && source % page == destination % page && end > first &&
 			     pageMovesWork();
@@ -154,6 +163,26 @@ std::size_t moveOrCopy(void* to, void* from, std::size_t bytes)
 	std::memcpy(reinterpret_cast<void*>(destination + (end - source)), reinterpret_cast<void*>(end),
 		    source + bytes - end);
 	return moved;
+}
+
+void populatePages(void* at, std::size_t bytes)
+{
+#ifdef MADV_POPULATE_WRITE
+	std::uintptr_t first = 0, end = 0;
+	wholePages(at, bytes, first, end);
+	if (end > first)
+		madvise(reinterpret_cast<void*>(first), end - first, MADV_POPULATE_WRITE);
+#else
+	(void)at, (void)bytes;
+#endif
+}
+
+void freePagesLazily(void* at, std::size_t bytes)
+{
+	std::uintptr_t first = 0, end = 0;
+	wholePages(at, bytes, first, end);
+	if (end > first)
+		madvise(reinterpret_cast<void*>(first), end - first, MADV_FREE);
 }
 
 void* allocateBlock(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements, bool huge)

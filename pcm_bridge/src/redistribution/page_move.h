@@ -26,6 +26,15 @@ bool pageMovesWork();
 // bytes always arrive (and pageMovesWork() is asked first). Returns the bytes moved as pages (0: all copied).
 std::size_t moveOrCopy(void* to, void* from, std::size_t bytes);
 
+// Faults in the whole pages inside [at, at + bytes) with one madvise(MADV_POPULATE_WRITE), so that writes to them
+// later find them there. The contents do not change; without MADV_POPULATE_WRITE (Linux < 5.14) or on any error the
+// pages simply fault when first written. Pages at the ends that the range only partly covers are left alone.
+void populatePages(void* at, std::size_t bytes);
+
+// Lets the kernel take back the whole pages inside [at, at + bytes) when it needs memory (MADV_FREE): until then
+// they stay mapped and a write to them costs no fault. Their contents are undefined from now on.
+void freePagesLazily(void* at, std::size_t bytes);
+
 // A buffer of `count` elements of `element_bytes` with `halo` more on each side and one byte after them, to free with
 // std::free. From kPageMoveMin bytes on it starts on a page, so that the elements a process keeps sit at the same
 // offset in a page in its old and new buffers and can move by pages; then only the halos and the last byte are
