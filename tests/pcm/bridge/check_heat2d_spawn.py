@@ -116,16 +116,19 @@ def check_background(opts, grid):
 
 
 def unprepared(phases):
-    """The operations that started processes whose new processes had not prepared their blocks."""
-    problems = []
+    """(problems, operations that started processes): those whose new processes had not prepared their blocks."""
     if not os.path.exists(phases):
-        return problems
+        return ['no phase records (MALLEO_PCM_PHASES)'], 0
+    problems, spawning = [], 0
     with open(phases, encoding='utf-8') as f:
         for record in map(json.loads, f):
-            if record['spawn'] > 0 and record['joiners_prepared'] <= 0:
+            if record['spawn'] <= 0:
+                continue
+            spawning += 1
+            if record['joiners_prepared'] <= 0:
                 problems.append(f'{record["operation"]} at {record["iteration"]} started processes that prepared '
                                 f'nothing ({record})')
-    return problems
+    return problems, spawning
 
 
 def check_run(proc, want, final=None, ops=None, failures_expected=()):
@@ -192,7 +195,7 @@ def main():
     want = pcm_launch.static_checksum(opts.mpi, [opts.program] + grid)
 
     rng = random.Random(opts.seed)
-    failures, seen = [], set()
+    failures, seen, spawning = [], set(), 0
     for index in range(opts.sequences):
         for _ in range(200):
             force, ops, start, final, sizes = sequence(rng, opts.weights)
@@ -207,13 +210,17 @@ def main():
             proc = pcm_launch.run(opts.mpi, start, [opts.program] + grid, env)
             problems = check_run(proc, want, final, ops)
             if opts.prepared:
-                problems += unprepared(env['MALLEO_PCM_PHASES'])
+                more, started = unprepared(env['MALLEO_PCM_PHASES'])
+                problems += more
+                spawning += started
         print(f'{"ok" if not problems else "FAIL"}: sequence {index} start {start} MALLEO_FORCE={force} '
               f'sizes {sizes}')
         if problems:
             failures.append(f'sequence {index} ({force}): ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
     if opts.sequences and (1 not in seen or max(seen) <= os.cpu_count()):
         failures.append(f'the sequences saw sizes {sorted(seen)}: need 1 and more than {os.cpu_count()}')
+    if opts.prepared and not spawning:
+        failures.append('--prepared: no operation of the sequences started processes, so nothing was checked')
 
     if opts.cases:
         cases = [
