@@ -72,6 +72,9 @@ void printHuman(const nlohmann::json &r)
 	std::cout << fmt::format("agent     {}{}\n", text(r, {"agent", "id"}),
 				 version == "-" ? "" : " (malleod " + version + ")");
 	std::cout << fmt::format("endpoint  {}\n", text(r, {"agent", "endpoint"}));
+	// Empty when the agent takes no polls from other nodes (app_listen off); absent from an older agent.
+	const std::string remote = text(r, {"agent", "app_endpoint"});
+	std::cout << fmt::format("remote    {}\n", remote == "-" ? "off" : remote + " (coordinators on other nodes)");
 	std::cout << fmt::format("group     {}\n", text(r, {"agent", "group"}));
 	std::optional<double> uptime = number(r, {"agent", "uptime"});
 	std::cout << fmt::format("uptime    {}{}\n", uptime ? formatDuration(*uptime) : "-",

@@ -44,6 +44,17 @@ std::string advertised(const std::string &bound, const std::string &advertise)
 	return bound;
 }
 
+// The remote application endpoint as coordinators on other nodes are told it: on a wildcard address, the host the
+// peers are told (config `advertise` or the host name), so both endpoints name the agent the same way.
+std::string advertisedApp(const std::string &bound, const std::string &peerEndpoint)
+{
+	const std::string any = "tcp://0.0.0.0:";
+	const std::size_t colon = peerEndpoint.rfind(':');
+	if (bound.rfind(any, 0) != 0 || !peerEndpoint.starts_with("tcp://") || colon == std::string::npos)
+		return bound;
+	return peerEndpoint.substr(0, colon + 1) + bound.substr(any.size());
+}
+
 spdlog::level::level_enum levelOf(const std::string &name)
 {
 	return spdlog::level::from_str(name);
@@ -99,6 +110,7 @@ void Daemon::writeAgentFile(const std::string &localEndpoint)
 	nlohmann::json info = {{"id", config_.core.id},
 			       {"endpoint", config_.core.endpoint},
 			       {"local", localEndpoint},
+			       {"app_remote", config_.core.appEndpoint},
 			       {"pid", getpid()}};
 	std::string tmp = agentFile_ + ".tmp";
 	{
@@ -167,25 +179,41 @@ void Daemon::handlePeer()
 
 void Daemon::handleLocal()
 {
+	handleRequests(transport_->localInbox(), Channel::Local);
+}
+
+void Daemon::handleRemote()
+{
+	handleRequests(transport_->remoteInbox(), Channel::Remote);
+}
+
+void Daemon::handleRequests(zmq::socket_t &inbox, Channel channel)
+{
+	const bool local = channel == Channel::Local;
 	for (int i = 0; i < kBatch; ++i) {
-		std::optional<Incoming> in = transport_->receive(transport_->localInbox());
+		std::optional<Incoming> in = transport_->receive(inbox);
 		if (!in)
 			return;
 		double t = now();
 		Message reply;
 		if (in->rejection) {
-			core_->onRejected(Channel::Local, *in->rejection, t, out_);
+			core_->onRejected(channel, *in->rejection, t, out_);
 			reply = makeMessage("error", config_.core.id, 0);
 			reply["code"] = in->rejection->reason;
 			reply["text"] = in->rejection->detail;
 		} else {
-			reply = core_->onLocalRequest(in->message, t, out_);
+			reply = local ? core_->onLocalRequest(in->message, t, out_)
+				      : core_->onRemoteRequest(in->message, t, out_);
 		}
-		transport_->sendLocal(in->routingId, reply);
-		if (reply["type"] == "events_ok") {
-			for (const Message &m : recentEvents_)
-				transport_->sendLocal(in->routingId, m);
-			subscribers_.insert(in->routingId);
+		if (!local) {
+			transport_->sendRemote(in->routingId, reply);
+		} else {
+			transport_->sendLocal(in->routingId, reply);
+			if (reply["type"] == "events_ok") {
+				for (const Message &m : recentEvents_)
+					transport_->sendLocal(in->routingId, m);
+				subscribers_.insert(in->routingId);
+			}
 		}
 		apply(out_);
 	}
@@ -211,12 +239,16 @@ int Daemon::run()
 	transport_ = std::make_unique<ZmqTransport>(config_.core.id, config_.maxMessageBytes,
 						    config_.debugJson);
 	std::string localEndpoint = "ipc://" + socketPath_;
+	const std::string appListen = appListenEndpoint(config_);
 	try {
 		std::string bound = transport_->bindPeer(config_.listen);
 		config_.core.endpoint = advertised(bound, config_.advertise);
 		transport_->bindLocal(localEndpoint);
+		if (!appListen.empty())
+			config_.core.appEndpoint = advertisedApp(transport_->bindRemote(appListen), config_.core.endpoint);
 	} catch (const zmq::error_t &e) {
-		log_->error("cannot listen on '{}' or '{}': {}", config_.listen, localEndpoint, e.what());
+		log_->error("cannot listen on '{}', '{}' or '{}': {}", config_.listen, localEndpoint,
+			    appListen.empty() ? "-" : appListen, e.what());
 		close(sigfd);
 		return 1;
 	}
@@ -229,8 +261,9 @@ int Daemon::run()
 	core_->start(t, out_);
 	apply(out_);
 	writeAgentFile(localEndpoint);
-	log_->info("agent {} listening on {} (local {})", config_.core.id, config_.core.endpoint,
-		   localEndpoint);
+	log_->info("agent {} listening on {} (local {}, remote coordinators {})", config_.core.id,
+		   config_.core.endpoint, localEndpoint,
+		   config_.core.appEndpoint.empty() ? "none" : config_.core.appEndpoint);
 
 	double nextTick = t + config_.tick;
 	double nextSample = t + config_.profileInterval;
@@ -239,15 +272,18 @@ int Daemon::run()
 		zmq::pollitem_t items[] = {
 			{transport_->peerInbox().handle(), 0, ZMQ_POLLIN, 0},
 			{transport_->localInbox().handle(), 0, ZMQ_POLLIN, 0},
+			{transport_->remoteInbox().handle(), 0, ZMQ_POLLIN, 0},
 			{nullptr, sigfd, ZMQ_POLLIN, 0},
 		};
 		double wait = std::max(0.0, std::min(nextTick, nextSample) - now());
-		zmq::poll(items, 3, std::chrono::milliseconds(static_cast<long>(wait * 1000) + 1));
+		zmq::poll(items, 4, std::chrono::milliseconds(static_cast<long>(wait * 1000) + 1));
 		if (items[0].revents & ZMQ_POLLIN)
 			handlePeer();
 		if (items[1].revents & ZMQ_POLLIN)
 			handleLocal();
-		if (items[2].revents & ZMQ_POLLIN) {
+		if (items[2].revents & ZMQ_POLLIN)
+			handleRemote();
+		if (items[3].revents & ZMQ_POLLIN) {
 			signalfd_siginfo info;
 			if (read(sigfd, &info, sizeof(info)) > 0)
 				log_->info("signal {}: leaving", info.ssi_signo);

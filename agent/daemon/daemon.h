@@ -34,6 +34,8 @@ private:
 	void apply(CoreOutputs &out);
 	void handlePeer();
 	void handleLocal();
+	void handleRemote();
+	void handleRequests(zmq::socket_t &inbox, Channel channel);
 	double now() const;
 
 	AgentConfig config_;

@@ -105,12 +105,15 @@ int main(int argc, char **argv)
 	CLI::App app{"malleod: the malleo agent. One per node; it joins the overlay of its peers, "
 		     "profiles the node and answers work-stealing requests.\n"
 		     "Every option of the configuration file is documented in docs/configuration.md."};
-	std::string configFile, id, listen, runDir, logLevel;
+	std::string configFile, id, listen, appListen, runDir, logLevel;
 	std::vector<std::string> peers;
 	bool version = false;
 	app.add_option("--config", configFile, "agent configuration (JSON)");
 	app.add_option("--id", id, "agent id (default: the host name)");
 	app.add_option("--listen", listen, "peer endpoint to bind, e.g. tcp://127.0.0.1:* (default tcp://0.0.0.0:5470)");
+	app.add_option("--app-listen", appListen,
+		       "endpoint where coordinators on other nodes poll for their application's commands, or off "
+		       "(default: --listen's address, any port)");
 	app.add_option("--peer", peers, "seed peer endpoint (repeatable)");
 	app.add_option("--run-dir", runDir, "directory of the local endpoint agent.sock and agent.json");
 	app.add_option("--log-level", logLevel, "trace, debug, info, warn, error, critical or off");
@@ -140,6 +143,8 @@ int main(int argc, char **argv)
 		overrides["id"] = id;
 	if (!listen.empty())
 		overrides["listen"] = listen;
+	if (!appListen.empty())
+		overrides["app_listen"] = appListen;
 	if (!peers.empty())
 		overrides["peers"] = peers;
 	if (!runDir.empty())

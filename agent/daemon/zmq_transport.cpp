@@ -19,9 +19,9 @@ std::span<const uint8_t> bytes(const zmq::message_t &frame)
 ZmqTransport::ZmqTransport(std::string selfId, std::size_t maxMessageBytes, bool jsonText)
 	: selfId_(std::move(selfId)), maxMessageBytes_(maxMessageBytes), jsonText_(jsonText),
 	  context_(1), peerInbox_(context_, zmq::socket_type::router),
-	  localInbox_(context_, zmq::socket_type::router)
+	  localInbox_(context_, zmq::socket_type::router), remoteInbox_(context_, zmq::socket_type::router)
 {
-	for (zmq::socket_t *s : {&peerInbox_, &localInbox_}) {
+	for (zmq::socket_t *s : {&peerInbox_, &localInbox_, &remoteInbox_}) {
 		s->set(zmq::sockopt::linger, 0);
 		s->set(zmq::sockopt::router_mandatory, 1);
 		// A safety net far above the checked limit: ZeroMQ drops the
@@ -45,6 +45,12 @@ std::string ZmqTransport::bindPeer(const std::string &listen)
 void ZmqTransport::bindLocal(const std::string &endpoint)
 {
 	localInbox_.bind(endpoint);
+}
+
+std::string ZmqTransport::bindRemote(const std::string &listen)
+{
+	remoteInbox_.bind(listen);
+	return remoteInbox_.get(zmq::sockopt::last_endpoint);
 }
 
 std::optional<Incoming> ZmqTransport::receive(zmq::socket_t &socket)
@@ -97,11 +103,21 @@ void ZmqTransport::disconnectPeer(const std::string &endpoint)
 
 bool ZmqTransport::sendLocal(const std::string &routingId, const Message &message)
 {
+	return reply(localInbox_, routingId, message);
+}
+
+bool ZmqTransport::sendRemote(const std::string &routingId, const Message &message)
+{
+	return reply(remoteInbox_, routingId, message);
+}
+
+bool ZmqTransport::reply(zmq::socket_t &socket, const std::string &routingId, const Message &message)
+{
 	WireFrames frames = encodeMessage(message, ++sequence_, jsonText_);
 	std::array<zmq::const_buffer, 3> parts = {zmq::buffer(routingId), zmq::buffer(frames.header),
 						  zmq::buffer(frames.body)};
 	try {
-		return zmq::send_multipart(localInbox_, parts, zmq::send_flags::dontwait).has_value();
+		return zmq::send_multipart(socket, parts, zmq::send_flags::dontwait).has_value();
 	} catch (const zmq::error_t &) {
 		return false; // EHOSTUNREACH: the client has gone
 	}
@@ -116,6 +132,7 @@ void ZmqTransport::close(int lingerMs)
 	dealers_.clear();
 	peerInbox_.close();
 	localInbox_.close();
+	remoteInbox_.close();
 	context_.close();
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The agent's sockets: a ROUTER inbox for peers (TCP), one DEALER per peer
-// endpoint for sending, and a ROUTER on the local ipc endpoint for processes and
-// the CLI. Only this layer touches ZeroMQ; it decodes frames and hands messages on.
+// endpoint for sending, a ROUTER on the local ipc endpoint for processes and
+// the CLI, and a ROUTER on TCP for coordinators on other nodes. Only this layer
+// touches ZeroMQ; it decodes frames and hands messages on.
 #pragma once
 
 #include <map>
@@ -32,9 +33,12 @@ public:
 	// Binds the peer inbox; returns the bound endpoint (a '*' port resolved).
 	std::string bindPeer(const std::string &listen);
 	void bindLocal(const std::string &endpoint);
+	// Binds the remote application inbox; returns the bound endpoint.
+	std::string bindRemote(const std::string &listen);
 
 	zmq::socket_t &peerInbox() { return peerInbox_; }
 	zmq::socket_t &localInbox() { return localInbox_; }
+	zmq::socket_t &remoteInbox() { return remoteInbox_; }
 
 	// Receives one message without blocking; nullopt when none is waiting.
 	std::optional<Incoming> receive(zmq::socket_t &socket);
@@ -43,13 +47,16 @@ public:
 	bool sendPeer(const std::string &endpoint, const Message &message);
 	void disconnectPeer(const std::string &endpoint);
 
-	// Replies on the local endpoint; false if the client is gone or slow.
+	// Replies on the local or the remote application endpoint; false if the client is gone or slow.
 	bool sendLocal(const std::string &routingId, const Message &message);
+	bool sendRemote(const std::string &routingId, const Message &message);
 
 	// Gives queued messages (a leave) up to `lingerMs` to go out, then closes.
 	void close(int lingerMs);
 
 private:
+	bool reply(zmq::socket_t &socket, const std::string &routingId, const Message &message);
+
 	std::string selfId_;
 	std::size_t maxMessageBytes_;
 	bool jsonText_;
@@ -57,6 +64,7 @@ private:
 	zmq::context_t context_;
 	zmq::socket_t peerInbox_;
 	zmq::socket_t localInbox_;
+	zmq::socket_t remoteInbox_;
 	std::map<std::string, zmq::socket_t> dealers_;
 };
 

@@ -50,6 +50,10 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 		r.string("id", config.core.id);
 		r.string("listen", config.listen);
 		r.string("advertise", config.advertise, true);
+		r.string("app_listen", config.appListen, true);
+		if (!config.appListen.empty() && config.appListen != "off" && !config.appListen.starts_with("tcp://"))
+			r.fail("app_listen", fmt::format("expected a tcp:// endpoint or \"off\", got \"{}\"",
+							 config.appListen));
 		r.strings("peers", config.core.seeds);
 		r.string("run_dir", config.runDir);
 		r.string("log_level", config.logLevel);
@@ -124,6 +128,19 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 		if (std::string e = checkId(config.core.id); !e.empty())
 			return e;
 	return error;
+}
+
+std::string appListenEndpoint(const AgentConfig &config)
+{
+	if (config.appListen == "off")
+		return {};
+	if (!config.appListen.empty())
+		return config.appListen;
+	// Same interface as the peers', so whatever reaches the agent's peers reaches it; a port of its own.
+	const std::size_t colon = config.listen.rfind(':');
+	if (!config.listen.starts_with("tcp://") || colon == std::string::npos || colon < 6)
+		return {};
+	return config.listen.substr(0, colon) + ":*";
 }
 
 std::string loadConfigFile(const std::string &path, AgentConfig &config,

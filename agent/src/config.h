@@ -24,6 +24,9 @@ struct AgentConfig {
 	CoreConfig core;
 	std::string listen = "tcp://0.0.0.0:5470";
 	std::string advertise; // the endpoint peers use; empty: derived from the bound one
+	// Where coordinators on other nodes reach this agent for `poll` and `result` (docs/protocol.md): empty means
+	// listen's host with any port, "off" nowhere.
+	std::string appListen;
 	std::string runDir;    // empty: /run/malleo as root, else $XDG_RUNTIME_DIR/malleo or /tmp
 	std::string logLevel = "info";
 	double tick = 0.1;
@@ -41,6 +44,9 @@ struct AgentConfig {
 // string, or one line naming the key and what is wrong with it.
 std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 			const std::vector<std::string> &moduleNames);
+
+// The endpoint to bind for coordinators on other nodes, or empty when there is to be none.
+std::string appListenEndpoint(const AgentConfig &config);
 
 // Reads a file; same contract, the line also names the file.
 std::string loadConfigFile(const std::string &path, AgentConfig &config,

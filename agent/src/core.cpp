@@ -75,7 +75,7 @@ void Core::onRejected(Channel channel, const Rejection &rejection, double now, C
 void Core::reject(Channel channel, const Rejection &rejection, const Message *message,
 		  double now, CoreOutputs &out)
 {
-	const char *where = channel == Channel::Peer ? "peer" : "local";
+	const char *where = channel == Channel::Peer ? "peer" : channel == Channel::Local ? "local" : "remote";
 	counters_.add(fmt::format("rejected.{}.{}", where, rejection.reason));
 	nlohmann::json event = {{"type", "rejected"}, {"channel", where},
 				{"reason", rejection.reason}, {"detail", rejection.detail}};
@@ -451,15 +451,39 @@ void Core::leave(double now, CoreOutputs &out)
 
 Message Core::onLocalRequest(const Message &message, double now, CoreOutputs &out)
 {
-	if (auto rejection = validateMessage(message, Channel::Local)) {
-		reject(Channel::Local, *rejection, &message, now, out);
-		Message error = envelope("error");
-		error["code"] = rejection->reason;
-		error["text"] = rejection->detail;
-		return error;
-	}
+	if (auto rejection = validateMessage(message, Channel::Local))
+		return refuse(Channel::Local, *rejection, message, now, out);
+	counters_.add("rx.local." + message["type"].get<std::string>());
+	return answer(message, now, out);
+}
+
+Message Core::onRemoteRequest(const Message &message, double now, CoreOutputs &out)
+{
+	// The application's commands are all a coordinator on another node needs from here; registering, forcing and
+	// the rest stay with the processes and the CLI of this node. A bad envelope or version is told as such.
+	std::optional<Rejection> rejection = validateMessage(message, Channel::Local);
+	const bool command = !rejection && (message["type"] == "poll" || message["type"] == "result");
+	if ((rejection && rejection->reason == "wrong_channel") || (!rejection && !command))
+		rejection = Rejection{"local_only", "only poll and result are taken from other nodes"};
+	if (rejection)
+		return refuse(Channel::Remote, *rejection, message, now, out);
+	counters_.add("rx.remote." + message["type"].get<std::string>());
+	return answer(message, now, out);
+}
+
+Message Core::refuse(Channel channel, const Rejection &rejection, const Message &message, double now,
+		     CoreOutputs &out)
+{
+	reject(channel, rejection, &message, now, out);
+	Message error = envelope("error");
+	error["code"] = rejection.reason;
+	error["text"] = rejection.detail;
+	return error;
+}
+
+Message Core::answer(const Message &message, double now, CoreOutputs &out)
+{
 	const std::string &type = message["type"].get_ref<const std::string &>();
-	counters_.add("rx.local." + type);
 	Message reply;
 	if (type == "status")
 		reply = statusReply(now);
@@ -481,13 +505,8 @@ Message Core::onLocalRequest(const Message &message, double now, CoreOutputs &ou
 		reply = onAppReport(message, now, out);
 	else if (type == "deregister")
 		reply = onDeregister(message, now, out);
-	else {
-		reject(Channel::Local, {"unknown_type", "no handler for " + type}, &message, now, out);
-		reply = envelope("error");
-		reply["code"] = "unknown_type";
-		reply["text"] = "no handler for " + type;
-		return reply;
-	}
+	else
+		return refuse(Channel::Local, {"unknown_type", "no handler for " + type}, message, now, out);
 	reply["re"] = message["id"];
 	return reply;
 }
@@ -497,6 +516,7 @@ Message Core::statusReply(double now) const
 	Message m = makeMessage("status_reply", config_.id, 0);
 	m["agent"] = {{"id", config_.id},
 		      {"endpoint", config_.endpoint},
+		      {"app_endpoint", config_.appEndpoint},
 		      {"group", group_},
 		      {"version", config_.agentVersion},
 		      {"uptime", now - startedAt_},

@@ -60,6 +60,10 @@ public:
 	// A request on the local endpoint; returns the reply.
 	Message onLocalRequest(const Message &message, double now, CoreOutputs &out);
 
+	// A request on the remote application endpoint, from a coordinator on another node: `poll` and `result`
+	// are answered as on the local endpoint, anything else is refused (`local_only`).
+	Message onRemoteRequest(const Message &message, double now, CoreOutputs &out);
+
 	// A message the adapter could not decode (bad header, oversized, ...).
 	void onRejected(Channel channel, const Rejection &rejection, double now, CoreOutputs &out);
 
@@ -98,6 +102,11 @@ private:
 	Message envelope(std::string_view type);
 	void send(const std::string &endpoint, Message message, CoreOutputs &out);
 	void emit(nlohmann::json event, double now, CoreOutputs &out);
+	// A request answered with an error, the rejection counted and emitted as reject() does.
+	Message refuse(Channel channel, const Rejection &rejection, const Message &message, double now,
+		       CoreOutputs &out);
+	// The reply to a valid request of the local endpoint's schema.
+	Message answer(const Message &message, double now, CoreOutputs &out);
 	void reject(Channel channel, const Rejection &rejection, const Message *message,
 		    double now, CoreOutputs &out);
 

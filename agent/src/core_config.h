@@ -11,6 +11,7 @@ namespace malleo {
 struct CoreConfig {
 	std::string id;
 	std::string endpoint;		// the address peers reach this agent's inbox at
+	std::string appEndpoint;	// where coordinators on other nodes poll (tcp://; empty: nowhere)
 	std::vector<std::string> seeds; // seed peers' endpoints
 	uint64_t seed = 0;		// random generator seed (0: derived from the id)
 	std::string agentVersion = "0.1.0";

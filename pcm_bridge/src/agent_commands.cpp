@@ -108,19 +108,37 @@ void AgentCommands::warn(const std::string &line)
 	std::fprintf(stderr, "malleo-pcm: %s\n", line.c_str());
 }
 
-std::pair<std::string, std::string> AgentCommands::registeredHere()
+RootAgent AgentCommands::registeredHere()
 {
 	// libmalleo_pmpi registered the application under `<program>-<job>` (the job id from the launcher or rank 0's
 	// pid): asking the library, rather than deriving the id again here, keeps the two equal by construction.
 	const char *app = MALLEO_App_id ? MALLEO_App_id() : nullptr;
 	const char *endpoint = MALLEO_Agent_endpoint ? MALLEO_Agent_endpoint() : nullptr;
-	return {app ? app : "", endpoint ? endpoint : ""};
+	RootAgent root{app ? app : "", endpoint ? endpoint : "", ""};
+	// The agent writes agent.json next to agent.sock in its run directory (docs/protocol.md); an agent without a
+	// remote endpoint, an older one or none at all leaves `remote` empty.
+	const std::string ipc = "ipc://", socket = "/agent.sock";
+	if (root.local.starts_with(ipc) && root.local.ends_with(socket)) {
+		const std::string dir = root.local.substr(ipc.size(), root.local.size() - ipc.size() - socket.size());
+		std::FILE *file = std::fopen((dir + "/agent.json").c_str(), "r");
+		if (file) {
+			const nlohmann::json info = nlohmann::json::parse(file, nullptr, false);
+			std::fclose(file);
+			const auto remote = info.is_object() ? info.find("app_remote") : info.end();
+			if (remote != info.end() && remote->is_string() &&
+			    remote->get_ref<const std::string &>().starts_with("tcp://"))
+				root.remote = remote->get<std::string>();
+		}
+	}
+	return root;
 }
 
-void AgentCommands::setApplication(std::string app, std::string endpoint)
+void AgentCommands::setApplication(RootAgent root, bool onRootNode)
 {
-	app_ = std::move(app);
-	endpoint_ = std::move(endpoint);
+	root_ = std::move(root);
+	onRootNode_ = onRootNode;
+	app_ = root_.app;
+	endpoint_ = onRootNode_ || root_.remote.empty() ? root_.local : root_.remote;
 }
 
 bool AgentCommands::connect()
@@ -138,6 +156,9 @@ bool AgentCommands::connect()
 	}
 	if (endpoint_.empty())
 		return false;
+	if (!onRootNode_ && root_.remote.empty())
+		warn("the application's root agent is on another node and offers no remote endpoint (its app_listen is "
+		     "off, or it predates it): polling " + endpoint_ + ", which may not reach it");
 	if (const char *value = std::getenv("MALLEO_POLL_INTERVAL"); value && *value) {
 		char *end = nullptr;
 		const double seconds = std::strtod(value, &end);

@@ -16,6 +16,15 @@
 
 namespace malleo::pcm {
 
+// Where an application's commands are: the id it registered under at its root agent (the agent hosting world rank 0
+// of the launch, where `malleo force` leaves commands) and that agent's endpoints: `local` (ipc://, reachable on its
+// node) and `remote` (tcp://, where coordinators on other nodes poll; empty when the agent offers none).
+struct RootAgent {
+	std::string app;
+	std::string local;
+	std::string remote;
+};
+
 class AgentCommands
 {
 public:
@@ -24,13 +33,14 @@ public:
 	AgentCommands &operator=(const AgentCommands &) = delete;
 	~AgentCommands();
 
-	// The id the application is registered under and the endpoint of its root agent (the agent hosting world rank
-	// 0 of the launch, where `malleo force` leaves commands): what world rank 0's profiler registered, whatever
-	// this process registered itself (Session::shareApplication). Set before the first take(); empty: no polling.
-	void setApplication(std::string app, std::string endpoint);
-	std::pair<std::string, std::string> application() const { return {app_, endpoint_}; }
-	// What libmalleo_pmpi registered this process under, and with which agent (empty without the profiler).
-	static std::pair<std::string, std::string> registeredHere();
+	// What world rank 0's profiler registered, whatever this process registered itself (Session::shareApplication),
+	// and whether this process runs on the root agent's node: there it polls the local endpoint, elsewhere the
+	// remote one. Set before the first take(); an empty app or local endpoint: no polling.
+	void setApplication(RootAgent root, bool onRootNode);
+	const RootAgent &application() const { return root_; }
+	// What libmalleo_pmpi registered this process under, with which agent, and the remote endpoint that agent
+	// wrote in its agent.json next to the local one (empty without the profiler or such a file).
+	static RootAgent registeredHere();
 
 	// At a probe of the coordinator: the command the agent sent in reply to an earlier poll (op none when there is
 	// none yet), and the next poll when the interval has passed. Connects at the first call, so only a process
@@ -55,7 +65,9 @@ private:
 
 	enum class State { unconfigured, off, on };
 	State state_ = State::unconfigured;
-	std::string endpoint_;
+	RootAgent root_;
+	bool onRootNode_ = true;
+	std::string endpoint_;  // the one of root_'s this process polls
 	std::string app_;
 	double interval_ = 0.2;
 	void *context_ = nullptr;

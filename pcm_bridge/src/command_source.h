@@ -20,13 +20,10 @@ public:
 	// agent's variables are read by the coordinator when it first asks (agent_commands.h).
 	std::string configureFromEnvironment();
 
-	// Whom the agent's commands are asked from: the application's id and its root agent's endpoint
-	// (AgentCommands::setApplication); the same on every process, so any of them can coordinate.
-	void setApplication(std::string app, std::string endpoint)
-	{
-		agent_.setApplication(std::move(app), std::move(endpoint));
-	}
-	std::pair<std::string, std::string> application() const { return agent_.application(); }
+	// Whom the agent's commands are asked from (AgentCommands::setApplication); the same on every process, so any
+	// of them can coordinate.
+	void setApplication(RootAgent root, bool onRootNode) { agent_.setApplication(std::move(root), onRootNode); }
+	const RootAgent &application() const { return agent_.application(); }
 
 	// The command for probe `iteration` (op none when there is nothing to do); `active` is the number of active
 	// processes, told to the agent. Forced commands depend on the iteration alone, so whichever process is the

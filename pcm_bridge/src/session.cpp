@@ -302,17 +302,29 @@ void Session::shareApplication()
 {
 	// Whole, with no bound of its own to keep in step with libmalleo_pmpi's (kMaxAppId) or an endpoint's: an id cut
 	// short would be polled under and never match.
-	std::string text;  // id, a NUL, endpoint
+	std::string text;  // id, NUL, local endpoint, NUL, remote endpoint
 	if (world_rank_ == 0) {
-		const auto [app, agent] = AgentCommands::registeredHere();
-		text = app + '\0' + agent;
+		const RootAgent root = AgentCommands::registeredHere();
+		text = root.app + '\0' + root.local + '\0' + root.remote;
 	}
 	std::int64_t size = static_cast<std::int64_t>(text.size());
 	MPI_Bcast(&size, 1, MPI_INT64_T, 0, control_);
 	text.resize(static_cast<std::size_t>(size));
 	MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, control_);
-	const std::size_t end = text.find('\0');
-	commands_.setApplication(text.substr(0, end), end == std::string::npos ? "" : text.substr(end + 1));
+	RootAgent root;
+	std::string *fields[] = {&root.app, &root.local, &root.remote};
+	std::size_t start = 0;
+	for (std::string *field : fields) {
+		const std::size_t end = std::min(text.find('\0', start), text.size());
+		*field = text.substr(start, end - start);
+		start = std::min(end + 1, text.size());
+	}
+	commands_.setApplication(std::move(root), onRootNode());
+}
+
+bool Session::onRootNode() const
+{
+	return membership_.node.empty() || membership_.node[0] == currentNode();
 }
 
 bool Session::leaving() const

@@ -188,6 +188,8 @@ private:
 	// Collective over the launch's processes: every one takes world rank 0's registration (shareApplication in
 	// session.cpp). A spawned process takes it from its environment, set by its spawner (spawnArguments).
 	void shareApplication();
+	// Whether this process runs on the node of world rank 0 of the launch, its root agent's (membership_.node).
+	bool onRootNode() const;
 	ParkEnd park();
 	// Spawn mode (spawn.cpp). How many processes the command needs started on `node` (0: none), or a refusal.
 	int spawnsNeeded(const Command &command, std::string &node, std::string &refusal) const;

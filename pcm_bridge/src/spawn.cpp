@@ -293,9 +293,11 @@ std::vector<std::string> Session::spawnArguments(const std::string &node) const
 		words.push_back("MALLEO_AGENT=" + found->second.agent);
 	// Where the application's commands are: the new process may coordinate one day (session.cpp,
 	// shareApplication).
-	if (const auto [app, agent] = commands_.application(); !app.empty() && !agent.empty()) {
-		words.push_back("MALLEO_PCM_APP=" + app);
-		words.push_back("MALLEO_PCM_ROOT_AGENT=" + agent);
+	if (const RootAgent &root = commands_.application(); !root.app.empty() && !root.local.empty()) {
+		words.push_back("MALLEO_PCM_APP=" + root.app);
+		words.push_back("MALLEO_PCM_ROOT_AGENT=" + root.local);
+		if (!root.remote.empty())
+			words.push_back("MALLEO_PCM_ROOT_AGENT_REMOTE=" + root.remote);
 	}
 	words.push_back(program_);
 	words.insert(words.end(), arguments_.begin(), arguments_.end());
@@ -438,8 +440,12 @@ void Session::joinParents(MPI_Comm parent)
 	membership_.node = std::move(places.nodes);
 	threads_ = std::move(places.threads);
 	prepareBlocks();
-	const char *app = std::getenv("MALLEO_PCM_APP"), *root_agent = std::getenv("MALLEO_PCM_ROOT_AGENT");
-	commands_.setApplication(app ? app : "", root_agent ? root_agent : "");
+	RootAgent root;
+	for (auto [name, field] : {std::pair{"MALLEO_PCM_APP", &root.app}, std::pair{"MALLEO_PCM_ROOT_AGENT", &root.local},
+				   std::pair{"MALLEO_PCM_ROOT_AGENT_REMOTE", &root.remote}})
+		if (const char *value = std::getenv(name))
+			*field = value;
+	commands_.setApplication(std::move(root), onRootNode());
 	if (verbose_) {
 		const auto found = nodes_.nodes.find(currentNode());
 		const char *agent = std::getenv("MALLEO_AGENT");

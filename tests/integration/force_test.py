@@ -8,9 +8,11 @@ every reconfiguration, the failed one included.
 With --spawn (Open MPI): spawn mode, `malleo run -n 1` without --max, so a split's
 processes are started by MPI_Comm_spawn in the background while heat2d computes; the
 agent's command is answered when the split happens, at a later probe; then a merge, a
-migration that spawns the process taking world rank 0's place (the coordinator until
-then, the only process of the launch), and a merge that this spawned coordinator must
-take from the application's root agent under the application's id.
+migration to a second node (n2, with an agent of its own) that spawns the process
+taking world rank 0's place (the coordinator until then, the only process of the
+launch), and a merge that this spawned coordinator must take from the application's
+root agent (n1's) under the application's id, through the agent's remote endpoint
+(tcp://), as a coordinator on another host must: n1's ipc:// is on n1 alone.
 
 usage: force_test.py --mpi openmpi|mpich [--spawn] HEAT2D"""
 import argparse
@@ -222,7 +224,13 @@ def spawn_mode(a):
     work = tempfile.mkdtemp(prefix="malleo-force-spawn-")
     with Cluster() as cluster:
         agent = cluster.add("n1")
-        with paced_run(agent, a, work, grid, ["-n", "1"], dict(env, MALLEO_PCM_VERBOSE="1")) as run:
+        other = cluster.add("n2")
+        cpus = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))
+        nodes = dict(MALLEO_NODE="n1", MALLEO_NODES=f"n1={cpus};n2={cpus}",
+                     MALLEO_NODE_AGENTS=f"n1={agent.local};n2={other.local}")
+        check(agent.info.get("app_remote", "").startswith("tcp://"),
+              f"the agent names its remote endpoint in agent.json ({agent.info.get('app_remote')})")
+        with paced_run(agent, a, work, grid, ["-n", "1"], dict(env, MALLEO_PCM_VERBOSE="1", **nodes)) as run:
             app = registered_app(agent, a.heat2d)
             r = force(agent, app, "split", "2", "--wait", "60", timeout=90)
             check(r.returncode == 0 and "ok" in r.stdout and "1 -> 3 processes" in r.stdout,
@@ -233,11 +241,14 @@ def spawn_mode(a):
             r = force(agent, app, "merge", "1", "--wait", "60", timeout=90)
             check(r.returncode == 0 and "ok" in r.stdout and "3 -> 2 processes" in r.stdout,
                   f"force merge 1: ok, 3 -> 2 ({r.returncode}: {r.stdout.strip()} {r.stderr.strip()})")
-            # No spare (the C API's leaver stays out): the migration spawns one process, which takes the place of
-            # the first active process, world rank 0; from then on a process of another MPI job coordinates.
-            r = force(agent, app, "migrate", "1", "--wait", "60", timeout=90)
+            check(agent.counters().get("rx.remote.poll", 0) == 0,
+                  "coordinators on the root agent's node poll its local endpoint")
+            # No spare (the C API's leaver stays out): the migration spawns one process on n2, which takes the place
+            # of the first active process off n2, world rank 0; from then on a process of another MPI job on
+            # another node coordinates.
+            r = force(agent, app, "migrate", "1", "--node", "n2", "--wait", "60", timeout=90)
             check(r.returncode == 0 and "ok" in r.stdout and "2 -> 2 processes" in r.stdout,
-                  f"force migrate 1: ok, 2 -> 2 ({r.returncode}: {r.stdout.strip()} {r.stderr.strip()})")
+                  f"force migrate 1 --node n2: ok, 2 -> 2 ({r.returncode}: {r.stdout.strip()} {r.stderr.strip()})")
             r = force(agent, app, "merge", "1", "--wait", "60", timeout=90)
             check(r.returncode == 0 and "ok" in r.stdout and "2 -> 1 processes" in r.stdout,
                   f"force merge 1 after world rank 0 migrated: the spawned coordinator takes it, ok, 2 -> 1 "
@@ -245,6 +256,11 @@ def spawn_mode(a):
             counters = agent.counters()
             check(counters.get("commands.ok") == 4 and counters.get("commands.sent") == 4,
                   f"counters: 4 commands sent, 4 ok ({counters.get('commands.sent')}, {counters.get('commands.ok')})")
+            check(counters.get("rx.remote.poll", 0) >= 1 and counters.get("rx.remote.result") == 1,
+                  f"the coordinator on n2 polled n1's agent on its remote endpoint and sent the merge's result there "
+                  f"(polls {counters.get('rx.remote.poll')}, results {counters.get('rx.remote.result')})")
+            migrated = [p for reg in apps(other).values() for p in reg["processes"]]
+            check(len(migrated) == 1, f"the process spawned on n2 reports to n2's agent ({migrated})")
             check(run.poll() is None, "the run outlives the commands")
             output = ended(run, 1)
         background = re.findall(r"split at iteration (\d+) took .* \(processes started in the background: "

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Raw malformed, truncated, oversized, wrong-version and unknown-type messages
-sent to the peer port and to the local endpoint are rejected and counted while
-the agent keeps serving."""
+sent to the peer port, to the local endpoint and to the remote application
+endpoint are rejected and counted while the agent keeps serving; the remote
+endpoint refuses whatever is not a poll or a result."""
 import msgpack
 
 from harness import (Cluster, check, envelope, frames, local_request, send_raw,
@@ -56,4 +57,31 @@ with Cluster() as cluster:
     c = agent.counters()
     got = {r: c.get(f"rejected.local.{r}", 0) for r in local_expected}
     check(got == local_expected, f"local endpoint: counted {got}")
+
+    # The remote application endpoint (coordinators on other nodes): the same bad frames, answered and counted the
+    # same way, and every well-formed request but poll and result refused as local_only.
+    remote = agent.info["app_remote"]
+    check(remote.startswith("tcp://127.0.0.1:") and agent.status()["agent"]["app_endpoint"] == remote,
+          f"agent.json and status name the remote endpoint ({remote})")
+    remote_expected = {}
+    for name, (parts, reason) in cases.items():
+        # A peer's message is not for this endpoint either.
+        reason = "local_only" if name == "missing field" else reason
+        reply = local_request(remote, None, raw=parts)
+        check(reply["type"] == "error" and reply["code"] == reason, f"remote endpoint, {name}: error '{reply.get('code')}'")
+        remote_expected[reason] = remote_expected.get(reason, 0) + 1
+    for type_, fields in (("force", dict(app="x", op="split", count=1)),
+                          ("register", dict(app="x", rank=0, pid=1, size=1, malleable=True)),
+                          ("status", {}), ("apps", {})):
+        reply = local_request(remote, envelope(type_, "intruder", **fields))
+        check(reply["type"] == "error" and reply["code"] == "local_only",
+              f"remote endpoint, {type_} request: error '{reply.get('code')}'")
+        remote_expected["local_only"] += 1
+    reply = local_request(remote, envelope("poll", "intruder", app="unknown-app", iteration=1))
+    check(reply["type"] == "error" and reply["code"] == "unknown_app",
+          f"remote endpoint, a poll for an application not registered here: '{reply.get('code')}'")
+    c = agent.counters()
+    got = {r: c.get(f"rejected.remote.{r}", 0) for r in remote_expected}
+    check(got == remote_expected, f"remote endpoint: counted {got}, expected {remote_expected}")
+    check(not agent.status()["applications"], "nothing registered through the remote endpoint")
     check(agent.alive() and agent.status()["agent"]["id"] == "m0", "the agent still answers status")

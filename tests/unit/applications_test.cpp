@@ -188,6 +188,54 @@ TEST_SUITE("commands")
 		CHECK(apps["apps"][0]["last_result"]["ok"] == false);
 	}
 
+	TEST_CASE("coordinators on other nodes poll and report on the remote endpoint, and do nothing else there")
+	{
+		TestNetwork net;
+		Core &core = *net.add(agentConfig("a")).core;
+		CoreOutputs out;
+		registerRanks(core, net.now(), "heat", 2);
+		REQUIRE(poll(core, net.now(), "heat", out)["op"] == "none");
+		REQUIRE(force(core, net.now(), {{"app", "heat"}, {"op", "merge"}, {"count", 1}}, out)["type"] ==
+			"force_reply");
+
+		Message command = core.onRemoteRequest(request("poll", {{"app", "heat"}, {"iteration", 9}, {"size", 2}}),
+						       net.now(), out);
+		REQUIRE(command["type"] == "command");
+		CHECK(command["op"] == "merge");
+		Message ack = core.onRemoteRequest(request("result", {{"app", "heat"}, {"command", command["command"]},
+								      {"ok", true}, {"before", 2}, {"after", 1}}),
+						   net.now(), out);
+		CHECK(ack["type"] == "ack");
+		CHECK(core.counters().get("commands.ok") == 1);
+		CHECK(core.counters().get("rx.remote.poll") == 1);
+		CHECK(core.counters().get("rx.remote.result") == 1);
+
+		// Registering, forcing and looking stay on the node: valid requests refused without touching the registry.
+		const std::vector<Message> others = {
+			request("force", {{"app", "heat"}, {"op", "split"}, {"count", 1}}),
+			request("register", {{"app", "heat"}, {"rank", 5}, {"pid", 9}, {"size", 6}, {"malleable", true}}),
+			request("deregister", {{"app", "heat"}, {"rank", 0}}),
+			request("apps", nlohmann::json::object()),
+			request("status", nlohmann::json::object()),
+			request("events", nlohmann::json::object()),
+			request("heartbeat", nlohmann::json::object()),  // a peer's type: not for this endpoint either
+		};
+		for (const Message &other : others) {
+			out.clear();
+			Message refused = core.onRemoteRequest(other, net.now(), out);
+			CHECK(refused["type"] == "error");
+			CHECK(refused["code"] == "local_only");
+			CHECK(eventTypes(out) == std::vector<std::string>{"rejected"});
+		}
+		CHECK(core.counters().get("rejected.remote.local_only") == 7);
+		CHECK(core.applications().at("heat").local.size() == 2);
+		CHECK(core.onLocalRequest(request("apps", nlohmann::json::object()), net.now(), out)["apps"][0]["command"]
+			      .is_null());
+		// A bad envelope is told as such, as on the local endpoint.
+		CHECK(core.onRemoteRequest(nlohmann::json::array(), net.now(), out)["code"] == "bad_envelope");
+		CHECK(core.counters().get("rejected.remote.bad_envelope") == 1);
+	}
+
 	TEST_CASE("force is validated and refused with a reason")
 	{
 		TestNetwork net;

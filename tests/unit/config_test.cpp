@@ -47,5 +47,19 @@ TEST_SUITE("config")
 		CHECK(parse(R"({"agent": {"id": "has space"}})", c).find("agent.id") != std::string::npos);
 		CHECK(parse(R"({"agent": {"peers": "tcp://a:1"}})", c).find("agent.peers") != std::string::npos);
 		CHECK(parse(R"([1, 2])", c) == "config: the document must be a JSON object");
+		CHECK(parse(R"({"agent": {"app_listen": "ipc:///tmp/x"}})", c) ==
+		      "config key 'agent.app_listen': expected a tcp:// endpoint or \"off\", got \"ipc:///tmp/x\"");
+	}
+
+	TEST_CASE("the remote application endpoint: listen's address by default, one given, or none")
+	{
+		AgentConfig c;
+		CHECK(appListenEndpoint(c) == "tcp://0.0.0.0:*");
+		CHECK(parse(R"({"agent": {"listen": "tcp://127.0.0.1:*"}})", c) == "");
+		CHECK(appListenEndpoint(c) == "tcp://127.0.0.1:*");
+		CHECK(parse(R"({"agent": {"app_listen": "tcp://10.0.0.2:5471"}})", c) == "");
+		CHECK(appListenEndpoint(c) == "tcp://10.0.0.2:5471");
+		CHECK(parse(R"({"agent": {"app_listen": "off"}})", c) == "");
+		CHECK(appListenEndpoint(c) == "");
 	}
 }

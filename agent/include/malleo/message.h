@@ -34,6 +34,7 @@ constexpr std::size_t kMaxIdLength = 64;
 enum class Channel {
 	Peer,  // agent ↔ agent, over TCP
 	Local, // processes and the CLI ↔ their agent, over ipc
+	Remote, // a coordinator on another node ↔ its application's root agent, over TCP: poll and result only
 };
 
 // Why a message was refused; `reason` is a short key used for counters
