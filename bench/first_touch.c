@@ -8,9 +8,12 @@
  * KIND: 4k (the default) as above; huge: each buffer 2 MiB aligned and advised MADV_HUGEPAGE first (transparent huge
  * pages in madvise mode; MALLEO_PCM_HUGE_PAGES=on); move: instead, each round fills a buffer and times moving its
  * pages into a fresh one (mremap with MREMAP_DONTUNMAP, as the bridge keeps a merge's data: page_move.h) against
- * faulting a fresh one in and copying into it.
+ * faulting a fresh one in and copying into it; faults: each round times the first touch of a fresh buffer with one
+ * madvise against another's page by page (memset: a fault per page); unmap: each round times a memcpy between two
+ * touched buffers, then unmaps a third touched buffer of the same size and times the same memcpy twice again (a
+ * hypervisor with shadow page tables makes the first copy after an unmap slow: docs/performance.md, "Machines").
  *
- *	build/bench/first_touch [MIB [ROUNDS [4k|huge|move]]]     (default 150 MiB, 8 rounds, 4k)
+ *	build/bench/first_touch [MIB [ROUNDS [4k|huge|move|faults|unmap]]]     (default 150 MiB, 8 rounds, 4k)
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -58,17 +61,79 @@ static double populate(char *buffer, size_t bytes)
 	return now() - start;
 }
 
+static double gigabytesPerSecond(size_t bytes, double seconds)
+{
+	return (double)bytes / seconds / 1e9;
+}
+
+static int pageByPage(long mib, size_t bytes, long rounds)
+{
+	printf("MiB %ld, first touch of a fresh buffer with one madvise | page by page (memset):", mib);
+	for (long r = 0; r < rounds; ++r) {
+		const double populating = populate(fresh(bytes), bytes);
+		char *buffer = fresh(bytes);
+		const double start = now();
+		memset(buffer, 1, bytes);
+		const double faulting = now() - start;
+		if (buffer[bytes / 2] != 1)
+			return 1;
+		printf(" %.2f | %.2f GB/s", gigabytesPerSecond(bytes, populating), gigabytesPerSecond(bytes, faulting));
+		fflush(stdout);
+	}
+	printf("\n");
+	return 0;
+}
+
+static double timedCopy(char *to, const char *from, size_t bytes)
+{
+	const double start = now();
+	memcpy(to, from, bytes);
+	return now() - start;
+}
+
+static int copyAfterUnmap(long mib, size_t bytes, long rounds)
+{
+	char *from = fresh(bytes), *to = fresh(bytes);
+	memset(from, 1, bytes);
+	memset(to, 2, bytes);
+	printf("MiB %ld, memcpy between touched buffers: before | after unmapping another touched buffer | again:", mib);
+	for (long r = 0; r < rounds; ++r) {
+		const double before = timedCopy(to, from, bytes);
+		char *other = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (other == MAP_FAILED) {
+			perror("first_touch: mmap");
+			return 1;
+		}
+		memset(other, 3, bytes);
+		munmap(other, bytes);
+		const double after = timedCopy(to, from, bytes);
+		const double again = timedCopy(to, from, bytes);
+		if (to[bytes / 2] != 1)
+			return 1;
+		printf(" %.1f | %.1f | %.1f GB/s", gigabytesPerSecond(bytes, before), gigabytesPerSecond(bytes, after),
+		       gigabytesPerSecond(bytes, again));
+		fflush(stdout);
+	}
+	printf("\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const long mib = argc > 1 ? atol(argv[1]) : 150;
 	const long rounds = argc > 2 ? atol(argv[2]) : 8;
 	const char *kind = argc > 3 ? argv[3] : "4k";
 	const int huge = strcmp(kind, "huge") == 0, move = strcmp(kind, "move") == 0;
-	if (mib < 1 || rounds < 1 || (!huge && !move && strcmp(kind, "4k") != 0)) {
-		fprintf(stderr, "usage: first_touch [MIB [ROUNDS [4k|huge|move]]] (positive integers)\n");
+	const int faults = strcmp(kind, "faults") == 0, unmap = strcmp(kind, "unmap") == 0;
+	if (mib < 1 || rounds < 1 || (!huge && !move && !faults && !unmap && strcmp(kind, "4k") != 0)) {
+		fprintf(stderr, "usage: first_touch [MIB [ROUNDS [4k|huge|move|faults|unmap]]] (positive integers)\n");
 		return 2;
 	}
 	const size_t bytes = (size_t)mib << 20;
+	if (faults)
+		return pageByPage(mib, bytes, rounds);
+	if (unmap)
+		return copyAfterUnmap(mib, bytes, rounds);
 	if (move)
 		printf("MiB %ld, moving a filled buffer's pages into a fresh one, against faulting it in + memcpy:", mib);
 	else

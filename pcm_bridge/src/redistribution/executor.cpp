@@ -559,8 +559,11 @@ private:
 	std::vector<MPI_Datatype> types_;
 };
 
-// Below this many bytes of destination per transfer, page faults cost too little to matter.
-constexpr std::int64_t kPrefaultMin = std::int64_t{8} << 20;
+// Below this many bytes of destination per transfer, one madvise costs about what the faults it saves do. Not
+// larger: a first touch costs from a fraction of a microsecond a page on bare metal to 10 µs on a VM whose
+// hypervisor keeps shadow page tables, and there a 10 MiB redistribution into fresh buffers took 1.6-1.8 times as
+// long with the earlier threshold of 8 MiB (docs/performance.md, "Machines").
+constexpr std::int64_t kPrefaultMin = std::int64_t{64} << 10;
 
 // Faults in, with one madvise per transfer, the pages of new_buffer that this rank will write itself. A
 // reconfiguration's new buffer is usually fresh memory; left alone, its pages fault one at a time inside the copies
@@ -584,9 +587,14 @@ void prefault(const std::vector<const Transfer*>& mine, int rank, const void* ol
 			first = std::min(first, segment.offset);
 			end = std::max(end, segment.offset + segment.count);
 		}
-		if (end > first && (end - first) * extent >= kPrefaultMin)
-			populatePages(static_cast<char*>(new_buffer) + first * extent,
-				      static_cast<std::size_t>((end - first) * extent));
+		if (end <= first || (end - first) * extent < kPrefaultMin)
+			continue;
+		char* const at = static_cast<char*>(new_buffer) + first * extent;
+		const auto bytes = static_cast<std::size_t>((end - first) * extent);
+		// A destination whose first page is there was written before (a reused buffer, a grown block's room the
+		// kernel has not taken back): walking its pages would cost more than it saves.
+		if (!firstPageResident(at, bytes))
+			populatePages(at, bytes);
 	}
 }
 

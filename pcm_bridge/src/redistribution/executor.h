@@ -20,7 +20,7 @@ struct ExecuteResult {
 
 struct ExecuteOptions {
 	int tag = 7300;
-	// Fault in the pages of a destination of 8 MiB or more before the transfers (executor.cpp, prefault);
+	// Fault in the pages of a destination of 64 KiB or more before the transfers (executor.cpp, prefault);
 	// benchmarks turn it off to compare.
 	bool prefault_new_buffer = true;
 	// Leave this rank's local transfers (its elements that stay with it) to finishLocal(), which the caller runs

@@ -177,6 +177,14 @@ void populatePages(void* at, std::size_t bytes)
 #endif
 }
 
+bool firstPageResident(void* at, std::size_t bytes)
+{
+	std::uintptr_t first = 0, end = 0;
+	wholePages(at, bytes, first, end);
+	unsigned char resident = 0;
+	return end > first && mincore(reinterpret_cast<void*>(first), 1, &resident) == 0 && (resident & 1) != 0;
+}
+
 void freePagesLazily(void* at, std::size_t bytes)
 {
 	std::uintptr_t first = 0, end = 0;

@@ -31,6 +31,10 @@ std::size_t moveOrCopy(void* to, void* from, std::size_t bytes);
 // pages simply fault when first written. Pages at the ends that the range only partly covers are left alone.
 void populatePages(void* at, std::size_t bytes);
 
+// Whether the first whole page inside [at, at + bytes) is in memory (mincore): one system call that tells a buffer
+// written before from fresh memory. False when the range holds no whole page or on any error.
+bool firstPageResident(void* at, std::size_t bytes);
+
 // Lets the kernel take back the whole pages inside [at, at + bytes) when it needs memory (MADV_FREE): until then
 // they stay mapped and a write to them costs no fault. Their contents are undefined from now on.
 void freePagesLazily(void* at, std::size_t bytes);

@@ -164,4 +164,20 @@ TEST_SUITE("page move")
 		for (void* at : spacers)
 			munmap(at, kPage);
 	}
+
+	TEST_CASE("firstPageResident tells fresh pages from written ones, and looks only at the first whole page")
+	{
+		const std::size_t bytes = 8 * kPage;
+		auto* fresh = static_cast<unsigned char*>(
+			mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+		REQUIRE(fresh != MAP_FAILED);
+		CHECK_FALSE(firstPageResident(fresh, bytes));
+		fresh[kPage] = 1;  // the second page: a range starting inside the first begins with it
+		CHECK_FALSE(firstPageResident(fresh, bytes));
+		CHECK(firstPageResident(fresh + 1, bytes - 1));
+		CHECK_FALSE(firstPageResident(fresh + 1, kPage));  // no whole page inside
+		populatePages(fresh + 2 * kPage, 2 * kPage);
+		CHECK(firstPageResident(fresh + 2 * kPage, 2 * kPage));
+		munmap(fresh, bytes);
+	}
 }
