@@ -8,12 +8,13 @@
  * KIND: 4k (the default) as above; huge: each buffer 2 MiB aligned and advised MADV_HUGEPAGE first (transparent huge
  * pages in madvise mode; MALLEO_PCM_HUGE_PAGES=on); move: instead, each round fills a buffer and times moving its
  * pages into a fresh one (mremap with MREMAP_DONTUNMAP, as the bridge keeps a merge's data: page_move.h) against
- * faulting a fresh one in and copying into it; faults: each round times the first touch of a fresh buffer with one
- * madvise against another's page by page (memset: a fault per page); unmap: each round times a memcpy between two
- * touched buffers, then unmaps a third touched buffer of the same size and times the same memcpy twice again (a
- * hypervisor with shadow page tables makes the first copy after an unmap slow: docs/performance.md, "Machines").
+ * faulting a fresh one in and copying into it; faults: each round times faulting a fresh buffer in with one madvise,
+ * then writing it, against writing another page by page (memset: a fault per page); unmap: each round times a memcpy
+ * between two touched buffers, then unmaps a third buffer of the same size, written page by page, and times the same
+ * memcpy twice again (on some VMs the first copy after an unmap is slow: docs/performance.md, "Machines"); giveback:
+ * the same copy right after a buffer is given back by munmap, MADV_DONTNEED, MADV_FREE or not at all.
  *
- *	build/bench/first_touch [MIB [ROUNDS [4k|huge|move|faults|unmap]]]     (default 150 MiB, 8 rounds, 4k)
+ *	build/bench/first_touch [MIB [ROUNDS [4k|huge|move|faults|unmap|giveback]]]     (default 150 MiB, 8 rounds, 4k)
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -68,16 +69,20 @@ static double gigabytesPerSecond(size_t bytes, double seconds)
 
 static int pageByPage(long mib, size_t bytes, long rounds)
 {
-	printf("MiB %ld, first touch of a fresh buffer with one madvise | page by page (memset):", mib);
+	printf("MiB %ld, fresh buffers: faulted in with one madvise | then written (memset) | written page by page:", mib);
 	for (long r = 0; r < rounds; ++r) {
-		const double populating = populate(fresh(bytes), bytes);
-		char *buffer = fresh(bytes);
-		const double start = now();
-		memset(buffer, 1, bytes);
+		char *populated = fresh(bytes), *faulted = fresh(bytes);
+		const double populating = populate(populated, bytes);
+		double start = now();
+		memset(populated, 1, bytes);
+		const double writing = now() - start;
+		start = now();
+		memset(faulted, 1, bytes);
 		const double faulting = now() - start;
-		if (buffer[bytes / 2] != 1)
+		if (populated[bytes / 2] != 1 || faulted[bytes / 2] != 1)
 			return 1;
-		printf(" %.2f | %.2f GB/s", gigabytesPerSecond(bytes, populating), gigabytesPerSecond(bytes, faulting));
+		printf(" %.2f | %.2f | %.2f GB/s", gigabytesPerSecond(bytes, populating), gigabytesPerSecond(bytes, writing),
+		       gigabytesPerSecond(bytes, faulting));
 		fflush(stdout);
 	}
 	printf("\n");
@@ -118,6 +123,43 @@ static int copyAfterUnmap(long mib, size_t bytes, long rounds)
 	return 0;
 }
 
+// For each way of giving a buffer written page by page back to the kernel, the memcpy between two other, touched
+// buffers right after it; the buffer is then unmapped and the copy warmed again, outside the timing.
+static int copyAfterGivingBack(long mib, size_t bytes, long rounds)
+{
+	static const char *const ways[] = {"munmap", "MADV_DONTNEED", "MADV_FREE", "nothing"};
+	char *from = fresh(bytes), *to = fresh(bytes);
+	memset(from, 1, bytes);
+	memset(to, 2, bytes);
+	printf("MiB %ld, memcpy between touched buffers right after another is given back by", mib);
+	for (int way = 0; way < 4; ++way)
+		printf("%s %s", way ? " |" : "", ways[way]);
+	printf(":");
+	for (long r = 0; r < rounds; ++r) {
+		for (int way = 0; way < 4; ++way) {
+			char *other = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (other == MAP_FAILED) {
+				perror("first_touch: mmap");
+				return 1;
+			}
+			memset(other, 3, bytes);
+			if (way == 0)
+				munmap(other, bytes);
+			else if (way < 3)
+				madvise(other, bytes, way == 1 ? MADV_DONTNEED : MADV_FREE);
+			const double seconds = timedCopy(to, from, bytes);
+			if (way > 0)
+				munmap(other, bytes);
+			memcpy(to, from, bytes);
+			printf("%s %.1f", way ? " |" : "", gigabytesPerSecond(bytes, seconds));
+		}
+		printf(" GB/s;");
+		fflush(stdout);
+	}
+	printf("\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const long mib = argc > 1 ? atol(argv[1]) : 150;
@@ -125,8 +167,10 @@ int main(int argc, char **argv)
 	const char *kind = argc > 3 ? argv[3] : "4k";
 	const int huge = strcmp(kind, "huge") == 0, move = strcmp(kind, "move") == 0;
 	const int faults = strcmp(kind, "faults") == 0, unmap = strcmp(kind, "unmap") == 0;
-	if (mib < 1 || rounds < 1 || (!huge && !move && !faults && !unmap && strcmp(kind, "4k") != 0)) {
-		fprintf(stderr, "usage: first_touch [MIB [ROUNDS [4k|huge|move|faults|unmap]]] (positive integers)\n");
+	const int give_back = strcmp(kind, "giveback") == 0;
+	if (mib < 1 || rounds < 1 || (!huge && !move && !faults && !unmap && !give_back && strcmp(kind, "4k") != 0)) {
+		fprintf(stderr, "usage: first_touch [MIB [ROUNDS [4k|huge|move|faults|unmap|giveback]]] "
+				"(positive integers)\n");
 		return 2;
 	}
 	const size_t bytes = (size_t)mib << 20;
@@ -134,6 +178,8 @@ int main(int argc, char **argv)
 		return pageByPage(mib, bytes, rounds);
 	if (unmap)
 		return copyAfterUnmap(mib, bytes, rounds);
+	if (give_back)
+		return copyAfterGivingBack(mib, bytes, rounds);
 	if (move)
 		printf("MiB %ld, moving a filled buffer's pages into a fresh one, against faulting it in + memcpy:", mib);
 	else

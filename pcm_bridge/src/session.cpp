@@ -223,8 +223,12 @@ int Session::start(int *argc, char ***argv)
 
 	// Every process reads the same environment; only world rank 0 reports what is wrong with it.
 	const bool report = world_rank_ == 0;
-	const long active = std::min<long>(positiveFromEnvironment("MALLEO_POOL_ACTIVE", world_size_, report),
-					   world_size_);
+	const long wanted = positiveFromEnvironment("MALLEO_POOL_ACTIVE", world_size_, report);
+	const long active = std::min<long>(wanted, world_size_);
+	if (report && wanted > active)
+		std::fprintf(stderr, "malleo-pcm: MALLEO_POOL_ACTIVE=%ld is more than the %d processes launched; "
+				     "all are active\n",
+			     wanted, world_size_);
 	configure(report);
 	bindToNode();
 
