@@ -9,12 +9,12 @@
  * pages in madvise mode; MALLEO_PCM_HUGE_PAGES=on); move: instead, each round fills a buffer and times moving its
  * pages into a fresh one (mremap with MREMAP_DONTUNMAP, as the bridge keeps a merge's data: page_move.h) against
  * faulting a fresh one in and copying into it; faults: each round times faulting a fresh buffer in with one madvise,
- * then writing it, against writing another page by page (memset: a fault per page); unmap: each round times a memcpy
- * between two touched buffers, then unmaps a third buffer of the same size, written page by page, and times the same
- * memcpy twice again (on some VMs the first copy after an unmap is slow: docs/performance.md, "Machines"); giveback:
- * the same copy right after a buffer is given back by munmap, MADV_DONTNEED, MADV_FREE or not at all.
+ * then writing it, against writing another page by page (memset: a fault per page); giveback: each round times two
+ * memcpys between two touched buffers right after a third, written page by page, was given back to the kernel by
+ * munmap, by MADV_DONTNEED, by MADV_FREE or not at all (on some VMs the first pass over memory after an unmap is
+ * slow: docs/performance.md, "Machines").
  *
- *	build/bench/first_touch [MIB [ROUNDS [4k|huge|move|faults|unmap|giveback]]]     (default 150 MiB, 8 rounds, 4k)
+ *	build/bench/first_touch [MIB [ROUNDS [4k|huge|move|faults|giveback]]]     (default 150 MiB, 8 rounds, 4k)
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -96,42 +96,16 @@ static double timedCopy(char *to, const char *from, size_t bytes)
 	return now() - start;
 }
 
-static int copyAfterUnmap(long mib, size_t bytes, long rounds)
-{
-	char *from = fresh(bytes), *to = fresh(bytes);
-	memset(from, 1, bytes);
-	memset(to, 2, bytes);
-	printf("MiB %ld, memcpy between touched buffers: before | after unmapping another touched buffer | again:", mib);
-	for (long r = 0; r < rounds; ++r) {
-		const double before = timedCopy(to, from, bytes);
-		char *other = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (other == MAP_FAILED) {
-			perror("first_touch: mmap");
-			return 1;
-		}
-		memset(other, 3, bytes);
-		munmap(other, bytes);
-		const double after = timedCopy(to, from, bytes);
-		const double again = timedCopy(to, from, bytes);
-		if (to[bytes / 2] != 1)
-			return 1;
-		printf(" %.1f | %.1f | %.1f GB/s", gigabytesPerSecond(bytes, before), gigabytesPerSecond(bytes, after),
-		       gigabytesPerSecond(bytes, again));
-		fflush(stdout);
-	}
-	printf("\n");
-	return 0;
-}
-
-// For each way of giving a buffer written page by page back to the kernel, the memcpy between two other, touched
-// buffers right after it; the buffer is then unmapped and the copy warmed again, outside the timing.
+// For each way of giving a buffer written page by page back to the kernel, two memcpys in a row between two other,
+// touched buffers right after it; the buffer is then unmapped and the copy warmed again, outside the timing.
 static int copyAfterGivingBack(long mib, size_t bytes, long rounds)
 {
 	static const char *const ways[] = {"munmap", "MADV_DONTNEED", "MADV_FREE", "nothing"};
 	char *from = fresh(bytes), *to = fresh(bytes);
 	memset(from, 1, bytes);
 	memset(to, 2, bytes);
-	printf("MiB %ld, memcpy between touched buffers right after another is given back by", mib);
+	printf("MiB %ld, two memcpys between touched buffers (GB/s, first/second) right after another is given back by",
+	       mib);
 	for (int way = 0; way < 4; ++way)
 		printf("%s %s", way ? " |" : "", ways[way]);
 	printf(":");
@@ -147,13 +121,14 @@ static int copyAfterGivingBack(long mib, size_t bytes, long rounds)
 				munmap(other, bytes);
 			else if (way < 3)
 				madvise(other, bytes, way == 1 ? MADV_DONTNEED : MADV_FREE);
-			const double seconds = timedCopy(to, from, bytes);
+			const double first = timedCopy(to, from, bytes), second = timedCopy(to, from, bytes);
 			if (way > 0)
 				munmap(other, bytes);
 			memcpy(to, from, bytes);
-			printf("%s %.1f", way ? " |" : "", gigabytesPerSecond(bytes, seconds));
+			printf("%s %.1f/%.1f", way ? " |" : "", gigabytesPerSecond(bytes, first),
+			       gigabytesPerSecond(bytes, second));
 		}
-		printf(" GB/s;");
+		printf(";");
 		fflush(stdout);
 	}
 	printf("\n");
@@ -166,18 +141,14 @@ int main(int argc, char **argv)
 	const long rounds = argc > 2 ? atol(argv[2]) : 8;
 	const char *kind = argc > 3 ? argv[3] : "4k";
 	const int huge = strcmp(kind, "huge") == 0, move = strcmp(kind, "move") == 0;
-	const int faults = strcmp(kind, "faults") == 0, unmap = strcmp(kind, "unmap") == 0;
-	const int give_back = strcmp(kind, "giveback") == 0;
-	if (mib < 1 || rounds < 1 || (!huge && !move && !faults && !unmap && !give_back && strcmp(kind, "4k") != 0)) {
-		fprintf(stderr, "usage: first_touch [MIB [ROUNDS [4k|huge|move|faults|unmap|giveback]]] "
-				"(positive integers)\n");
+	const int faults = strcmp(kind, "faults") == 0, give_back = strcmp(kind, "giveback") == 0;
+	if (mib < 1 || rounds < 1 || (!huge && !move && !faults && !give_back && strcmp(kind, "4k") != 0)) {
+		fprintf(stderr, "usage: first_touch [MIB [ROUNDS [4k|huge|move|faults|giveback]]] (positive integers)\n");
 		return 2;
 	}
 	const size_t bytes = (size_t)mib << 20;
 	if (faults)
 		return pageByPage(mib, bytes, rounds);
-	if (unmap)
-		return copyAfterUnmap(mib, bytes, rounds);
 	if (give_back)
 		return copyAfterGivingBack(mib, bytes, rounds);
 	if (move)

@@ -36,6 +36,15 @@ For each grid size, in one run, interleaved round-robin and repeated (medians re
 The ratio is stop-restart / split (or merge) of the same round: how many times faster the in-memory
 reconfiguration is; for the spawn mode also stop-restart / felt.
 
+The iterations after: a reconfiguration leaves the application new buffers whose pages its next pass touches first
+(and heat2d allocates its second grid anew), a cost the bridge's timer does not see but stop-restart's figure holds
+(its restarted job's first iteration is matched by the static run's, which is subtracted). heat2d --times gives rank
+0's wall time of every iteration, its probe included; `after` = the operation's iteration less the operation and a
+steady iteration, plus the next iteration less a steady one (steady: the median of the up to AFTER iterations
+after those two, before the next operation), and the last table gives stop-restart / (operation, or felt, + after).
+Every run goes on AFTER iterations past its last operation for it. A heat2d without --times (an older build, in
+bench/pcm_compare_builds.py) leaves that table out.
+
 Memory: on the development VM, memory the guest freed more than about 2 s ago has been handed back to the host
 (free page reporting) and costs a host fault per page at first touch (0.38 GB/s against 3.5 GB/s; bench/first_touch,
 docs/performance.md). Which runs met cold memory would then depend on what ran just before them. So before every
@@ -110,6 +119,9 @@ class Bench:
                                         'first_touch')
         if self.warm_mb and not os.access(self.first_touch, os.X_OK):
             sys.exit(f'{self.first_touch} is not built (ninja -C BUILD bench/first_touch), or use --warm-mb 0')
+        # heat2d --times (since 2026-11-25) gives the iterations around each operation; an older build runs without.
+        usage = subprocess.run([self.heat2d, '--help'], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        self.times = '--times' in usage.stdout + usage.stderr
 
     def launch(self, ranks, program, env_for_ranks):
         """launch(), after warming --warm-mb MiB of memory (see the module's header)."""
@@ -118,9 +130,10 @@ class Bench:
         return launch(self.opts.mpi, ranks, program, dict(env_for_ranks, **self.env),
                       None if self.opts.ompi_pml == 'default' else self.opts.ompi_pml)
 
-    def grid(self, megabytes, iterations):
+    def grid(self, megabytes, iterations, times=False):
         columns = megabytes * (1 << 20) // COLUMN_BYTES
-        return [self.heat2d, '--rows', '1024', '--columns', str(columns), '--iterations', str(iterations)]
+        return [self.heat2d, '--rows', '1024', '--columns', str(columns), '--iterations', str(iterations)] + \
+            (['--times'] if times and self.times else [])
 
     def phases(self, what, megabytes, ranks, iterations, env, expected):
         """The bridge's phase records of one run, which must be the operations `expected`, in order (None: any)."""
@@ -128,7 +141,7 @@ class Bench:
         path = os.path.join(self.folder, 'phases.json')
         if os.path.exists(path):
             os.remove(path)
-        _, proc = self.launch(ranks, self.grid(megabytes, iterations), dict(env, MALLEO_PCM_PHASES=path))
+        _, proc = self.launch(ranks, self.grid(megabytes, iterations, times=True), dict(env, MALLEO_PCM_PHASES=path))
         if proc.returncode != 0 or not checksum(proc):
             fail(f'{what} at {megabytes} MiB', proc)
         if not os.path.exists(path) and expected is None:
@@ -142,13 +155,17 @@ class Bench:
                 any('spawn_background' not in r for r in records):
             sys.exit(f'{what} at {megabytes} MiB: phase records {records}, expected {expected} with a spawn phase '
                      '(rebuild libmalleo_pcm)')
+        iteration_times = {int(k): float(v) for k, v in
+                           re.findall(r'^time: iteration (\d+) ([0-9.]+) s on \d+ processes$', proc.stdout, re.M)}
+        for record, following in zip(records, records[1:] + [None]):
+            record['paid_after'] = cost_after(record, iteration_times, following['iteration'] if following else None)
         return records
 
     def pool(self, megabytes, op):
         """The phases of one split or merge in pool mode."""
         o = self.opts
         env = {'MALLEO_FORCE': f'{op}@{o.at}:{o.to - o.frm}', 'MALLEO_POOL_ACTIVE': o.frm if op == 'split' else o.to}
-        return self.phases(f'pool {op}', megabytes, o.to, o.at + 1, env, [op])[0]
+        return self.phases(f'pool {op}', megabytes, o.to, o.at + 1 + AFTER, env, [op])[0]
 
     def spawn_wait(self, megabytes):
         """The phases of a split that spawns its processes while the application waits, and of the merge that takes
@@ -158,7 +175,8 @@ class Bench:
         merge_at = o.at + o.merge_gap
         env = {'MALLEO_FORCE': f'split@{o.at}:{count},merge@{merge_at}:{count}', 'MALLEO_PCM_MODE': 'spawn',
                'MALLEO_PCM_SPAWN': 'wait'}
-        split, merge = self.phases('spawn split and merge', megabytes, o.frm, merge_at + 1, env, ['split', 'merge'])
+        split, merge = self.phases('spawn split and merge', megabytes, o.frm, merge_at + 1 + AFTER, env,
+                                   ['split', 'merge'])
         # Launched on FROM processes, the split can only have reached TO by spawning.
         if (split['before'], split['after'], merge['after']) != (o.frm, o.to, o.frm) or split['spawn'] <= 0:
             sys.exit(f'spawn split at {megabytes} MiB did not spawn: {split}')
@@ -228,6 +246,23 @@ class Bench:
         read = float(re.search(r'^restart: .* in ([0-9.]+) s$', go.stdout, re.M).group(1))
         total = stop_wall + go_wall - static_wall
         return {'total': total, 'write': write, 'read': read, 'relaunch': total - write - read}
+
+
+# Iterations a run goes on after its last operation: the operation's own, the next one, and steady ones to compare.
+AFTER = 4
+
+
+def cost_after(record, times, end):
+    """What the iterations after an operation paid beyond the operation and their steady length, from heat2d
+    --times (rank 0's wall time of each iteration, its probe included): the operation's iteration less the operation
+    and a steady iteration, plus the next one less a steady one. Steady: the median of the iterations after those two,
+    before `end` (the next operation's iteration, None: the run's end). None without the times."""
+    k = record['iteration']
+    later = [times[i] for i in range(k + 2, k + 2 + AFTER) if i in times and (end is None or i < end)]
+    if k not in times or k + 1 not in times or not later:
+        return None
+    steady = statistics.median(later)
+    return (times[k] - record['total'] - steady) + (times[k + 1] - steady)
 
 
 def median(values):
@@ -307,7 +342,7 @@ def main():
     print('| MiB | mode | operation | reconfiguration | agreement | spawn | activation | redistribution | rebuild | '
           'stop-restart | write | read + scatter | relaunch | stop-restart / operation |')
     print('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
-    background = []
+    background, afterwards = [], []
     for size in sizes:
         for op, restart in (('split', 'restart+'), ('merge', 'restart-')):
             for mode in modes:
@@ -320,6 +355,17 @@ def main():
                 row += [f"{median([s[k] for s in stops]):.3f}" for k in ('total', 'write', 'read', 'relaunch')]
                 row.append(f'{ratio(median(ratios))}x ({ratio(min(ratios))}-{ratio(max(ratios))})')
                 print('| ' + ' | '.join(row) + ' |')
+                paid = [(o, s) for o, s in zip(ops, stops) if o.get('paid_after') is not None]
+                if paid:
+                    # The operation as the application felt it (a background split's lost iterations included),
+                    # and what the iterations after it paid.
+                    whole = [o.get('felt', o['total']) + o['paid_after'] for o, _ in paid]
+                    whole_ratios = [s['total'] / w for (_, s), w in zip(paid, whole)]
+                    afterwards.append([str(size), mode, f'{op} {before} -> {after}',
+                                       f"{median([o.get('felt', o['total']) for o, _ in paid]):.4f}",
+                                       f"{median([o['paid_after'] for o, _ in paid]):.4f}", f'{median(whole):.4f}',
+                                       f'{ratio(median(whole_ratios))}x ({ratio(min(whole_ratios))}-'
+                                       f'{ratio(max(whole_ratios))})'])
                 if 'felt' in ops[0]:
                     felt = [s['total'] / o['felt'] for o, s in zip(ops, stops)]
                     background.append([str(size)] + [f"{median([o[k] for o in ops]):.4f}" for k in
@@ -336,6 +382,14 @@ def main():
               'lost by those iterations | felt | stop-restart / felt |')
         print('| --- | --- | --- | --- | --- | --- | --- | --- |')
         for row in background:
+            print('| ' + ' | '.join(row) + ' |')
+    if afterwards:
+        print()
+        print('With what the iterations after each operation paid (heat2d --times: its own iteration beyond the '
+              'operation and a steady one, and the next beyond a steady one):')
+        print('| MiB | mode | operation | operation (felt) | the iterations after | whole | stop-restart / whole |')
+        print('| --- | --- | --- | --- | --- | --- | --- |')
+        for row in afterwards:
             print('| ' + ' | '.join(row) + ' |')
     if opts.json:
         with open(opts.json, 'w') as f:

@@ -4,7 +4,7 @@
  * blocks over the processes, each iteration exchanges one ghost column with each neighbour and takes a Jacobi
  * step. Written against the PCM API, so it splits, merges and migrates when told to (MALLEO_FORCE or the agent).
  *
- *   heat2d [--rows R] [--columns C] [--iterations N] [--progress K] [--pace MS] [--world pcm|mpi]
+ *   heat2d [--rows R] [--columns C] [--iterations N] [--progress K] [--times] [--pace MS] [--world pcm|mpi]
  *          [--checkpoint FILE --checkpoint-at K] [--restart FILE]    (stop-restart baseline, below)
  *
  * --pace MS makes every iteration last at least MS milliseconds (each process sleeps out the rest after its step),
@@ -36,6 +36,7 @@ struct options {
 	int columns;
 	int iterations;
 	int progress;
+	int times; /* --times: rank 0 prints each iteration's wall time */
 	int pace; /* --pace: milliseconds per iteration at least, 0 = off */
 	int world_mpi; /* --world mpi */
 };
@@ -67,11 +68,14 @@ static int parse_pace(const char *text, int *out)
 }
 
 static const char usage[] =
-	"usage: heat2d [--rows R] [--columns C] [--iterations N] [--progress K] [--pace MS] [--world pcm|mpi]\n"
+	"usage: heat2d [--rows R] [--columns C] [--iterations N] [--progress K] [--times] [--pace MS]\n"
+	"              [--world pcm|mpi]\n"
 	"              [--checkpoint FILE --checkpoint-at K] [--restart FILE]\n"
 	"  --rows R, --columns C  grid size (default 64 x 64; 1024 rows of doubles = 128 columns per MiB)\n"
 	"  --iterations N         Jacobi steps (default 100)\n"
 	"  --progress K           print the iteration and the process count every K iterations (default: never)\n"
+	"  --times                rank 0 prints each iteration's wall time, its probe (and any reconfiguration there)\n"
+	"                         included: what a reconfiguration costs the iterations after it\n"
 	"  --pace MS              every iteration lasts at least MS milliseconds, 0 to 60000 (default 0: off); the\n"
 	"                         result is the same, the run just lasts a known time (demos, commands by hand)\n"
 	"  --world pcm|mpi        compute on PCM_COMM_WORLD (default) or on MPI_COMM_WORLD (needs\n"
@@ -87,12 +91,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->columns = 64;
 	o->iterations = 100;
 	o->progress = 0;
+	o->times = 0;
 	o->pace = 0;
 	o->world_mpi = 0;
 	for (int i = 1; i < argc; ++i) {
 		int *target = NULL;
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return 1;
+		if (!strcmp(argv[i], "--times")) {
+			o->times = 1;
+			continue;
+		}
 		if (!strcmp(argv[i], "--world")) {
 			if (i + 1 >= argc || (strcmp(argv[i + 1], "pcm") && strcmp(argv[i + 1], "mpi"))) {
 				fprintf(stderr, "heat2d: --world needs pcm or mpi\n");
@@ -120,7 +129,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			target = &o->progress;
 		else {
 			fprintf(stderr, "heat2d: unknown option %s (--rows, --columns, --iterations, --progress, "
-					"--pace, --world)\n", argv[i]);
+					"--times, --pace, --world)\n", argv[i]);
 			return -1;
 		}
 		if (i + 1 >= argc) {
@@ -447,6 +456,7 @@ int main(int argc, char **argv)
 		int changed = 1;
 		/* The iteration's time counts from its top: a reconfiguration at its probe is part of it. */
 		const struct timespec deadline = pace_deadline(o.pace);
+		const double iteration_start = MPI_Wtime();
 		if (ck.checkpoint && iterations == ck.checkpoint_at)
 			return stop_at_checkpoint(&ck, prevData, nextData, xDim, yDim, o.columns, iterations);
 		const int pcm_status = PCM_Status(PCM_COMM_WORLD);
@@ -502,6 +512,9 @@ int main(int argc, char **argv)
 		nextData = swap;
 		if (o.pace)
 			sleep_until(&deadline);
+		if (o.times && rank == 0)
+			printf("time: iteration %d %.6f s on %d processes\n", iterations, MPI_Wtime() - iteration_start,
+			       totalProcessors);
 	}
 
 	/* Gather the columns in global order on rank 0 and print the checksum of the bytes. */
