@@ -67,7 +67,8 @@ static double gigabytesPerSecond(size_t bytes, double seconds)
 	return (double)bytes / seconds / 1e9;
 }
 
-static int pageByPage(long mib, size_t bytes, long rounds)
+// The buffers are never freed, as in the 4k kind: an unmap would slow the next round on some VMs ("giveback").
+static int firstTouches(long mib, size_t bytes, long rounds)
 {
 	printf("MiB %ld, fresh buffers: faulted in with one madvise | then written (memset) | written page by page:", mib);
 	for (long r = 0; r < rounds; ++r) {
@@ -148,7 +149,7 @@ int main(int argc, char **argv)
 	}
 	const size_t bytes = (size_t)mib << 20;
 	if (faults)
-		return pageByPage(mib, bytes, rounds);
+		return firstTouches(mib, bytes, rounds);
 	if (give_back)
 		return copyAfterGivingBack(mib, bytes, rounds);
 	if (move)

@@ -157,6 +157,8 @@ class Bench:
                      '(rebuild libmalleo_pcm)')
         iteration_times = {int(k): float(v) for k, v in
                            re.findall(r'^time: iteration (\d+) ([0-9.]+) s on \d+ processes$', proc.stdout, re.M)}
+        if self.times and not iteration_times:
+            sys.exit(f'{what} at {megabytes} MiB: heat2d --times printed no "time: iteration" line')
         for record, following in zip(records, records[1:] + [None]):
             record['paid_after'] = cost_after(record, iteration_times, following['iteration'] if following else None)
         return records
@@ -358,14 +360,14 @@ def main():
                 paid = [(o, s) for o, s in zip(ops, stops) if o.get('paid_after') is not None]
                 if paid:
                     # The operation as the application felt it (a background split's lost iterations included),
-                    # and what the iterations after it paid.
-                    whole = [o.get('felt', o['total']) + o['paid_after'] for o, _ in paid]
+                    # and what the iterations after it paid; a run whose times lack those iterations is left out.
+                    felt_times = [o.get('felt', o['total']) for o, _ in paid]
+                    whole = [f + o['paid_after'] for f, (o, _) in zip(felt_times, paid)]
                     whole_ratios = [s['total'] / w for (_, s), w in zip(paid, whole)]
-                    afterwards.append([str(size), mode, f'{op} {before} -> {after}',
-                                       f"{median([o.get('felt', o['total']) for o, _ in paid]):.4f}",
+                    afterwards.append([str(size), mode, f'{op} {before} -> {after}', f'{median(felt_times):.4f}',
                                        f"{median([o['paid_after'] for o, _ in paid]):.4f}", f'{median(whole):.4f}',
                                        f'{ratio(median(whole_ratios))}x ({ratio(min(whole_ratios))}-'
-                                       f'{ratio(max(whole_ratios))})'])
+                                       f'{ratio(max(whole_ratios))})', str(len(paid))])
                 if 'felt' in ops[0]:
                     felt = [s['total'] / o['felt'] for o, s in zip(ops, stops)]
                     background.append([str(size)] + [f"{median([o[k] for o in ops]):.4f}" for k in
@@ -387,8 +389,9 @@ def main():
         print()
         print('With what the iterations after each operation paid (heat2d --times: its own iteration beyond the '
               'operation and a steady one, and the next beyond a steady one):')
-        print('| MiB | mode | operation | operation (felt) | the iterations after | whole | stop-restart / whole |')
-        print('| --- | --- | --- | --- | --- | --- | --- |')
+        print('| MiB | mode | operation | operation (felt) | the iterations after | whole | stop-restart / whole | '
+              'runs |')
+        print('| --- | --- | --- | --- | --- | --- | --- | --- |')
         for row in afterwards:
             print('| ' + ' | '.join(row) + ' |')
     if opts.json:

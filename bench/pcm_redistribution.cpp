@@ -7,8 +7,8 @@
 // slowest rank's, from a common barrier. memcpy bandwidth is measured by rank 0 copying the whole array while every
 // other rank waits without spinning (MPI_Ibarrier + MPI_Test + 1 ms sleep): between two touched buffers after each run
 // (the second of two copies in a row), and, after the runs, into a buffer allocated just before the copy as the
-// session allocates a reconfiguration's new buffer (`fresh`, allocateBlock) and faulted in with one madvise as the
-// executor does, so that it pays the first touch of its pages as that buffer does.
+// session allocates a reconfiguration's new buffer (`fresh`, allocateBlock) and, as the executor does with --prefault
+// on, faulted in with one madvise, so that it pays the first touch of its pages as that buffer does.
 // By default the executor's buffers are touched before timing, so neither side pays first-touch page faults
 // (`--new-buffer session`: the new ones are fresh). Medians over the repeats.
 //
@@ -549,8 +549,9 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 			std::fprintf(stderr, "pcm_redistribution: out of memory for %zu bytes\n", array_bytes);
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
-		// Faulted in with one madvise first, as the executor does a new buffer's pages (prefault).
-		populatePages(fresh, array_bytes);
+		// Faulted in with one madvise first when the executor does so (--prefault).
+		if (options.prefault)
+			populatePages(fresh, array_bytes);
 		std::memcpy(fresh, copy_from.data(), array_bytes);
 		fresh_copies.push_back(MPI_Wtime() - copy_start);
 		// Read back, so the copy cannot be optimised away.

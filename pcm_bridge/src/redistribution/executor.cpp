@@ -561,8 +561,8 @@ private:
 
 // Below this many bytes of destination per transfer, one madvise costs about what the faults it saves do. Not
 // larger: a first touch costs from a fraction of a microsecond a page on bare metal to 10 µs on a VM whose
-// hypervisor keeps shadow page tables, and there a 10 MiB redistribution into fresh buffers took 1.6-1.8 times as
-// long with the earlier threshold of 8 MiB (docs/performance.md, "Machines").
+// hypervisor keeps shadow page tables, and there a 10 MiB redistribution into fresh buffers took 1.5-1.7 times as
+// long with the earlier threshold of 8 MiB (docs/performance.md, "Prefault from 64 KiB a transfer").
 constexpr std::int64_t kPrefaultMin = std::int64_t{64} << 10;
 
 // Faults in, with one madvise per transfer, the pages of new_buffer that this rank will write itself. A
