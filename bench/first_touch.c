@@ -11,8 +11,9 @@
  * faulting a fresh one in and copying into it; faults: each round times faulting a fresh buffer in with one madvise,
  * then writing it, against writing another page by page (memset: a fault per page); giveback: each round times two
  * memcpys between two touched buffers right after a third, written page by page, was given back to the kernel by
- * munmap, by MADV_DONTNEED, by MADV_FREE or not at all (on some VMs the first pass over memory after an unmap is
- * slow: docs/performance.md, "Machines").
+ * munmap, by MADV_DONTNEED, by MADV_FREE, had its pages moved to another address (mremap) or none of these (on some
+ * VMs the first pass over memory after an unmap or a move of more than a few MiB is slow: docs/performance.md,
+ * "Machines").
  *
  *	build/bench/first_touch [MIB [ROUNDS [4k|huge|move|faults|giveback]]]     (default 150 MiB, 8 rounds, 4k)
  */
@@ -101,19 +102,22 @@ static double timedCopy(char *to, const char *from, size_t bytes)
 // touched buffers right after it; the buffer is then unmapped and the copy warmed again, outside the timing.
 static int copyAfterGivingBack(long mib, size_t bytes, long rounds)
 {
-	static const char *const ways[] = {"munmap", "MADV_DONTNEED", "MADV_FREE", "nothing"};
+	static const char *const ways[] = {"munmap", "MADV_DONTNEED", "MADV_FREE", "mremap", "nothing"};
+	const int kWays = (int)(sizeof ways / sizeof ways[0]);
 	char *from = fresh(bytes), *to = fresh(bytes);
 	memset(from, 1, bytes);
 	memset(to, 2, bytes);
 	printf("MiB %ld, two memcpys between touched buffers (GB/s, first/second) right after another is given back by",
 	       mib);
-	for (int way = 0; way < 4; ++way)
+	for (int way = 0; way < kWays; ++way)
 		printf("%s %s", way ? " |" : "", ways[way]);
 	printf(":");
 	for (long r = 0; r < rounds; ++r) {
-		for (int way = 0; way < 4; ++way) {
+		for (int way = 0; way < kWays; ++way) {
 			char *other = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (other == MAP_FAILED) {
+			char *target = way == 3 ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+					       : NULL;
+			if (other == MAP_FAILED || target == MAP_FAILED) {
 				perror("first_touch: mmap");
 				return 1;
 			}
@@ -122,9 +126,16 @@ static int copyAfterGivingBack(long mib, size_t bytes, long rounds)
 				munmap(other, bytes);
 			else if (way < 3)
 				madvise(other, bytes, way == 1 ? MADV_DONTNEED : MADV_FREE);
+			else if (way == 3 &&  // its pages moved, as page_move.h keeps a merge's data
+				 mremap(other, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, target) != target) {
+				perror("first_touch: mremap");
+				return 1;
+			}
 			const double first = timedCopy(to, from, bytes), second = timedCopy(to, from, bytes);
 			if (way > 0)
 				munmap(other, bytes);
+			if (target)
+				munmap(target, bytes);
 			memcpy(to, from, bytes);
 			printf("%s %.1f/%.1f", way ? " |" : "", gigabytesPerSecond(bytes, first),
 			       gigabytesPerSecond(bytes, second));

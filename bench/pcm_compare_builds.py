@@ -80,6 +80,21 @@ def main():
                 cells.append(f'{statistics.median(x[phase] for x in records):.4f}')
             ratios = [b['total'] / a['total'] for b, a in zip(times[(mb, op, 'before')], times[(mb, op, 'after')])]
             print(f'| {mb} | {op} | ' + ' | '.join(cells) + f' | {statistics.median(ratios):.1f}x |')
+    # With heat2d --times in both builds: the operation (felt, for a background split) and what the iterations after
+    # it paid (bench/pcm_reconfigure.py, cost_after).
+    whole = {key: [r.get('felt', r['total']) + r['paid_after'] for r in records]
+             for key, records in times.items() if all(r.get('paid_after') is not None for r in records)}
+    if len(whole) == len(times):
+        print()
+        print('The operation with what the iterations after it paid:')
+        print('| MiB | operation | before | after | before / after |')
+        print('| --- | --- | --- | --- | --- |')
+        for mb in sizes:
+            for op in ('split', 'merge'):
+                cells = [f'{statistics.median(w):.4f} ({min(w):.4f}-{max(w):.4f})'
+                         for w in (whole[(mb, op, name)] for name in builds)]
+                ratios = [b / a for b, a in zip(whole[(mb, op, 'before')], whole[(mb, op, 'after')])]
+                print(f'| {mb} | {op} | ' + ' | '.join(cells) + f' | {statistics.median(ratios):.1f}x |')
 
 
 if __name__ == '__main__':

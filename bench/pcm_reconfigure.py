@@ -36,13 +36,15 @@ For each grid size, in one run, interleaved round-robin and repeated (medians re
 The ratio is stop-restart / split (or merge) of the same round: how many times faster the in-memory
 reconfiguration is; for the spawn mode also stop-restart / felt.
 
-The iterations after: a reconfiguration leaves the application new buffers whose pages its next pass touches first
-(and heat2d allocates its second grid anew), a cost the bridge's timer does not see but stop-restart's figure holds
-(its restarted job's first iteration is matched by the static run's, which is subtracted). heat2d --times gives rank
-0's wall time of every iteration, its probe included; `after` = the operation's iteration less the operation and a
-steady iteration, plus the next iteration less a steady one (steady: the median of the up to AFTER iterations
-after those two, before the next operation), and the last table gives stop-restart / (operation, or felt, + after).
-Every run goes on AFTER iterations past its last operation for it. A heat2d without --times (an older build, in
+The iterations after: a reconfiguration leaves the application buffers whose pages its next pass touches first, a
+cost the bridge's timer does not see; so does a restart (the restarted job's second grid, and its first pass over
+the columns it read). heat2d --times gives rank 0's wall time of every iteration, its probe included; `after` = the
+operation's iteration less the operation and a steady iteration, plus the next iteration less a steady one (steady:
+the median of the up to AFTER iterations after those two, before the next operation). Every run goes on AFTER
+iterations past its last operation for it; the static and restarted runs of stop-restart go on AFTER + 1 past the
+checkpoint's iteration, their times are taken off their walls (so stop-restart's own figure stays what it was), and
+the restarted job's `after` is its first iteration less a steady one plus the next less a steady one. The last table
+gives (stop-restart + its after) / (operation, or felt, + after). A heat2d without --times (an older build, in
 bench/pcm_compare_builds.py) leaves that table out.
 
 Memory: on the development VM, memory the guest freed more than about 2 s ago has been handed back to the host
@@ -155,12 +157,11 @@ class Bench:
                 any('spawn_background' not in r for r in records):
             sys.exit(f'{what} at {megabytes} MiB: phase records {records}, expected {expected} with a spawn phase '
                      '(rebuild libmalleo_pcm)')
-        iteration_times = {int(k): float(v) for k, v in
-                           re.findall(r'^time: iteration (\d+) ([0-9.]+) s on \d+ processes$', proc.stdout, re.M)}
-        if self.times and not iteration_times:
+        times = iteration_times(proc)
+        if self.times and not times:
             sys.exit(f'{what} at {megabytes} MiB: heat2d --times printed no "time: iteration" line')
         for record, following in zip(records, records[1:] + [None]):
-            record['paid_after'] = cost_after(record, iteration_times, following['iteration'] if following else None)
+            record['paid_after'] = cost_after(record, times, following['iteration'] if following else None)
         return records
 
     def pool(self, megabytes, op):
@@ -231,27 +232,46 @@ class Bench:
         return {op: self.pool(megabytes, op) for op in ('split', 'merge')}
 
     def stop_restart(self, megabytes, before, after):
-        """Seconds of one stop-restart from `before` to `after` processes and its parts."""
+        """Seconds of one stop-restart from `before` to `after` processes and its parts. With heat2d --times the
+        static and the restarted runs go on AFTER iterations past the checkpoint's, whose times are taken off their
+        walls again, and `paid_after` is what the restarted job's first iterations paid, as for the operations."""
         o = self.opts
         path = os.path.join(self.folder, 'heat2d.ckpt')
-        static_wall, static = self.launch(before, self.grid(megabytes, o.at), {})
+        more = AFTER + 1 if self.times else 0  # as many as an operation's run has from its operation on
+        static_wall, static = self.launch(before, self.grid(megabytes, o.at + more, times=True), {})
         stop_wall, stop = self.launch(before,
                                  self.grid(megabytes, o.at + 1) + ['--checkpoint', path, '--checkpoint-at', str(o.at)],
                                  {})
         if stop.returncode != 0:
             fail(f'checkpoint at {megabytes} MiB', stop)
-        go_wall, go = self.launch(after, self.grid(megabytes, o.at) + ['--restart', path], {})
+        go_wall, go = self.launch(after, self.grid(megabytes, o.at + more, times=True) + ['--restart', path], {})
         os.remove(path)
         if go.returncode != 0 or checksum(go) != checksum(static):
             fail(f'restart at {megabytes} MiB (checksum {checksum(go)} against {checksum(static)})', go)
         write = float(re.search(r'^checkpoint: .* in ([0-9.]+) s$', stop.stdout, re.M).group(1))
         read = float(re.search(r'^restart: .* in ([0-9.]+) s$', go.stdout, re.M).group(1))
+        paid_after = None
+        if more:
+            static_times, go_times = iteration_times(static), iteration_times(go)
+            added = range(o.at, o.at + more)
+            if any(i not in static_times or i not in go_times for i in added):
+                fail(f'restart at {megabytes} MiB: heat2d --times lacks iterations {o.at}-{o.at + more - 1}', go)
+            static_wall -= sum(static_times[i] for i in added)
+            go_wall -= sum(go_times[i] for i in added)
+            paid_after = cost_after({'iteration': o.at, 'total': 0.0}, go_times, None)
         total = stop_wall + go_wall - static_wall
-        return {'total': total, 'write': write, 'read': read, 'relaunch': total - write - read}
+        return {'total': total, 'write': write, 'read': read, 'relaunch': total - write - read,
+                'paid_after': paid_after}
 
 
 # Iterations a run goes on after its last operation: the operation's own, the next one, and steady ones to compare.
 AFTER = 4
+
+
+def iteration_times(proc):
+    """{iteration: rank 0's wall time of it} from heat2d --times."""
+    return {int(k): float(v) for k, v in
+            re.findall(r'^time: iteration (\d+) ([0-9.]+) s on \d+ processes$', proc.stdout, re.M)}
 
 
 def cost_after(record, times, end):
@@ -357,15 +377,19 @@ def main():
                 row += [f"{median([s[k] for s in stops]):.3f}" for k in ('total', 'write', 'read', 'relaunch')]
                 row.append(f'{ratio(median(ratios))}x ({ratio(min(ratios))}-{ratio(max(ratios))})')
                 print('| ' + ' | '.join(row) + ' |')
-                paid = [(o, s) for o, s in zip(ops, stops) if o.get('paid_after') is not None]
+                paid = [(o, s) for o, s in zip(ops, stops)
+                        if o.get('paid_after') is not None and s['paid_after'] is not None]
                 if paid:
                     # The operation as the application felt it (a background split's lost iterations included),
-                    # and what the iterations after it paid; a run whose times lack those iterations is left out.
+                    # and what the iterations after it paid, against stop-restart with what its restarted job's
+                    # first iterations paid; a run whose times lack those iterations is left out.
                     felt_times = [o.get('felt', o['total']) for o, _ in paid]
                     whole = [f + o['paid_after'] for f, (o, _) in zip(felt_times, paid)]
-                    whole_ratios = [s['total'] / w for (_, s), w in zip(paid, whole)]
+                    stop_whole = [s['total'] + s['paid_after'] for _, s in paid]
+                    whole_ratios = [sw / w for sw, w in zip(stop_whole, whole)]
                     afterwards.append([str(size), mode, f'{op} {before} -> {after}', f'{median(felt_times):.4f}',
                                        f"{median([o['paid_after'] for o, _ in paid]):.4f}", f'{median(whole):.4f}',
+                                       f"{median([s['paid_after'] for _, s in paid]):.4f}", f'{median(stop_whole):.3f}',
                                        f'{ratio(median(whole_ratios))}x ({ratio(min(whole_ratios))}-'
                                        f'{ratio(max(whole_ratios))})', str(len(paid))])
                 if 'felt' in ops[0]:
@@ -388,10 +412,11 @@ def main():
     if afterwards:
         print()
         print('With what the iterations after each operation paid (heat2d --times: its own iteration beyond the '
-              'operation and a steady one, and the next beyond a steady one):')
-        print('| MiB | mode | operation | operation (felt) | the iterations after | whole | stop-restart / whole | '
-              'runs |')
-        print('| --- | --- | --- | --- | --- | --- | --- | --- |')
+              'operation and a steady one, and the next beyond a steady one), and after a restart (its first '
+              'iteration beyond a steady one, and the next):')
+        print('| MiB | mode | operation | operation (felt) | the iterations after | whole | '
+              'after the restart | stop-restart whole | stop-restart / whole | runs |')
+        print('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
         for row in afterwards:
             print('| ' + ' | '.join(row) + ' |')
     if opts.json:

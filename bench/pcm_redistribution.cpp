@@ -110,7 +110,7 @@ Layout evenLayout(Distribution distribution, const std::vector<int>& ranks, std:
 	return layout;
 }
 
-enum class Placement { cpp, c, identity };
+enum class SlotPlacement { cpp, c, identity };
 
 // Ranks 0..n-1.
 std::vector<int> firstRanks(int n)
@@ -123,13 +123,13 @@ std::vector<int> firstRanks(int n)
 
 // The ranks in the new slots when `old_ranks` processes (ranks 0..old_ranks-1) become `new_ranks`: planned by the
 // bridge's own rules (makePlan) on a world whose other ranks are spare, or slot i = rank i.
-std::vector<int> newSlots(int old_ranks, int new_ranks, Placement placement)
+std::vector<int> newSlots(int old_ranks, int new_ranks, SlotPlacement placement)
 {
-	if (placement == Placement::identity || old_ranks == new_ranks)
+	if (placement == SlotPlacement::identity || old_ranks == new_ranks)
 		return firstRanks(new_ranks);
 	const int world = std::max(old_ranks, new_ranks);
 	Membership membership;
-	membership.reusable = placement == Placement::cpp;
+	membership.reusable = placement == SlotPlacement::cpp;
 	membership.state.assign(static_cast<std::size_t>(world), ProcessState::spare);
 	membership.node.assign(static_cast<std::size_t>(world), "");
 	for (int r = 0; r < old_ranks; ++r) {
@@ -191,7 +191,8 @@ public:
 		constexpr std::size_t kHuge = 2u << 20;
 		const std::size_t rounded = (bytes_ + kHuge - 1) / kHuge * kHuge;
 		const bool session = how == "session", zeroed = how == "calloc" || how == "calloc-advised";
-		data_ = static_cast<char*>(session  ? allocateBlock(static_cast<std::int64_t>(bytes_), 0, 1, false, false)
+		const auto on_page = malleo::pcm::Placement::page;
+		data_ = static_cast<char*>(session  ? allocateBlock(static_cast<std::int64_t>(bytes_), 0, 1, false, on_page)
 					   : zeroed ? std::calloc(1, bytes_)
 						    : std::aligned_alloc(kHuge, rounded));
 		if (!data_) {
@@ -422,7 +423,7 @@ struct Options {
 	std::string new_buffer = "touched";
 	bool prefault = true;
 	bool kept_as_session = false;
-	Placement placement = Placement::cpp;
+	SlotPlacement placement = SlotPlacement::cpp;
 };
 
 struct Figures {
@@ -544,7 +545,8 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 		const double copy_start = MPI_Wtime();
 		// Allocated as the session allocates a new buffer (on a page: fresh pages from the kernel each time, where a
 		// plain malloc of up to 32 MiB gets back warm pages once frees have raised glibc's mmap threshold).
-		auto* fresh = static_cast<char*>(allocateBlock(static_cast<std::int64_t>(array_bytes), 0, 1, false, false));
+		auto* fresh = static_cast<char*>(
+		    allocateBlock(static_cast<std::int64_t>(array_bytes), 0, 1, false, malleo::pcm::Placement::page));
 		if (!fresh) {
 			std::fprintf(stderr, "pcm_redistribution: out of memory for %zu bytes\n", array_bytes);
 			MPI_Abort(MPI_COMM_WORLD, 1);
@@ -642,7 +644,7 @@ int main(int argc, char** argv)
 	options.shm = method == "shm";
 	options.prefault = prefault == "on";
 	options.kept_as_session = kept == "as-session";
-	options.placement = placement == "cpp" ? Placement::cpp : placement == "c" ? Placement::c : Placement::identity;
+	options.placement = placement == "cpp" ? SlotPlacement::cpp : placement == "c" ? SlotPlacement::c : SlotPlacement::identity;
 	options.huge_old = huge == "old" || huge == "all";
 	options.huge_new = huge == "new" || huge == "all";
 	options.huge_copy = huge == "all";

@@ -449,7 +449,9 @@ int main(int argc, char **argv)
 		prevData = calloc((size_t)(xDim + 2) * yDim, sizeof(double));
 		PCM_Load(rank, "myArray", prevData);
 	}
-	nextData = calloc((size_t)(xDim + 2) * yDim, sizeof(double));
+	/* Elements each grid holds; the two swap roles every iteration, and a split leaves them larger than needed. */
+	size_t prevCapacity = (size_t)(xDim + 2) * yDim, nextCapacity = prevCapacity;
+	nextData = calloc(nextCapacity, sizeof(double));
 	int first = first_column(xDim, comm);
 
 	for (iterations = current_iteration; iterations < o.iterations; iterations++) {
@@ -485,6 +487,7 @@ int main(int argc, char **argv)
 			if (rank == merge_rank) {
 				free(prevData);
 				prevData = new_buffer;
+				prevCapacity = (size_t)mergecnts;
 			}
 		} else {
 			/* PCM_NONE, or PCM_FAILED: a failed reconfiguration leaves the configuration and the data as they
@@ -496,8 +499,20 @@ int main(int argc, char **argv)
 		if (changed) {
 			MPI_Comm_rank(comm, &rank);
 			MPI_Comm_size(comm, &totalProcessors);
-			free(nextData);
-			nextData = calloc((size_t)(xDim + 2) * yDim, sizeof(double));
+			/* Each step rewrites the second grid's columns and each exchange its ghosts, so it is kept when it
+			 * is large enough and grown by realloc otherwise, not freed and allocated anew: its pages are in
+			 * memory already. On a VM with shadow page tables a new grid's first touch costs about 10 us a page
+			 * and freeing a large one slows the next pass over all memory (docs/performance.md, "Machines"). */
+			const size_t needed = (size_t)(xDim + 2) * yDim;
+			if (needed > nextCapacity) {
+				double *grown = realloc(nextData, needed * sizeof(double));
+				if (!grown) {
+					fprintf(stderr, "heat2d: out of memory for %zu columns\n", (size_t)xDim);
+					MPI_Abort(MPI_COMM_WORLD, 1);
+				}
+				nextData = grown;
+				nextCapacity = needed;
+			}
 			first = first_column(xDim, comm);
 			if (rank == 0)
 				printf("iteration %d: %d processes\n", iterations, totalProcessors);
@@ -510,6 +525,9 @@ int main(int argc, char **argv)
 		double *swap = prevData;
 		prevData = nextData;
 		nextData = swap;
+		const size_t capacity = prevCapacity;
+		prevCapacity = nextCapacity;
+		nextCapacity = capacity;
 		if (o.pace)
 			sleep_until(&deadline);
 		if (o.times && rank == 0)

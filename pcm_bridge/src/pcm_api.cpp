@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 
+#include "page_move.h"
 #include "session.h"
 
 using malleo::pcm::BaseType;
@@ -186,6 +187,7 @@ extern "C" {
 __attribute__((visibility("default"))) int MPI_PCM_Init(int *argc, char ***argv)
 {
 	Session &session = Session::get();
+	malleo::pcm::allocateForMallocedBuffers();  // before start: a joining process receives its columns there
 	const int rc = session.start(argc, argv);
 	if (rc != MPI_SUCCESS)
 		return rc;
@@ -266,7 +268,9 @@ __attribute__((visibility("default"))) int PCM_Load(int, const char *key, void *
 	if (key && gJoinedColumns && std::strcmp(key, PCM_KEY_DATA) == 0) {
 		if (!data)
 			return PCM_FAILURE;
-		std::memcpy(data, gJoinedColumns.get(), gJoinedColumnsSize);
+		// By their pages where the program's buffer lies as the session's block does (like_malloc): then neither
+		// is the block's content copied nor do the buffer's fresh pages need a first touch.
+		malleo::pcm::moveOrCopy(data, gJoinedColumns.get(), gJoinedColumnsSize);
 		gJoinedColumns.reset();
 		return PCM_SUCCESS;
 	}

@@ -154,12 +154,21 @@ std::int64_t BufferMove::elementBytes() const
 namespace {
 
 bool gHugePages = false;  // MALLEO_PCM_HUGE_PAGES=on (Session::configure)
+bool gForMallocedBuffers = false;  // allocateForMallocedBuffers
 
 } // namespace
 
 void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements)
 {
-	return allocateBlock(count, halo, element_bytes, zero_elements, gHugePages);
+	const Placement placement = gForMallocedBuffers ? Placement::like_malloc :
+				    gHugePages          ? Placement::huge_page :
+							  Placement::page;
+	return allocateBlock(count, halo, element_bytes, zero_elements, placement);
+}
+
+void allocateForMallocedBuffers()
+{
+	gForMallocedBuffers = true;
 }
 
 Session &Session::get()

@@ -109,8 +109,14 @@ struct BufferMove {
 };
 
 // A buffer of `count` elements of `element_bytes` with `halo` more on each side, to free with std::free:
-// allocateBlock (page_move.h), with huge pages where MALLEO_PCM_HUGE_PAGES=on.
+// allocateBlock (page_move.h), placed for allocateForMallocedBuffers if it was called, else with huge pages where
+// MALLEO_PCM_HUGE_PAGES=on, else on a page.
 void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements);
+
+// The program takes what the session receives for it into buffers it mallocs itself (the PCM C API's PCM_Load):
+// from now on the session places its blocks as malloc would (Placement::like_malloc), so that their pages can move
+// there instead of being copied into fresh memory.
+void allocateForMallocedBuffers();
 
 // Named values: replicated ones go to joiners; a migration source's store goes to its replacement.
 struct Blob {

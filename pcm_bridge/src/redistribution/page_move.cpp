@@ -193,15 +193,20 @@ void freePagesLazily(void* at, std::size_t bytes)
 		madvise(reinterpret_cast<void*>(first), end - first, MADV_FREE);
 }
 
-void* allocateBlock(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements, bool huge)
+void* allocateBlock(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements,
+		    Placement placement)
 {
 	const auto bytes = static_cast<std::size_t>((count + 2 * halo) * element_bytes) + 1;
 	if (bytes < kPageMoveMin)
 		return std::calloc(bytes, 1);
 	constexpr std::size_t kHugePage = std::size_t{2} << 20;
-	huge = huge && bytes >= kHugePage;
+	const bool huge = placement == Placement::huge_page && bytes >= kHugePage;
 	void* block = nullptr;
-	if (posix_memalign(&block, huge ? kHugePage : static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), bytes) != 0)
+	if (placement == Placement::like_malloc)
+		block = std::malloc(bytes);
+	else if (posix_memalign(&block, huge ? kHugePage : static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), bytes) != 0)
+		block = nullptr;
+	if (!block)
 		return nullptr;
 	auto* base = static_cast<unsigned char*>(block);
 	// Before the first touch, so that the kernel backs the block with 2 MiB pages where it can (transparent huge

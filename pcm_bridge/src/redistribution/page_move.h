@@ -39,12 +39,25 @@ bool firstPageResident(void* at, std::size_t bytes);
 // they stay mapped and a write to them costs no fault. Their contents are undefined from now on.
 void freePagesLazily(void* at, std::size_t bytes);
 
+// Where allocateBlock puts a block of kPageMoveMin bytes or more.
+enum class Placement {
+	// On a page, so that the elements a process keeps sit at the same offset in a page in its old and new blocks
+	// and can move by pages (the C++ API, whose session allocates both).
+	page,
+	// On a 2 MiB boundary, advised MADV_HUGEPAGE before its first touch (MALLEO_PCM_HUGE_PAGES=on).
+	huge_page,
+	// Where malloc puts a block of its size, so that its pages can move into a buffer the program mallocs for
+	// them (the C API's PCM_Load). glibc's malloc and calloc give a block above their mmap threshold (at most 32
+	// MiB) a mapping of its own and start it 16 bytes into its first page; below it, both take blocks from the heap
+	// at offsets of their own, and a move falls back to a copy.
+	like_malloc,
+};
+
 // A buffer of `count` elements of `element_bytes` with `halo` more on each side and one byte after them, to free with
-// std::free. From kPageMoveMin bytes on it starts on a page, so that the elements a process keeps sit at the same
-// offset in a page in its old and new buffers and can move by pages; then only the halos and the last byte are
-// zeroed unless `zero_elements` (a redistribution writes every element, and its pages are left untouched for it).
-// With `huge`, a block of 2 MiB or more starts on a 2 MiB boundary and is advised MADV_HUGEPAGE before its first
-// touch. Null when memory is short.
-void* allocateBlock(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements, bool huge);
+// std::free, placed as `placement` says from kPageMoveMin bytes on; then only the halos and the last byte are zeroed
+// unless `zero_elements` (a redistribution writes every element, and its pages are left untouched for it). Null
+// when memory is short.
+void* allocateBlock(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements,
+		    Placement placement);
 
 }  // namespace malleo::pcm

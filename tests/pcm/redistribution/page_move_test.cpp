@@ -2,7 +2,9 @@
 // moveOrCopy (page_move.h) on real mappings of this process: the bytes always arrive; whole pages move only between
 // private anonymous mappings at the same offset within a page, and then read as zeros at the source; the partial
 // pages at the ends, and the bytes around the range, stay as they were.
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -179,5 +181,34 @@ TEST_SUITE("page move")
 		populatePages(fresh + 2 * kPage, 2 * kPage);
 		CHECK(firstPageResident(fresh + 2 * kPage, 2 * kPage));
 		munmap(fresh, bytes);
+	}
+
+	TEST_CASE("a block placed like malloc moves by its pages into a buffer the program callocs; one on a page is copied")
+	{
+		// Above glibc's highest mmap threshold (32 MiB): calloc maps such a buffer on its own.
+		const std::int64_t columns = 5 * 1024, column_bytes = 8 * 1024, halo = 1;
+		const auto bytes = static_cast<std::size_t>((columns + 2 * halo) * column_bytes);
+		for (const Placement placement : {Placement::like_malloc, Placement::page}) {
+			CAPTURE(static_cast<int>(placement));
+			auto* block = static_cast<unsigned char*>(allocateBlock(columns, halo, column_bytes, false, placement));
+			REQUIRE(block != nullptr);
+			CHECK(std::all_of(block, block + column_bytes, [](unsigned char b) { return b == 0; }));
+			CHECK(std::all_of(block + bytes - column_bytes, block + bytes + 1, [](unsigned char b) { return b == 0; }));
+			for (std::size_t k = column_bytes; k < bytes - column_bytes; ++k)
+				block[k] = pattern(k);
+			auto* buffer = static_cast<unsigned char*>(std::calloc(bytes, 1));
+			REQUIRE(buffer != nullptr);
+			const std::size_t moved = moveOrCopy(buffer, block, bytes);
+			if (placement == Placement::like_malloc)
+				CHECK(moved >= bytes - 2 * kPage);
+			else
+				CHECK(moved == 0);
+			bool same = true;
+			for (std::size_t k = column_bytes; k < bytes - column_bytes && same; ++k)
+				same = buffer[k] == pattern(k);
+			CHECK(same);
+			std::free(buffer);
+			std::free(block);
+		}
 	}
 }
