@@ -233,8 +233,8 @@ class Bench:
 
     def stop_restart(self, megabytes, before, after):
         """Seconds of one stop-restart from `before` to `after` processes and its parts. With heat2d --times the
-        static and the restarted runs go on AFTER iterations past the checkpoint's, whose times are taken off their
-        walls again, and `paid_after` is what the restarted job's first iterations paid, as for the operations."""
+        static and the restarted runs do AFTER + 1 iterations more, from the checkpoint's on, whose times come off
+        their walls again, and `paid_after` is what the restarted job's first iterations paid, as for the operations."""
         o = self.opts
         path = os.path.join(self.folder, 'heat2d.ckpt')
         more = AFTER + 1 if self.times else 0  # as many as an operation's run has from its operation on
