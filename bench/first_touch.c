@@ -102,37 +102,37 @@ static double timedCopy(char *to, const char *from, size_t bytes)
 // touched buffers right after it; the buffer is then unmapped and the copy warmed again, outside the timing.
 static int copyAfterGivingBack(long mib, size_t bytes, long rounds)
 {
-	static const char *const ways[] = {"munmap", "MADV_DONTNEED", "MADV_FREE", "mremap", "nothing"};
-	const int kWays = (int)(sizeof ways / sizeof ways[0]);
+	enum { UNMAP, DONTNEED, FREE, MOVE, NOTHING, WAYS };
+	static const char *const ways[WAYS] = {"munmap", "MADV_DONTNEED", "MADV_FREE", "mremap", "nothing"};
 	char *from = fresh(bytes), *to = fresh(bytes);
 	memset(from, 1, bytes);
 	memset(to, 2, bytes);
 	printf("MiB %ld, two memcpys between touched buffers (GB/s, first/second) right after another is given back by",
 	       mib);
-	for (int way = 0; way < kWays; ++way)
+	for (int way = 0; way < WAYS; ++way)
 		printf("%s %s", way ? " |" : "", ways[way]);
 	printf(":");
 	for (long r = 0; r < rounds; ++r) {
-		for (int way = 0; way < kWays; ++way) {
+		for (int way = 0; way < WAYS; ++way) {
 			char *other = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			char *target = way == 3 ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-					       : NULL;
+			char *target = way == MOVE ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+						   : NULL;
 			if (other == MAP_FAILED || target == MAP_FAILED) {
 				perror("first_touch: mmap");
 				return 1;
 			}
 			memset(other, 3, bytes);
-			if (way == 0)
+			if (way == UNMAP)
 				munmap(other, bytes);
-			else if (way < 3)
-				madvise(other, bytes, way == 1 ? MADV_DONTNEED : MADV_FREE);
-			else if (way == 3 &&  // its pages moved, as page_move.h keeps a merge's data
+			else if (way == DONTNEED || way == FREE)
+				madvise(other, bytes, way == DONTNEED ? MADV_DONTNEED : MADV_FREE);
+			else if (way == MOVE &&  // its pages moved, as page_move.h keeps a merge's data
 				 mremap(other, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, target) != target) {
 				perror("first_touch: mremap");
 				return 1;
 			}
 			const double first = timedCopy(to, from, bytes), second = timedCopy(to, from, bytes);
-			if (way > 0)
+			if (way != UNMAP)
 				munmap(other, bytes);
 			if (target)
 				munmap(target, bytes);

@@ -80,9 +80,8 @@ def main():
                 cells.append(f'{statistics.median(x[phase] for x in records):.4f}')
             ratios = [b['total'] / a['total'] for b, a in zip(times[(mb, op, 'before')], times[(mb, op, 'after')])]
             print(f'| {mb} | {op} | ' + ' | '.join(cells) + f' | {statistics.median(ratios):.1f}x |')
-    # With heat2d --times in both builds: the operation (felt, for a background split) and what the iterations after
-    # it paid (bench/pcm_reconfigure.py, cost_after).
-    whole = {key: [r.get('felt', r['total']) + r['paid_after'] for r in records]
+    # With heat2d --times in both builds: the operation and what the iterations after it paid.
+    whole = {key: [pcm_reconfigure.whole(r) for r in records]
              for key, records in times.items() if all(r.get('paid_after') is not None for r in records)}
     if len(whole) == len(times):
         print()

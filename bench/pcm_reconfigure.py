@@ -287,6 +287,12 @@ def cost_after(record, times, end):
     return (times[k] - record['total'] - steady) + (times[k + 1] - steady)
 
 
+def whole(record):
+    """An operation as the application felt it (a background split's lost iterations included) plus what the
+    iterations after it paid (cost_after)."""
+    return record.get('felt', record['total']) + record['paid_after']
+
+
 def median(values):
     return statistics.median(values) if values else float('nan')
 
@@ -380,15 +386,14 @@ def main():
                 paid = [(o, s) for o, s in zip(ops, stops)
                         if o.get('paid_after') is not None and s['paid_after'] is not None]
                 if paid:
-                    # The operation as the application felt it (a background split's lost iterations included),
-                    # and what the iterations after it paid, against stop-restart with what its restarted job's
-                    # first iterations paid; a run whose times lack those iterations is left out.
+                    # The operation and what the iterations after it paid (whole), against stop-restart with what
+                    # its restarted job's first iterations paid; a run whose times lack those iterations is left out.
                     felt_times = [o.get('felt', o['total']) for o, _ in paid]
-                    whole = [f + o['paid_after'] for f, (o, _) in zip(felt_times, paid)]
+                    wholes = [whole(o) for o, _ in paid]
                     stop_whole = [s['total'] + s['paid_after'] for _, s in paid]
-                    whole_ratios = [sw / w for sw, w in zip(stop_whole, whole)]
+                    whole_ratios = [sw / w for sw, w in zip(stop_whole, wholes)]
                     afterwards.append([str(size), mode, f'{op} {before} -> {after}', f'{median(felt_times):.4f}',
-                                       f"{median([o['paid_after'] for o, _ in paid]):.4f}", f'{median(whole):.4f}',
+                                       f"{median([o['paid_after'] for o, _ in paid]):.4f}", f'{median(wholes):.4f}',
                                        f"{median([s['paid_after'] for _, s in paid]):.4f}", f'{median(stop_whole):.3f}',
                                        f'{ratio(median(whole_ratios))}x ({ratio(min(whole_ratios))}-'
                                        f'{ratio(max(whole_ratios))})', str(len(paid))])

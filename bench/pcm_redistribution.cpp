@@ -191,8 +191,8 @@ public:
 		constexpr std::size_t kHuge = 2u << 20;
 		const std::size_t rounded = (bytes_ + kHuge - 1) / kHuge * kHuge;
 		const bool session = how == "session", zeroed = how == "calloc" || how == "calloc-advised";
-		const auto on_page = malleo::pcm::Placement::page;
-		data_ = static_cast<char*>(session  ? allocateBlock(static_cast<std::int64_t>(bytes_), 0, 1, false, on_page)
+		const auto count = static_cast<std::int64_t>(bytes_);
+		data_ = static_cast<char*>(session  ? allocateBlock(count, 0, 1, false, Placement::page)
 					   : zeroed ? std::calloc(1, bytes_)
 						    : std::aligned_alloc(kHuge, rounded));
 		if (!data_) {
@@ -545,8 +545,8 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 		const double copy_start = MPI_Wtime();
 		// Allocated as the session allocates a new buffer (on a page: fresh pages from the kernel each time, where a
 		// plain malloc of up to 32 MiB gets back warm pages once frees have raised glibc's mmap threshold).
-		auto* fresh = static_cast<char*>(
-		    allocateBlock(static_cast<std::int64_t>(array_bytes), 0, 1, false, malleo::pcm::Placement::page));
+		const auto count = static_cast<std::int64_t>(array_bytes);
+		auto* fresh = static_cast<char*>(allocateBlock(count, 0, 1, false, Placement::page));
 		if (!fresh) {
 			std::fprintf(stderr, "pcm_redistribution: out of memory for %zu bytes\n", array_bytes);
 			MPI_Abort(MPI_COMM_WORLD, 1);
@@ -644,7 +644,9 @@ int main(int argc, char** argv)
 	options.shm = method == "shm";
 	options.prefault = prefault == "on";
 	options.kept_as_session = kept == "as-session";
-	options.placement = placement == "cpp" ? SlotPlacement::cpp : placement == "c" ? SlotPlacement::c : SlotPlacement::identity;
+	options.placement = placement == "cpp" ? SlotPlacement::cpp
+			    : placement == "c" ? SlotPlacement::c
+					       : SlotPlacement::identity;
 	options.huge_old = huge == "old" || huge == "all";
 	options.huge_new = huge == "new" || huge == "all";
 	options.huge_copy = huge == "all";

@@ -205,7 +205,7 @@ void* allocateBlock(std::int64_t count, std::int64_t halo, std::int64_t element_
 	if (placement == Placement::like_malloc)
 		block = std::malloc(bytes);
 	else if (posix_memalign(&block, huge ? kHugePage : static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), bytes) != 0)
-		block = nullptr;
+		return nullptr;
 	if (!block)
 		return nullptr;
 	auto* base = static_cast<unsigned char*>(block);

@@ -2,7 +2,6 @@
 // moveOrCopy (page_move.h) on real mappings of this process: the bytes always arrive; whole pages move only between
 // private anonymous mappings at the same offset within a page, and then read as zeros at the source; the partial
 // pages at the ends, and the bytes around the range, stay as they were.
-#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -187,15 +186,15 @@ TEST_SUITE("page move")
 	{
 		// Above glibc's highest mmap threshold (32 MiB): calloc maps such a buffer on its own.
 		const std::int64_t columns = 5 * 1024, column_bytes = 8 * 1024, halo = 1;
+		const auto edge = static_cast<std::size_t>(halo * column_bytes);
 		const auto bytes = static_cast<std::size_t>((columns + 2 * halo) * column_bytes);
 		for (const Placement placement : {Placement::like_malloc, Placement::page}) {
 			CAPTURE(static_cast<int>(placement));
 			auto* block = static_cast<unsigned char*>(allocateBlock(columns, halo, column_bytes, false, placement));
 			REQUIRE(block != nullptr);
-			CHECK(std::all_of(block, block + column_bytes, [](unsigned char b) { return b == 0; }));
-			CHECK(std::all_of(block + bytes - column_bytes, block + bytes + 1, [](unsigned char b) { return b == 0; }));
-			for (std::size_t k = column_bytes; k < bytes - column_bytes; ++k)
-				block[k] = pattern(k);
+			CHECK(all(block, edge, 0));
+			CHECK(all(block + bytes - edge, edge + 1, 0));  // the halo and the byte after it
+			fillPattern(block + edge, bytes - 2 * edge);
 			auto* buffer = static_cast<unsigned char*>(std::calloc(bytes, 1));
 			REQUIRE(buffer != nullptr);
 			const std::size_t moved = moveOrCopy(buffer, block, bytes);
@@ -203,10 +202,7 @@ TEST_SUITE("page move")
 				CHECK(moved >= bytes - 2 * kPage);
 			else
 				CHECK(moved == 0);
-			bool same = true;
-			for (std::size_t k = column_bytes; k < bytes - column_bytes && same; ++k)
-				same = buffer[k] == pattern(k);
-			CHECK(same);
+			CHECK(holdsPattern(buffer + edge, bytes - 2 * edge));
 			std::free(buffer);
 			std::free(block);
 		}
