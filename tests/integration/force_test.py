@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -132,12 +133,16 @@ def main():
     if not os.path.exists(a.heat2d):
         print(f"skip: {a.heat2d} not built")
         return SKIP
-    if a.spawn:
-        return spawn_mode(a)
+    # The runs' profiles: removed when every check passed, kept (a check exits) to look at when one failed.
+    work = tempfile.mkdtemp(prefix="malleo-force-")
+    status = spawn_mode(a, work) if a.spawn else pool_mode(a, work)
+    shutil.rmtree(work, ignore_errors=True)
+    return status
+
+
+def pool_mode(a, work):
     env = run_env(a.mpi)
     grid = ["--rows", "512", "--columns", "512", "--iterations", str(ITERATIONS)]
-    work = tempfile.mkdtemp(prefix="malleo-force-")
-
     with Cluster() as cluster:
         agent = cluster.add("n1")
         started = time.monotonic()
@@ -217,11 +222,10 @@ def main():
     return 0
 
 
-def spawn_mode(a):
+def spawn_mode(a, work):
     env = run_env(a.mpi)
     # Four commands, two of them spawning: 50 % more paced iterations than the pool mode's three.
     grid = ["--rows", "512", "--columns", "512", "--iterations", str(ITERATIONS * 3 // 2)]
-    work = tempfile.mkdtemp(prefix="malleo-force-spawn-")
     with Cluster() as cluster:
         agent = cluster.add("n1")
         other = cluster.add("n2")

@@ -13,12 +13,12 @@ MODULE_DIRS = os.environ["MALLEO_TEST_MODULE_DIRS"].split(":")
 
 
 def run_agent(config, *flags):
-    d = tempfile.mkdtemp(prefix="malleo-mod-")
-    path = os.path.join(d, "config.json")
-    with open(path, "w") as f:
-        f.write(config if isinstance(config, str) else json.dumps(config))
-    return subprocess.run([MALLEOD, "--config", path, "--run-dir", d, "--listen",
-                           "tcp://127.0.0.1:*", *flags], capture_output=True, text=True, timeout=10)
+    with tempfile.TemporaryDirectory(prefix="malleo-mod-") as d:
+        path = os.path.join(d, "config.json")
+        with open(path, "w") as f:
+            f.write(config if isinstance(config, str) else json.dumps(config))
+        return subprocess.run([MALLEOD, "--config", path, "--run-dir", d, "--listen",
+                               "tcp://127.0.0.1:*", *flags], capture_output=True, text=True, timeout=10)
 
 
 def refused(result, *words):
