@@ -45,8 +45,9 @@
 //   --kept            copied (the default): every rank copies the elements it keeps into its new buffer; as-session:
 //                     as the bridge's session does for the C++ API, a rank whose new elements are the first it holds
 //                     keeps them in its old buffer (no new buffer, nothing copied), and the others move the pages of
-//                     what they keep into the new buffer once the transfers are done (finishLocal; page_move.h). The
-//                     old buffers are filled again between runs, outside the timing
+//                     what they keep into the new buffer once the transfers are done (finishLocal; page_move.h: into
+//                     a new buffer that is already touched they are copied, as moveOrCopy does). The old buffers are
+//                     filled again between runs, outside the timing
 //   --placement       which process takes which new slot. cpp (the default): as the bridge plans it for the C++ API
 //                     (pcm_bridge/src/plan.h), a split's joiners after the processes whose blocks they share (2 -> 4:
 //                     ranks 0, 2, 1, 3) and a merge keeping the first process of each group of slots (4 -> 2: ranks

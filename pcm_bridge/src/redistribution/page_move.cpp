@@ -130,8 +130,11 @@ std::size_t moveOrCopy(void* to, void* from, std::size_t bytes)
 	std::uintptr_t first = 0, end = 0;
 	wholePages(from, bytes, first, end);
 	std::vector<Piece> pieces, destination_pieces;
+	// Moving pages onto pages already in memory would unmap and free them first: a TLB flush, and on a
+	// hypervisor with shadow page tables a fault more for every page the process touches next, where a copy into
+	// them runs at memcpy's speed. Only fresh destinations get pages (one mincore: firstPageResident).
 	const bool movable = bytes >= kPageMoveMin && source % page == destination % page && end > first &&
-			     pageMovesWork();
+			     !firstPageResident(to, bytes) && pageMovesWork();
 	const std::string maps =
 	    movable ? readMaps(std::max(end, destination + (end - source))) : std::string();
 	if (!movable || !privateAnonymousPieces(maps, first, end, pieces) ||

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // moveOrCopy (page_move.h) on real mappings of this process: the bytes always arrive; whole pages move only between
 // private anonymous mappings at the same offset within a page, and then read as zeros at the source; the partial
-// pages at the ends, and the bytes around the range, stay as they were.
+// pages at the ends, and the bytes around the range, stay as they were; pages move only onto fresh ones.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -53,6 +53,17 @@ bool holdsPattern(const unsigned char* at, std::size_t bytes)
 	return true;
 }
 
+// Gives back the whole pages inside [at, at + bytes), so that they are fresh again (zeros, not in memory), as a
+// reconfiguration's new buffers are: moveOrCopy only moves pages onto such. The partial pages at the ends, and so
+// every byte around the range, stay as they were.
+void makeFresh(unsigned char* at, std::size_t bytes)
+{
+	const auto first = (reinterpret_cast<std::uintptr_t>(at) + kPage - 1) / kPage * kPage;
+	const auto end = (reinterpret_cast<std::uintptr_t>(at) + bytes) / kPage * kPage;
+	REQUIRE(end > first);
+	REQUIRE(madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED) == 0);
+}
+
 bool all(const unsigned char* at, std::size_t bytes, unsigned char value)
 {
 	for (std::size_t k = 0; k < bytes; ++k)
@@ -74,6 +85,7 @@ TEST_SUITE("page move")
 		unsigned char* from = source.base + offset;
 		unsigned char* to = destination.base + offset;
 		fillPattern(from, bytes);
+		makeFresh(to, bytes);
 
 		const std::size_t moved = moveOrCopy(to, from, bytes);
 		const std::size_t head = kPage - offset;
@@ -92,6 +104,7 @@ TEST_SUITE("page move")
 		const std::size_t bytes = 2 * kPageMoveMin;
 		Mapping source(bytes), destination(bytes);
 		fillPattern(source.base + 8, bytes);
+		makeFresh(destination.base + 16, bytes);
 		CHECK(moveOrCopy(destination.base + 16, source.base + 8, bytes) == 0);
 		CHECK(holdsPattern(destination.base + 16, bytes));
 		CHECK(holdsPattern(source.base + 8, bytes));
@@ -102,6 +115,7 @@ TEST_SUITE("page move")
 		const std::size_t bytes = 2 * kPageMoveMin;
 		Mapping source(bytes, MAP_SHARED | MAP_ANONYMOUS), destination(bytes);
 		fillPattern(source.base, bytes);
+		makeFresh(destination.base, bytes);
 		CHECK(moveOrCopy(destination.base, source.base, bytes) == 0);
 		CHECK(holdsPattern(destination.base, bytes));
 		CHECK(holdsPattern(source.base, bytes));
@@ -117,6 +131,7 @@ TEST_SUITE("page move")
 		const std::size_t bytes = kPageMoveMin - kPage;
 		Mapping source(bytes), destination(bytes);
 		fillPattern(source.base, bytes);
+		makeFresh(destination.base, bytes);
 		CHECK(moveOrCopy(destination.base, source.base, bytes) == 0);
 		CHECK(holdsPattern(destination.base, bytes));
 		CHECK(holdsPattern(source.base, bytes));
@@ -129,8 +144,10 @@ TEST_SUITE("page move")
 		const std::size_t bytes = 2 * kPageMoveMin, offset = 24;
 		Mapping first(bytes), second(bytes), third(bytes);
 		fillPattern(first.base + offset, bytes);
+		makeFresh(second.base + offset, bytes);
 		REQUIRE(moveOrCopy(second.base + offset, first.base + offset, bytes) > 0);
 		std::vector<unsigned char> expected(second.base, second.base + bytes + kPage);
+		makeFresh(third.base, bytes + kPage);
 		CHECK(moveOrCopy(third.base, second.base, bytes + kPage) == bytes + kPage);
 		CHECK(std::memcmp(third.base, expected.data(), expected.size()) == 0);
 
@@ -138,6 +155,7 @@ TEST_SUITE("page move")
 		Mapping source(bytes), destination(bytes);
 		fillPattern(source.base, bytes);
 		REQUIRE(mprotect(destination.base + kPageMoveMin, kPage, PROT_READ | PROT_WRITE | PROT_EXEC) == 0);
+		makeFresh(destination.base, bytes);
 		CHECK(moveOrCopy(destination.base, source.base, bytes) == 0);
 		CHECK(holdsPattern(destination.base, bytes));
 		CHECK(holdsPattern(source.base, bytes));
@@ -158,12 +176,27 @@ TEST_SUITE("page move")
 		Mapping source(bytes);
 		REQUIRE(source.base < private_destination.base);  // mmap hands out addresses top down
 		fillPattern(source.base, bytes);
+		makeFresh(private_destination.base, bytes);
 		CHECK(moveOrCopy(shared_destination.base, source.base, bytes) == 0);
 		CHECK(holdsPattern(shared_destination.base, bytes));
 		CHECK(moveOrCopy(private_destination.base, source.base, bytes) == bytes);
 		CHECK(holdsPattern(private_destination.base, bytes));
 		for (void* at : spacers)
 			munmap(at, kPage);
+	}
+
+	TEST_CASE("a destination written before is copied into, not moved onto; the same one fresh gets the pages")
+	{
+		const std::size_t bytes = 2 * kPageMoveMin;
+		Mapping source(bytes), destination(bytes);
+		fillPattern(source.base, bytes);
+		CHECK(moveOrCopy(destination.base, source.base, bytes) == 0);
+		CHECK(holdsPattern(destination.base, bytes));
+		CHECK(holdsPattern(source.base, bytes));
+		makeFresh(destination.base, bytes);
+		CHECK(moveOrCopy(destination.base, source.base, bytes) == bytes);
+		CHECK(holdsPattern(destination.base, bytes));
+		CHECK(all(source.base, bytes, 0));
 	}
 
 	TEST_CASE("firstPageResident tells fresh pages from written ones, and looks only at the first whole page")
