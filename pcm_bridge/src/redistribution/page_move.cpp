@@ -93,6 +93,23 @@ void wholePages(void* at, std::size_t bytes, std::uintptr_t& first, std::uintptr
 	end = std::max(first, (start + bytes) / page * page);
 }
 
+// Moves the pages of [from, from + length) to `to` (both page-aligned, private anonymous), or copies them where the
+// kernel refuses. Returns the bytes moved.
+std::size_t moveRun(unsigned char* to, unsigned char* from, std::size_t length)
+{
+	if (mremap(from, length, length, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, to) == to)
+		return length;
+	// With MREMAP_FIXED the kernel unmaps the target range before it looks at the source, so the target is
+	// mapped again (fresh zero pages: its old contents were about to be overwritten) and copied into.
+	if (mmap(to, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != to) {
+		std::fprintf(stderr, "libmalleo_pcm: a failed page move left a hole in a new buffer: %s\n",
+			     std::strerror(errno));
+		std::abort();
+	}
+	std::memcpy(to, from, length);
+	return 0;
+}
+
 }  // namespace
 
 bool pageMovesWork()
@@ -130,11 +147,8 @@ std::size_t moveOrCopy(void* to, void* from, std::size_t bytes)
 	std::uintptr_t first = 0, end = 0;
 	wholePages(from, bytes, first, end);
 	std::vector<Piece> pieces, destination_pieces;
-	// Moving pages onto pages already in memory would unmap and free them first: a TLB flush, and on a
-	// hypervisor with shadow page tables a fault more for every page the process touches next, where a copy into
-	// them runs at memcpy's speed. Only fresh destinations get pages (one mincore: firstPageResident).
 	const bool movable = bytes >= kPageMoveMin && source % page == destination % page && end > first &&
-			     !firstPageResident(to, bytes) && pageMovesWork();
+			     pageMovesWork();
 	const std::string maps =
 	    movable ? readMaps(std::max(end, destination + (end - source))) : std::string();
 	if (!movable || !privateAnonymousPieces(maps, first, end, pieces) ||
@@ -145,22 +159,27 @@ std::size_t moveOrCopy(void* to, void* from, std::size_t bytes)
 	}
 	std::size_t moved = 0;
 	for (const Piece& piece : pieces) {
-		void* at = reinterpret_cast<void*>(piece.start);
-		void* target = reinterpret_cast<void*>(destination + (piece.start - source));
-		const std::size_t length = piece.end - piece.start;
-		if (mremap(at, length, length, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, target) == target) {
-			moved += length;
-			continue;
+		auto* at = reinterpret_cast<unsigned char*>(piece.start);
+		auto* target = reinterpret_cast<unsigned char*>(destination + (piece.start - source));
+		const std::size_t pages = (piece.end - piece.start) / page;
+		// Pages moved onto pages already in memory would first be unmapped and freed: a TLB flush, and on a
+		// hypervisor with shadow page tables a fault more for every page the process touches next, where a copy
+		// into them runs at memcpy's speed. So only runs of fresh destination pages move, and only runs of
+		// kPageMoveMin or more, which bounds the mappings a move leaves behind (the kernel allows some 65 000).
+		std::vector<unsigned char> resident(pages, 1);
+		mincore(target, pages * page, resident.data());  // on failure every page counts as in memory: copied
+		const std::size_t min_run = kPageMoveMin / page;
+		for (std::size_t run = 0; run < pages;) {
+			std::size_t next = run;
+			while (next < pages && (resident[next] & 1) == (resident[run] & 1))
+				++next;
+			const std::size_t length = (next - run) * page;
+			if ((resident[run] & 1) || next - run < min_run)
+				std::memcpy(target + run * page, at + run * page, length);
+			else
+				moved += moveRun(target + run * page, at + run * page, length);
+			run = next;
 		}
-		// With MREMAP_FIXED the kernel unmaps the target range before it looks at the source, so the target
-		// is mapped again (fresh zero pages: its old contents were about to be overwritten) and copied into.
-		if (mmap(target, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
-		    target) {
-			std::fprintf(stderr, "libmalleo_pcm: a failed page move left a hole in a new buffer: %s\n",
-				     std::strerror(errno));
-			std::abort();
-		}
-		std::memcpy(target, at, length);
 	}
 	std::memcpy(to, from, first - source);
 	std::memcpy(reinterpret_cast<void*>(destination + (end - source)), reinterpret_cast<void*>(end),

@@ -20,11 +20,12 @@ constexpr std::size_t kPageMoveMin = std::size_t{1} << 20;
 bool pageMovesWork();
 
 // Copies `bytes` from `from` to `to` (the two do not overlap). When the whole pages of both lie in private anonymous
-// read-write mappings, at the same offset within a page, the range holds at least kPageMoveMin bytes and the first
-// whole page of the destination is not in memory yet (a buffer written before is copied into), the whole pages
-// inside it are moved instead (mremap with MREMAP_DONTUNMAP: `from` stays mapped and those pages of it
-// read as zeros afterwards); the partial pages at the ends are copied. Any failure falls back to copying, so the
-// bytes always arrive (and pageMovesWork() is asked first). Returns the bytes moved as pages (0: all copied).
+// read-write mappings, at the same offset within a page, and the range holds at least kPageMoveMin bytes, the runs of
+// kPageMoveMin or more of its whole pages whose destination pages are not in memory yet (mincore) are moved instead
+// (mremap with MREMAP_DONTUNMAP: `from` stays mapped and those pages of it read as zeros afterwards); the rest, and
+// the partial pages at the ends, are copied: a destination written before is copied into. Any failure falls back to
+// copying, so the bytes always arrive (and pageMovesWork() is asked first). Returns the bytes moved as pages (0: all
+// copied).
 std::size_t moveOrCopy(void* to, void* from, std::size_t bytes);
 
 // Faults in the whole pages inside [at, at + bytes) with one madvise(MADV_POPULATE_WRITE), so that writes to them
