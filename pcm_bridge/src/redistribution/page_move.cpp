@@ -146,38 +146,44 @@ std::size_t moveOrCopy(void* to, void* from, std::size_t bytes)
 	const auto destination = reinterpret_cast<std::uintptr_t>(to);
 	std::uintptr_t first = 0, end = 0;
 	wholePages(from, bytes, first, end);
+	const std::uintptr_t target_first = destination + (first - source);
+	const std::size_t pages = (end - first) / page, min_run = kPageMoveMin / page;
+	// Pages moved onto pages already in memory would first be unmapped and freed: a TLB flush, and on a hypervisor
+	// with shadow page tables a fault more for every page the process touches next, where a copy into them runs at
+	// memcpy's speed. So only runs of fresh destination pages move, and only runs of kPageMoveMin or more, which
+	// bounds the mappings a move leaves behind (the kernel allows some 65 000). Asked first: a destination written
+	// before is copied into without a look at /proc/self/maps.
+	std::vector<unsigned char> resident;
+	bool movable = bytes >= kPageMoveMin && source % page == destination % page && end > first;
+	if (movable) {
+		resident.assign(pages, 1);  // if mincore fails, every page counts as in memory: copied
+		mincore(reinterpret_cast<void*>(target_first), pages * page, resident.data());
+		std::size_t fresh = 0;
+		for (std::size_t k = 0; k < pages && fresh < min_run; ++k)
+			fresh = (resident[k] & 1) ? 0 : fresh + 1;
+		movable = fresh >= min_run && pageMovesWork();
+	}
 	std::vector<Piece> pieces, destination_pieces;
-	const bool movable = bytes >= kPageMoveMin && source % page == destination % page && end > first &&
-			     pageMovesWork();
-	const std::string maps =
-	    movable ? readMaps(std::max(end, destination + (end - source))) : std::string();
+	const std::string maps = movable ? readMaps(std::max(end, target_first + (end - first))) : std::string();
 	if (!movable || !privateAnonymousPieces(maps, first, end, pieces) ||
-	    !privateAnonymousPieces(maps, destination + (first - source), destination + (end - source),
-				    destination_pieces)) {
+	    !privateAnonymousPieces(maps, target_first, target_first + (end - first), destination_pieces)) {
 		std::memcpy(to, from, bytes);
 		return 0;
 	}
 	std::size_t moved = 0;
 	for (const Piece& piece : pieces) {
-		auto* at = reinterpret_cast<unsigned char*>(piece.start);
-		auto* target = reinterpret_cast<unsigned char*>(destination + (piece.start - source));
-		const std::size_t pages = (piece.end - piece.start) / page;
-		// Pages moved onto pages already in memory would first be unmapped and freed: a TLB flush, and on a
-		// hypervisor with shadow page tables a fault more for every page the process touches next, where a copy
-		// into them runs at memcpy's speed. So only runs of fresh destination pages move, and only runs of
-		// kPageMoveMin or more, which bounds the mappings a move leaves behind (the kernel allows some 65 000).
-		std::vector<unsigned char> resident(pages, 1);
-		mincore(target, pages * page, resident.data());  // on failure every page counts as in memory: copied
-		const std::size_t min_run = kPageMoveMin / page;
-		for (std::size_t run = 0; run < pages;) {
+		const std::size_t last = (piece.end - first) / page;
+		for (std::size_t run = (piece.start - first) / page; run < last;) {
 			std::size_t next = run;
-			while (next < pages && (resident[next] & 1) == (resident[run] & 1))
+			while (next < last && (resident[next] & 1) == (resident[run] & 1))
 				++next;
+			auto* at = reinterpret_cast<unsigned char*>(first + run * page);
+			auto* target = reinterpret_cast<unsigned char*>(target_first + run * page);
 			const std::size_t length = (next - run) * page;
 			if ((resident[run] & 1) || next - run < min_run)
-				std::memcpy(target + run * page, at + run * page, length);
+				std::memcpy(target, at, length);
 			else
-				moved += moveRun(target + run * page, at + run * page, length);
+				moved += moveRun(target, at, length);
 			run = next;
 		}
 	}
