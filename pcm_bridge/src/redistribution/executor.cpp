@@ -10,7 +10,9 @@
 // the element type is contiguous, otherwise a message to self.
 //
 // The work runs on a duplicate of the caller's communicator, with MPI_ERRORS_RETURN: its traffic cannot match any
-// message of the application, and an MPI error is returned rather than aborting. The ranks first agree, in the
+// message of the application, and an MPI error is returned rather than aborting. A caller whose communicator is
+// its own (the session's communicator of a reconfiguration's participants) lets it run there instead
+// (ExecuteOptions::own_communicator) and saves the duplicate's collective. The ranks first agree, in the
 // MPI_Allgather that also tells them each other's buffers for direct copies, that every one of them can run the
 // schedule — ranks inside the communicator, buffers present for the segments they hold — so a bad schedule or a
 // missing buffer fails everywhere at once instead of leaving peers waiting. After that an error in one transfer does
@@ -615,13 +617,16 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 {
 	ExecuteResult result;
 	double start = MPI_Wtime();
-	MPI_Comm work = MPI_COMM_NULL;
-	result.mpi_error = MPI_Comm_dup(comm, &work);
-	if (result.mpi_error != MPI_SUCCESS)
-		return result;
-	MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);
+	MPI_Comm work = comm;
+	if (!options.own_communicator) {
+		result.mpi_error = MPI_Comm_dup(comm, &work);
+		if (result.mpi_error != MPI_SUCCESS)
+			return result;
+		MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);
+	}
 	auto done = [&] {
-		MPI_Comm_free(&work);
+		if (work != comm)
+			MPI_Comm_free(&work);
 		result.seconds = MPI_Wtime() - start;
 		return result;
 	};
