@@ -5,8 +5,9 @@
 // those fly, and waits for the whole step before the next (MPI_Testall, yielding the core and then sleeping between
 // tests once the wait gets long: see waitPolitely). A transfer of one contiguous segment is sent straight from
 // (received straight into) the buffer; several segments travel as one message described by an
-// MPI_Type_create_hindexed over the element type, so nothing is staged and MPI packs as it sends. Against packing into a staging buffer with memcpy it was never slower
-// and up to 4x faster on block-cyclic layouts (docs/performance.md, "Redistribution"). Local copies are memcpy when
+// MPI_Type_create_hindexed over the element type, so nothing is staged and MPI packs as it sends. Against packing
+// into a staging buffer with memcpy it was never slower and up to 4x faster on block-cyclic layouts
+// (docs/performance.md, "Redistribution"). Local copies are memcpy when
 // the element type is contiguous, otherwise a message to self.
 //
 // The work runs on a duplicate of the caller's communicator, with MPI_ERRORS_RETURN: its traffic cannot match any
@@ -525,8 +526,8 @@ private:
 	// hands the core to a peer that has work and comes back as soon as it is done, where a sleep ends 50 µs late at
 	// best (the kernel's default timer slack) and up to a whole sleep after the last message; past 1 ms the step is
 	// long and a rank with nothing left to do stops competing for a core at all. The yields took the 10 MiB cases
-	// between four processes on two cores from 1.2-1.5 to 0.9-1.2 ms, and left 100 MiB, 300 MiB and fresh buffers
-	// as they were (docs/performance.md, "Yielding before sleeping").
+	// between four processes on two cores from 1.22 and 1.44 ms to 1.06 and 1.13 ms (medians), and left 100 MiB,
+	// 300 MiB and fresh buffers as they were (docs/performance.md, "Yielding before sleeping").
 	int waitPolitely(std::vector<MPI_Status>& statuses)
 	{
 		int count = static_cast<int>(requests_.size());
