@@ -43,14 +43,21 @@ static double now(void)
 
 /* `bytes` of fresh memory, on a 2 MiB boundary (the rest of the mapping is left mapped: the buffers are never
  * freed). */
-static char *fresh(size_t bytes)
+// A private anonymous mapping of `bytes`, which munmap gives back whole.
+static char *mapping(size_t bytes)
 {
-	char *mapping = mmap(NULL, bytes + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mapping == MAP_FAILED) {
+	char *at = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (at == MAP_FAILED) {
 		perror("first_touch: mmap");
 		exit(1);
 	}
-	return (char *)(((unsigned long)mapping + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
+	return at;
+}
+
+static char *fresh(size_t bytes)
+{
+	char *at = mapping(bytes + HUGE_PAGE);
+	return (char *)(((unsigned long)at + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
 }
 
 static double populate(char *buffer, size_t bytes)
@@ -114,22 +121,18 @@ static int copyAfterGivingBack(long mib, size_t bytes, long rounds)
 	printf(":");
 	for (long r = 0; r < rounds; ++r) {
 		for (int way = 0; way < WAYS; ++way) {
-			char *other = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			char *target = way == MOVE ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-						   : NULL;
-			if (other == MAP_FAILED || target == MAP_FAILED) {
-				perror("first_touch: mmap");
-				return 1;
-			}
+			char *other = mapping(bytes), *target = way == MOVE ? mapping(bytes) : NULL;
 			memset(other, 3, bytes);
-			if (way == UNMAP)
+			if (way == UNMAP) {
 				munmap(other, bytes);
-			else if (way == DONTNEED || way == FREE)
+			} else if (way == DONTNEED || way == FREE) {
 				madvise(other, bytes, way == DONTNEED ? MADV_DONTNEED : MADV_FREE);
-			else if (way == MOVE &&  // its pages moved, as page_move.h keeps a merge's data
-				 mremap(other, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, target) != target) {
-				perror("first_touch: mremap");
-				return 1;
+			} else if (way == MOVE) {  // its pages moved, as page_move.h keeps a merge's data
+				const int flags = MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP;
+				if (mremap(other, bytes, bytes, flags, target) != target) {
+					perror("first_touch: mremap");
+					return 1;
+				}
 			}
 			const double first = timedCopy(to, from, bytes), second = timedCopy(to, from, bytes);
 			if (way != UNMAP)

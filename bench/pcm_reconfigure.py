@@ -288,8 +288,8 @@ def cost_after(record, times, end):
 
 
 def whole(record):
-    """An operation as the application felt it (a background split's lost iterations included) plus what the
-    iterations after it paid (cost_after)."""
+    """An operation as the application felt it (a background split's lost iterations included), or a stop-restart,
+    plus what the iterations after it paid (cost_after)."""
     return record.get('felt', record['total']) + record['paid_after']
 
 
@@ -390,7 +390,7 @@ def main():
                     # its restarted job's first iterations paid; a run whose times lack those iterations is left out.
                     felt_times = [o.get('felt', o['total']) for o, _ in paid]
                     wholes = [whole(o) for o, _ in paid]
-                    stop_whole = [s['total'] + s['paid_after'] for _, s in paid]
+                    stop_whole = [whole(s) for _, s in paid]
                     whole_ratios = [sw / w for sw, w in zip(stop_whole, wholes)]
                     afterwards.append([str(size), mode, f'{op} {before} -> {after}', f'{median(felt_times):.4f}',
                                        f"{median([o['paid_after'] for o, _ in paid]):.4f}", f'{median(wholes):.4f}',

@@ -7,8 +7,8 @@
 // (received straight into) the buffer; several segments travel as one message described by an
 // MPI_Type_create_hindexed over the element type, so nothing is staged and MPI packs as it sends. Against packing
 // into a staging buffer with memcpy it was never slower and up to 4x faster on block-cyclic layouts
-// (docs/performance.md, "Redistribution"). Local copies are memcpy when
-// the element type is contiguous, otherwise a message to self.
+// (docs/performance.md, "Redistribution"). Local copies are memcpy when the element type is contiguous, otherwise a
+// message to self.
 //
 // The work runs on a duplicate of the caller's communicator, with MPI_ERRORS_RETURN: its traffic cannot match any
 // message of the application, and an MPI error is returned rather than aborting. A caller whose communicator is
