@@ -480,7 +480,7 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 	MPI_Comm comm = MPI_COMM_NULL;
 	MPI_Comm_split(MPI_COMM_WORLD, rank < std::max(old_ranks, new_ranks) ? 0 : MPI_UNDEFINED, rank, &comm);
 	if (comm != MPI_COMM_NULL)
-		MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);  // execute() runs on it (own_communicator)
+		MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);  // execute() runs on it
 	std::unique_ptr<ShmPipeline> pipeline;
 	if (options.shm && comm != MPI_COMM_NULL)
 		pipeline = std::make_unique<ShmPipeline>(comm, plan, static_cast<std::size_t>(chunk_bytes),
@@ -505,7 +505,6 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 				ExecuteOptions execute_options;
 				execute_options.prefault_new_buffer = options.prefault;
 				execute_options.defer_local = options.kept_as_session;
-				execute_options.own_communicator = true;  // as the session's: comm is this benchmark's own
 				result = execute(comm, plan, old_buffer.data(), target.data(), element, execute_options);
 				// Every rank knows the transfers succeeded once the allreduce below says so; the session
 				// finishes the local part after its own agreement, this one at once (same work).

@@ -720,7 +720,6 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 			ExecuteOptions options;
 			options.defer_local = move.discard_old;
 			options.held = move.old_count;
-			options.own_communicator = true;  // union_comm: this session's, MPI_ERRORS_RETURN, idle
 			const ExecuteResult result = execute(union_comm, schedule, pastHalo(move, move.old_data),
 							     pastHalo(move, move.new_data), element, options);
 			moved += result.bytes_sent;

@@ -10,10 +10,11 @@
 // (docs/performance.md, "Redistribution"). Local copies are memcpy when the element type is contiguous, otherwise a
 // message to self.
 //
-// The work runs on a duplicate of the caller's communicator, with MPI_ERRORS_RETURN: its traffic cannot match any
-// message of the application, and an MPI error is returned rather than aborting. A caller whose communicator is
-// its own (the session's communicator of a reconfiguration's participants) lets it run there instead
-// (ExecuteOptions::own_communicator) and saves the duplicate's collective. The ranks first agree, in the
+// The work runs on the caller's communicator, which it hands over for the call (no other message in flight on it,
+// MPI_ERRORS_RETURN, so that an MPI error is returned rather than aborting): the session's communicator of a
+// reconfiguration's participants, made for the operation. A duplicate of it would cost a collective of its own
+// (110-210 µs with four processes on two cores, a fifth of a 10 MiB redistribution: docs/performance.md, "No
+// duplicate communicator for the session's own"). The ranks first agree, in the
 // MPI_Allgather that also tells them each other's buffers for direct copies, that every one of them can run the
 // schedule — ranks inside the communicator, buffers present for the segments they hold — so a bad schedule or a
 // missing buffer fails everywhere at once instead of leaving peers waiting. After that an error in one transfer does
@@ -618,23 +619,14 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 {
 	ExecuteResult result;
 	double start = MPI_Wtime();
-	MPI_Comm work = comm;
-	if (!options.own_communicator) {
-		result.mpi_error = MPI_Comm_dup(comm, &work);
-		if (result.mpi_error != MPI_SUCCESS)
-			return result;
-		MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);
-	}
 	auto done = [&] {
-		if (work != comm)
-			MPI_Comm_free(&work);
 		result.seconds = MPI_Wtime() - start;
 		return result;
 	};
 
 	int rank = 0, size = 0;
-	MPI_Comm_rank(work, &rank);
-	MPI_Comm_size(work, &size);
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &size);
 	MPI_Aint lb = 0, extent = 0;
 	int local = MPI_Type_get_extent(element, &lb, &extent);
 	if (local == MPI_SUCCESS)
@@ -651,7 +643,7 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 	std::stable_sort(mine.begin(), mine.end(),
 			 [](const Transfer* a, const Transfer* b) { return a->step < b->step; });
 	DirectPeers direct;
-	if (const int rc = direct.setUp(work, rank, local, old_buffer, new_buffer, isContiguous(element, extent), extent,
+	if (const int rc = direct.setUp(comm, rank, local, old_buffer, new_buffer, isContiguous(element, extent), extent,
 					schedule);
 	    rc != MPI_SUCCESS) {
 		result.mpi_error = rc;
@@ -659,7 +651,7 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 	}
 	if (options.prefault_new_buffer)
 		prefault(mine, rank, old_buffer, new_buffer, extent, options.defer_local, direct);
-	StepRunner runner(work, rank, options, element, extent, direct, result);
+	StepRunner runner(comm, rank, options, element, extent, direct, result);
 	for (std::size_t first = 0; first < mine.size();) {
 		std::size_t last = first;
 		while (last < mine.size() && mine[last]->step == mine[first]->step)

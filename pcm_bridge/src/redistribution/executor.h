@@ -29,14 +29,11 @@ struct ExecuteOptions {
 	// The elements this rank holds in old_buffer: a new buffer that is the old one may receive from other ranks
 	// past them, into room it has (keepsInPlace). INT64_MAX: it may receive nothing from others.
 	std::int64_t held = INT64_MAX;
-	// The caller hands `comm` over for the call: no other message is in flight on it, and its error handler
-	// returns errors (MPI_ERRORS_RETURN). execute() then runs on it instead of on a duplicate, whose creation is a
-	// collective of its own (110-210 µs with four processes on two cores, a fifth of a 10 MiB redistribution).
-	// Every message execute() posts has completed when it returns, failed or not, so the caller can go on using it.
-	bool own_communicator = false;
 };
 
-// Every rank of `comm` calls this with the same schedule. `old_buffer` holds this rank's elements under the old layout
+// Every rank of `comm` calls this with the same schedule, handing `comm` over for the call: no other message may be
+// in flight on it, and its error handler must return errors (MPI_ERRORS_RETURN); every message execute() posts has
+// completed when it returns, failed or not, so the caller can go on using it. `old_buffer` holds this rank's elements under the old layout
 // (may be null when it held none), `new_buffer` has room for its elements under the new layout (may be null when it
 // gets none). `element` is the MPI type of one element (a column of heat2d is a contiguous type of `rows` doubles).
 // Never writes over the elements of `old_buffer`, so a failed reconfiguration keeps the data intact. `new_buffer` may
