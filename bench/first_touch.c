@@ -13,15 +13,21 @@
  * memcpys between two touched buffers right after a third, written page by page, was given back to the kernel by
  * munmap, by MADV_DONTNEED, by MADV_FREE, had its pages moved to another address (mremap) or none of these (on some
  * VMs the first pass over memory after an unmap or a move of more than a few MiB is slow: docs/performance.md,
- * "Machines").
+ * "Machines"); together: each round times one process faulting a fresh buffer in alone, two processes each faulting
+ * one in at the same time, and two processes faulting in the two halves of one buffer of twice the size at the same
+ * time, its owner with one madvise, the other writing its half through process_vm_writev from a touched buffer of its
+ * own (as the two ends of a redistribution's direct transfer fault a receiver's new buffer: how far the machine's
+ * first touches scale over its cores).
  *
- *	build/bench/first_touch [MIB [ROUNDS [4k|huge|move|faults|giveback]]]     (default 150 MiB, 8 rounds, 4k)
+ *	build/bench/first_touch [MIB [ROUNDS [4k|huge|move|faults|giveback|together]]] (default 150 MiB, 8 rounds, 4k)
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,8 +47,6 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* `bytes` of fresh memory, on a 2 MiB boundary (the rest of the mapping is left mapped: the buffers are never
- * freed). */
 // A private anonymous mapping of `bytes`, which munmap gives back whole.
 static char *mapping(size_t bytes)
 {
@@ -54,6 +58,7 @@ static char *mapping(size_t bytes)
 	return at;
 }
 
+// `bytes` of fresh memory, on a 2 MiB boundary (the rest of the mapping is left mapped: the buffers are never freed).
 static char *fresh(size_t bytes)
 {
 	char *at = mapping(bytes + HUGE_PAGE);
@@ -150,6 +155,102 @@ static int copyAfterGivingBack(long mib, size_t bytes, long rounds)
 	return 0;
 }
 
+static void populateInChild(size_t bytes)
+{
+	populate(mapping(bytes), bytes);
+	_exit(0);
+}
+
+// Writes `bytes` from a touched buffer of its own into the fresh `buffer` of process `parent` once told to start (a
+// byte on `go`), after saying it is ready (a byte on `ready`).
+static void writeIntoParent(char *buffer, size_t bytes, pid_t parent, int ready, int go)
+{
+	char *source = mapping(bytes);
+	memset(source, 1, bytes);
+	char byte = 0;
+	if (write(ready, &byte, 1) != 1 || read(go, &byte, 1) != 1)
+		_exit(1);
+	for (size_t done = 0; done < bytes;) {  // a call may copy less than asked
+		struct iovec local = {source + done, bytes - done}, remote = {buffer + done, bytes - done};
+		const ssize_t n = process_vm_writev(parent, &local, 1, &remote, 1, 0);
+		if (n <= 0) {
+			perror("first_touch: process_vm_writev");
+			_exit(1);
+		}
+		done += (size_t)n;
+	}
+	_exit(0);
+}
+
+static pid_t forked(void)
+{
+	const pid_t child = fork();
+	if (child < 0) {
+		perror("first_touch: fork");
+		exit(1);
+	}
+	return child;
+}
+
+static int succeeded(pid_t child)
+{
+	int status = 0;
+	return waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// Every buffer is given back at the end of its round, so that each round finds the memory the one before freed: kept,
+// the later rounds would meet memory the guest has not used for a while, which on a VM that hands free memory back
+// to its host costs a host fault a page as well (the default kind's later rounds).
+static int faultsTogether(long mib, size_t bytes, long rounds)
+{
+	printf("MiB %ld a process, fresh memory faulted in (GB/s): one process alone | two at once, each its own | one "
+	       "buffer of twice the size, half by its madvise, half by another's process_vm_writev:", mib);
+	const pid_t self = getpid();
+	for (long r = 0; r < rounds; ++r) {
+		char *own = mapping(bytes);
+		const double alone = populate(own, bytes);
+		munmap(own, bytes);
+		double start = now();
+		const pid_t first = forked();
+		if (first == 0)
+			populateInChild(bytes);
+		const pid_t second = forked();
+		if (second == 0)
+			populateInChild(bytes);
+		if (!succeeded(first) || !succeeded(second))
+			return 1;
+		const double two = now() - start;
+
+		char *buffer = mapping(2 * bytes);
+		int ready[2], go[2];
+		if (pipe(ready) != 0 || pipe(go) != 0) {
+			perror("first_touch: pipe");
+			return 1;
+		}
+		const pid_t writer = forked();
+		if (writer == 0)
+			writeIntoParent(buffer + bytes, bytes, self, ready[1], go[0]);
+		char byte = 0;
+		if (read(ready[0], &byte, 1) != 1)
+			return 1;
+		start = now();
+		if (write(go[1], &byte, 1) != 1)
+			return 1;
+		populate(buffer, bytes);
+		if (!succeeded(writer) || buffer[bytes + bytes / 2] != 1)
+			return 1;
+		const double halves = now() - start;
+		munmap(buffer, 2 * bytes);
+		for (int i = 0; i < 2; ++i)
+			close(ready[i]), close(go[i]);
+		printf(" %.2f | %.2f | %.2f;", gigabytesPerSecond(bytes, alone), gigabytesPerSecond(2 * bytes, two),
+		       gigabytesPerSecond(2 * bytes, halves));
+		fflush(stdout);
+	}
+	printf("\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const long mib = argc > 1 ? atol(argv[1]) : 150;
@@ -157,8 +258,10 @@ int main(int argc, char **argv)
 	const char *kind = argc > 3 ? argv[3] : "4k";
 	const int huge = strcmp(kind, "huge") == 0, move = strcmp(kind, "move") == 0;
 	const int faults = strcmp(kind, "faults") == 0, give_back = strcmp(kind, "giveback") == 0;
-	if (mib < 1 || rounds < 1 || (!huge && !move && !faults && !give_back && strcmp(kind, "4k") != 0)) {
-		fprintf(stderr, "usage: first_touch [MIB [ROUNDS [4k|huge|move|faults|giveback]]] (positive integers)\n");
+	const int together = strcmp(kind, "together") == 0;
+	if (mib < 1 || rounds < 1 || (!huge && !move && !faults && !give_back && !together && strcmp(kind, "4k") != 0)) {
+		fprintf(stderr, "usage: first_touch [MIB [ROUNDS [4k|huge|move|faults|giveback|together]]] (positive "
+				"integers)\n");
 		return 2;
 	}
 	const size_t bytes = (size_t)mib << 20;
@@ -166,6 +269,8 @@ int main(int argc, char **argv)
 		return firstTouches(mib, bytes, rounds);
 	if (give_back)
 		return copyAfterGivingBack(mib, bytes, rounds);
+	if (together)
+		return faultsTogether(mib, bytes, rounds);
 	if (move)
 		printf("MiB %ld, moving a filled buffer's pages into a fresh one, against faulting it in + memcpy:", mib);
 	else
