@@ -17,11 +17,16 @@
  * one in at the same time, and two processes faulting in the two halves of one buffer of twice the size at the same
  * time, its owner with one madvise, the other writing its half through process_vm_writev from a touched buffer of its
  * own (as the two ends of a redistribution's direct transfer fault a receiver's new buffer: how far the machine's
- * first touches scale over its cores).
+ * first touches scale over its cores); adopt: each round times taking over pages another process wrote into shared
+ * memory (a memfd of its own, mapped through /proc/<pid>/fd/<fd> with MAP_POPULATE: the pages are already there) against
+ * what a redistribution does with private memory, faulting a fresh buffer in and copying the other's data into it
+ * with process_vm_readv.
  *
- *	build/bench/first_touch [MIB [ROUNDS [4k|huge|move|faults|giveback|together]]] (default 150 MiB, 8 rounds, 4k)
+ *	build/bench/first_touch [MIB [ROUNDS [4k|huge|move|faults|giveback|together|adopt]]]
+ *	    (default 150 MiB, 8 rounds, 4k)
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +256,89 @@ static int faultsTogether(long mib, size_t bytes, long rounds)
 	return 0;
 }
 
+// Faults in and fills with ones `bytes` of a memfd and of private memory, sends the memfd's descriptor number, both
+// addresses and the nanoseconds each took to fault in over `ready`, and waits for a byte on `go` (the parent has done with them) before it exits.
+static void holdData(size_t bytes, int ready, int go)
+{
+	const int fd = memfd_create("first_touch", 0);
+	char *shared = fd < 0 || ftruncate(fd, (off_t)bytes) != 0
+			       ? MAP_FAILED
+			       : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (shared == MAP_FAILED) {
+		perror("first_touch: memfd");
+		_exit(1);
+	}
+	char *private = mapping(bytes);
+	const double populating_shared = populate(shared, bytes), populating_private = populate(private, bytes);
+	memset(shared, 1, bytes);
+	memset(private, 1, bytes);
+	const long words[5] = {fd, (long)shared, (long)private, (long)(populating_shared * 1e9),
+			       (long)(populating_private * 1e9)};
+	char byte = 0;
+	if (write(ready, words, sizeof words) != (ssize_t)sizeof words || read(go, &byte, 1) != 1)
+		_exit(1);
+	_exit(0);
+}
+
+static int adoptPages(long mib, size_t bytes, long rounds)
+{
+	printf("MiB %ld, another process's data into this one (GB/s): its shared pages mapped with MAP_POPULATE | a "
+	       "fresh buffer faulted in with one madvise, then process_vm_readv; and what the other paid to fault its "
+	       "memory in first (GB/s): shared | private:", mib);
+	for (long r = 0; r < rounds; ++r) {
+		int ready[2], go[2];
+		if (pipe(ready) != 0 || pipe(go) != 0) {
+			perror("first_touch: pipe");
+			return 1;
+		}
+		const pid_t holder = forked();
+		if (holder == 0)
+			holdData(bytes, ready[1], go[0]);
+		long words[5] = {0, 0, 0, 0, 0};
+		if (read(ready[0], words, sizeof words) != (ssize_t)sizeof words)
+			return 1;
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/fd/%ld", (int)holder, words[0]);
+		double start = now();
+		const int fd = open(path, O_RDWR);
+		char *adopted = fd < 0 ? MAP_FAILED
+				       : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+		if (adopted == MAP_FAILED) {
+			perror("first_touch: mapping the other's memfd");
+			return 1;
+		}
+		const double adopting = now() - start;
+		char *copy = mapping(bytes);
+		start = now();
+		populate(copy, bytes);
+		struct iovec local = {copy, bytes}, remote = {(void *)words[2], bytes};
+		for (size_t done = 0; done < bytes;) {  // a call may copy less than asked
+			const ssize_t n = process_vm_readv(holder, &local, 1, &remote, 1, 0);
+			if (n <= 0) {
+				perror("first_touch: process_vm_readv");
+				return 1;
+			}
+			done += (size_t)n;
+			local = (struct iovec){copy + done, bytes - done};
+			remote = (struct iovec){(char *)words[2] + done, bytes - done};
+		}
+		const double copying = now() - start;
+		const char byte = 0;
+		if (adopted[bytes / 2] != 1 || copy[bytes / 2] != 1 || write(go[1], &byte, 1) != 1 || !succeeded(holder))
+			return 1;
+		munmap(adopted, bytes);
+		munmap(copy, bytes);
+		close(fd);
+		for (int i = 0; i < 2; ++i)
+			close(ready[i]), close(go[i]);
+		printf(" %.2f | %.2f; %.2f | %.2f;", gigabytesPerSecond(bytes, adopting), gigabytesPerSecond(bytes, copying),
+		       gigabytesPerSecond(bytes, (double)words[3] * 1e-9), gigabytesPerSecond(bytes, (double)words[4] * 1e-9));
+		fflush(stdout);
+	}
+	printf("\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const long mib = argc > 1 ? atol(argv[1]) : 150;
@@ -258,10 +346,11 @@ int main(int argc, char **argv)
 	const char *kind = argc > 3 ? argv[3] : "4k";
 	const int huge = strcmp(kind, "huge") == 0, move = strcmp(kind, "move") == 0;
 	const int faults = strcmp(kind, "faults") == 0, give_back = strcmp(kind, "giveback") == 0;
-	const int together = strcmp(kind, "together") == 0;
-	if (mib < 1 || rounds < 1 || (!huge && !move && !faults && !give_back && !together && strcmp(kind, "4k") != 0)) {
-		fprintf(stderr, "usage: first_touch [MIB [ROUNDS [4k|huge|move|faults|giveback|together]]] (positive "
-				"integers)\n");
+	const int together = strcmp(kind, "together") == 0, adopt = strcmp(kind, "adopt") == 0;
+	if (mib < 1 || rounds < 1 ||
+	    (!huge && !move && !faults && !give_back && !together && !adopt && strcmp(kind, "4k") != 0)) {
+		fprintf(stderr, "usage: first_touch [MIB [ROUNDS [4k|huge|move|faults|giveback|together|adopt]]] "
+				"(positive integers)\n");
 		return 2;
 	}
 	const size_t bytes = (size_t)mib << 20;
@@ -271,6 +360,8 @@ int main(int argc, char **argv)
 		return copyAfterGivingBack(mib, bytes, rounds);
 	if (together)
 		return faultsTogether(mib, bytes, rounds);
+	if (adopt)
+		return adoptPages(mib, bytes, rounds);
 	if (move)
 		printf("MiB %ld, moving a filled buffer's pages into a fresh one, against faulting it in + memcpy:", mib);
 	else
