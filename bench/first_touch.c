@@ -18,9 +18,9 @@
  * time, its owner with one madvise, the other writing its half through process_vm_writev from a touched buffer of its
  * own (as the two ends of a redistribution's direct transfer fault a receiver's new buffer: how far the machine's
  * first touches scale over its cores); adopt: each round times taking over pages another process wrote into shared
- * memory (a memfd of its own, mapped through /proc/<pid>/fd/<fd> with MAP_POPULATE: the pages are already there) against
- * what a redistribution does with private memory, faulting a fresh buffer in and copying the other's data into it
- * with process_vm_readv.
+ * memory (a memfd of its own, mapped through /proc/<pid>/fd/<fd> with MAP_POPULATE: the pages are already there)
+ * against what a redistribution does with private memory, faulting a fresh buffer in and copying the other's data
+ * into it with process_vm_readv, and what the other process paid to fault in its shared and its private memory.
  *
  *	build/bench/first_touch [MIB [ROUNDS [4k|huge|move|faults|giveback|together|adopt]]]
  *	    (default 150 MiB, 8 rounds, 4k)
@@ -257,7 +257,8 @@ static int faultsTogether(long mib, size_t bytes, long rounds)
 }
 
 // Faults in and fills with ones `bytes` of a memfd and of private memory, sends the memfd's descriptor number, both
-// addresses and the nanoseconds each took to fault in over `ready`, and waits for a byte on `go` (the parent has done with them) before it exits.
+// addresses and the nanoseconds each took to fault in over `ready`, and waits for a byte on `go` (the parent has done
+// with them) before it exits.
 static void holdData(size_t bytes, int ready, int go)
 {
 	const int fd = memfd_create("first_touch", 0);
