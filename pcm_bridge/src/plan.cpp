@@ -60,6 +60,12 @@ void groupSurvivors(const std::vector<int> &active, int survivors, std::vector<i
 
 } // namespace
 
+std::string processCount(std::size_t count, const char *kind)
+{
+	return std::to_string(count) + (kind ? std::string(" ") + kind : std::string()) +
+	       (count == 1 ? " process" : " processes");
+}
+
 std::string makePlan(const Command &command, const Membership &membership, Plan &plan)
 {
 	plan.op = Operation::none;
@@ -78,7 +84,7 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 	case Operation::split: {
 		const auto free = spares(membership, command.node);
 		if (static_cast<int>(free.size()) < command.count)
-			return what + ": only " + std::to_string(free.size()) + " spare processes" +
+			return what + ": only " + processCount(free.size(), "spare") +
 			       (command.node.empty() ? std::string() : " on node '" + command.node + "'");
 		plan.joiners.assign(free.begin(), free.begin() + command.count);
 		plan.after = interleave(membership.active, plan.joiners);
@@ -86,7 +92,7 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 	}
 	case Operation::merge:
 		if (command.count >= active)
-			return what + ": only " + std::to_string(active) + " active processes";
+			return what + ": only " + processCount(static_cast<std::size_t>(active), "active");
 		if (membership.reusable) {
 			groupSurvivors(membership.active, active - command.count, plan.after, plan.leavers);
 		} else {
@@ -105,10 +111,10 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 			    (command.node.empty() || membership.node[w] != command.node))
 				sources.push_back(w);
 		if (static_cast<int>(sources.size()) < command.count)
-			return what + ": only " + std::to_string(sources.size()) + " active processes off node '" +
+			return what + ": only " + processCount(sources.size(), "active") + " off node '" +
 			       command.node + "'";
 		if (static_cast<int>(free.size()) < command.count)
-			return what + ": only " + std::to_string(free.size()) + " spare processes" +
+			return what + ": only " + processCount(free.size(), "spare") +
 			       (command.node.empty() ? std::string() : " on node '" + command.node + "'");
 		for (int i = 0; i < command.count; ++i) {
 			auto slot = std::find(plan.after.begin(), plan.after.end(), sources[i]);
@@ -121,7 +127,7 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 	}
 	if (!command.weights.empty() && command.weights.size() != plan.after.size())
 		return what + ": " + std::to_string(command.weights.size()) + " weights for " +
-		       std::to_string(plan.after.size()) + " processes";
+		       processCount(plan.after.size());
 	// A migration moves blocks unchanged unless told otherwise; a split or merge rebalances.
 	plan.weights = !command.weights.empty() ? command.weights
 		       : command.op == Operation::migrate ? membership.weights

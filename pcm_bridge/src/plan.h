@@ -50,6 +50,10 @@ struct Plan {
 	std::vector<std::int64_t> weights;  // per slot of `after`; empty = equal shares
 };
 
+// "1 process", "3 spare processes": a count of processes for the bridge's messages, `kind` ("spare", "active") or
+// nothing before the noun.
+std::string processCount(std::size_t count, const char *kind = nullptr);
+
 // The plan of `command` on `membership`, or one line saying why it cannot be done (then `plan.op` is none).
 std::string makePlan(const Command &command, const Membership &membership, Plan &plan);
 

@@ -353,8 +353,7 @@ bool Session::joining() const
 void Session::fail(const std::string &why, bool print)
 {
 	error_ = std::string(operationName(plan_.op)) + " at iteration " + std::to_string(plan_.iteration) +
-		 " failed: " + why + "; continuing with " + std::to_string(membership_.active.size()) +
-		 " processes";
+		 " failed: " + why + "; continuing with " + processCount(membership_.active.size());
 	if (print)
 		std::fprintf(stderr, "malleo-pcm: %s\n", error_.c_str());
 	// Only the coordinator that took an agent's command for this probe sends anything.

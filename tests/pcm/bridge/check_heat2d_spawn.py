@@ -92,7 +92,7 @@ def check_background(opts, grid):
     # --pace changes how long an iteration lasts, not what it computes.
     problems = check_run(proc, pcm_launch.static_checksum(opts.mpi, [opts.program] + long_grid[:-2]), 3, ['split'],
                          [r"^malleo-pcm: merge at iteration 3 failed: busy: the split of iteration 2 is still starting "
-                          r"its processes; continuing with 1 processes$"])
+                          r"its processes; continuing with 1 process$"])
     found = BACKGROUND.findall(proc.stderr)
     done = pcm_launch.completed_operations(proc)
     if len(found) != 1 or int(found[0][2]) < 2 or int(found[0][0]) != 2 + int(found[0][2]) or \
@@ -108,7 +108,7 @@ def check_background(opts, grid):
     proc = pcm_launch.run(opts.mpi, 1, [opts.program] + short_grid, env)
     problems = check_run(proc, pcm_launch.static_checksum(opts.mpi, [opts.program] + short_grid), 1, [],
                          [r"^malleo-pcm: split at iteration 1 failed: the run ended while its new processes were "
-                          r"starting; continuing with 1 processes$"])
+                          r"starting; continuing with 1 process$"])
     print(f'{"ok" if not problems else "FAIL"}: a run that ends while its processes start')
     if problems:
         failures.append('ended while starting: ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
@@ -226,10 +226,10 @@ def main():
         cases = [
             ('forced spawn failure', 'split@4:2/n2,split@9:1/n2', 'spawn@4', 2, ['split'],
              [r"^malleo-pcm: split at iteration 4 failed: spawning 2 processes on node 'n2' failed: "
-              r"injected spawn fault; continuing with 1 processes$"]),
+              r"injected spawn fault; continuing with 1 process$"]),
             ('undescribed node', 'split@4:1/n7,merge@9:1', '', 1, [],
              [r"split at iteration 4 failed: split of 1: no node 'n7' in MALLEO_NODES \(n1, n2\); continuing "
-              r"with 1 processes$", r"merge at iteration 9 failed: merge of 1: only 1 active processes"]),
+              r"with 1 process$", r"merge at iteration 9 failed: merge of 1: only 1 active process"]),
         ]
         for name, force, fault, final, ops, lines in cases:
             env = dict(base_env(), MALLEO_FORCE=force, MALLEO_PCM_VERBOSE=1)

@@ -95,9 +95,9 @@ TEST_CASE("split puts spare processes after the ones whose blocks they share; me
 	applyPlan(plan, m);
 	CHECK(m.state[1] == ProcessState::left);  // a process that left is never activated again
 
-	CHECK_FALSE(makePlan({Operation::merge, 5, 1, "", {}}, m, plan).empty());
+	CHECK(makePlan({Operation::merge, 5, 1, "", {}}, m, plan) == "merge of 1: only 1 active process");
 	CHECK(plan.op == Operation::none);
-	CHECK_FALSE(makePlan({Operation::split, 6, 2, "", {}}, m, plan).empty());
+	CHECK(makePlan({Operation::split, 6, 2, "", {}}, m, plan) == "split of 2: only 1 spare process");
 	REQUIRE(makePlan({Operation::split, 7, 1, "", {}}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{5});
 }
