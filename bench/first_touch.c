@@ -187,6 +187,21 @@ static void writeIntoParent(char *buffer, size_t bytes, pid_t parent, int ready,
 	_exit(0);
 }
 
+// Two pipes between this process and a child: the child says it is ready on one, is told to go on the other.
+static void openPipes(int ready[2], int go[2])
+{
+	if (pipe(ready) != 0 || pipe(go) != 0) {
+		perror("first_touch: pipe");
+		exit(1);
+	}
+}
+
+static void closePipes(int ready[2], int go[2])
+{
+	for (int i = 0; i < 2; ++i)
+		close(ready[i]), close(go[i]);
+}
+
 static pid_t forked(void)
 {
 	const pid_t child = fork();
@@ -228,10 +243,7 @@ static int faultsTogether(long mib, size_t bytes, long rounds)
 
 		char *buffer = mapping(2 * bytes);
 		int ready[2], go[2];
-		if (pipe(ready) != 0 || pipe(go) != 0) {
-			perror("first_touch: pipe");
-			return 1;
-		}
+		openPipes(ready, go);
 		const pid_t writer = forked();
 		if (writer == 0)
 			writeIntoParent(buffer + bytes, bytes, self, ready[1], go[0]);
@@ -246,8 +258,7 @@ static int faultsTogether(long mib, size_t bytes, long rounds)
 			return 1;
 		const double halves = now() - start;
 		munmap(buffer, 2 * bytes);
-		for (int i = 0; i < 2; ++i)
-			close(ready[i]), close(go[i]);
+		closePipes(ready, go);
 		printf(" %.2f | %.2f | %.2f;", gigabytesPerSecond(bytes, alone), gigabytesPerSecond(2 * bytes, two),
 		       gigabytesPerSecond(2 * bytes, halves));
 		fflush(stdout);
@@ -288,10 +299,7 @@ static int adoptPages(long mib, size_t bytes, long rounds)
 	       "memory in first (GB/s): shared | private:", mib);
 	for (long r = 0; r < rounds; ++r) {
 		int ready[2], go[2];
-		if (pipe(ready) != 0 || pipe(go) != 0) {
-			perror("first_touch: pipe");
-			return 1;
-		}
+		openPipes(ready, go);
 		const pid_t holder = forked();
 		if (holder == 0)
 			holdData(bytes, ready[1], go[0]);
@@ -330,8 +338,7 @@ static int adoptPages(long mib, size_t bytes, long rounds)
 		munmap(adopted, bytes);
 		munmap(copy, bytes);
 		close(fd);
-		for (int i = 0; i < 2; ++i)
-			close(ready[i]), close(go[i]);
+		closePipes(ready, go);
 		printf(" %.2f | %.2f; %.2f | %.2f;", gigabytesPerSecond(bytes, adopting), gigabytesPerSecond(bytes, copying),
 		       gigabytesPerSecond(bytes, (double)words[3] * 1e-9), gigabytesPerSecond(bytes, (double)words[4] * 1e-9));
 		fflush(stdout);

@@ -16,7 +16,7 @@
 //	    [--repeats 5] [--column-doubles 1024] [--distribution block1d|block_cyclic1d] [--block 8]
 //	    [--huge-pages none|old|new|all] [--new-buffer touched|session|calloc|calloc-advised|huge|huge-zeroed]
 //	    [--prefault on|off]
-//	    [--chunk-mb 0] [--method executor|shm] [--kept copied|as-session] [--placement cpp|c|identity]
+//	    [--chunk-mb 0] [--method executor|shm|adopt] [--kept copied|as-session] [--placement cpp|c|identity]
 //
 // Options:
 //   --sizes-mb        array sizes in MiB
@@ -41,7 +41,11 @@
 //   --chunk-mb        cut every transfer between ranks into messages of at most this many MiB (0: whole)
 //   --method          executor (the bridge's) or shm: the bandwidth experiment's same-node alternative, a pipeline
 //                     through an MPI shared-memory window (sender copies a chunk in, receiver copies it out),
-//                     block1d only (docs/performance.md, "Redistribution")
+//                     block1d only (docs/performance.md, "Redistribution"); or adopt, what taking pages over would
+//                     give (docs/performance.md, "Pages taken over instead of faulted in"): every old block lives in
+//                     a memfd of its process, and each run maps a fresh new block together from the holders' pages
+//                     (MAP_FIXED | MAP_SHARED | MAP_POPULATE through /proc/<pid>/fd, opened before the runs), copying
+//                     nothing; block1d with whole-page elements on one node; --new-buffer and --prefault do not apply
 //   --kept            copied (the default): every rank copies the elements it keeps into its new buffer; as-session:
 //                     as the bridge's session does for the C++ API, a rank whose new elements are the first it holds
 //                     keeps them in its old buffer (no new buffer, nothing copied), and the others move the pages of
@@ -65,6 +69,8 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -178,10 +184,35 @@ public:
 			madvise(data_, (bytes + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);
 		std::memset(data_, fill, bytes);
 	}
+	// In a memfd of its own, mapped shared, so that other processes can map its pages (--method adopt).
+	Buffer(std::size_t bytes, char fill) : bytes_(bytes)
+	{
+		if (bytes == 0)
+			return;
+		fd_ = memfd_create("pcm_redistribution", MFD_CLOEXEC);
+		void* at = fd_ < 0 || ftruncate(fd_, static_cast<off_t>(bytes)) != 0
+				   ? MAP_FAILED
+				   : mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+		if (at == MAP_FAILED) {
+			std::perror("pcm_redistribution: a memfd for the old block");
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		data_ = static_cast<char*>(at);
+		std::memset(data_, fill, bytes);
+	}
 	Buffer(const Buffer&) = delete;
 	Buffer& operator=(const Buffer&) = delete;
-	~Buffer() { std::free(data_); }
+	~Buffer()
+	{
+		if (fd_ < 0) {
+			std::free(data_);
+			return;
+		}
+		munmap(data_, bytes_);
+		close(fd_);
+	}
 	char* data() const { return data_; }
+	int fd() const { return fd_; }
 	// Frees the buffer and allocates it again without touching it (but for huge-zeroed's memset), as a
 	// reconfiguration's new buffer is: `how` is one of --new-buffer's values other than touched.
 	void renew(const std::string& how)
@@ -216,6 +247,86 @@ public:
 private:
 	char* data_ = nullptr;
 	std::size_t bytes_ = 0;
+	int fd_ = -1;  // the memfd of a shared buffer
+};
+
+// --method adopt: each rank's new block mapped together from the pages of the memfds that hold the old blocks. The
+// holders' descriptors are opened once, through /proc/<pid>/fd, before the runs (a real implementation would keep
+// them too); each run maps a fresh block and then every piece of it over that, populated, and copies nothing.
+class Adoption
+{
+public:
+	Adoption(MPI_Comm comm, const Schedule& plan, const Buffer& old_buffer, std::size_t element_bytes)
+	    : plan_(plan), element_bytes_(element_bytes)
+	{
+		MPI_Comm_rank(comm, &rank_);
+		int size = 0;
+		MPI_Comm_size(comm, &size);
+		const long mine[2] = {static_cast<long>(getpid()), static_cast<long>(old_buffer.fd())};
+		std::vector<long> all(2 * static_cast<std::size_t>(size));
+		MPI_Allgather(mine, 2, MPI_LONG, all.data(), 2, MPI_LONG, comm);
+		const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+		for (const Transfer& t : plan.transfers) {
+			if (t.to != rank_)
+				continue;
+			if (t.source.size() != 1 || t.destination.size() != 1 || element_bytes % page != 0) {
+				std::fprintf(stderr, "pcm_redistribution: --method adopt needs block1d and elements of "
+						     "whole pages\n");
+				MPI_Abort(MPI_COMM_WORLD, 2);
+			}
+			if (holders_.count(t.from))
+				continue;
+			char path[64];
+			std::snprintf(path, sizeof path, "/proc/%ld/fd/%ld", all[2 * static_cast<std::size_t>(t.from)],
+				      all[2 * static_cast<std::size_t>(t.from) + 1]);
+			const int fd = open(path, O_RDWR | O_CLOEXEC);
+			if (fd < 0) {
+				std::fprintf(stderr, "pcm_redistribution: --method adopt: %s: %s\n", path,
+					     std::strerror(errno));
+				MPI_Abort(MPI_COMM_WORLD, 1);
+			}
+			holders_[t.from] = fd;
+		}
+	}
+	~Adoption()
+	{
+		for (auto [rank, fd] : holders_)
+			close(fd);
+	}
+
+	// A new block of `bytes` made of the holders' pages; the bytes of the pieces that came from other ranks are
+	// added to `moved`.
+	char* run(std::size_t bytes, std::int64_t& moved) const
+	{
+		if (bytes == 0)
+			return nullptr;
+		void* block = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (block == MAP_FAILED)
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		for (const Transfer& t : plan_.transfers) {
+			if (t.to != rank_)
+				continue;
+			const std::size_t length = static_cast<std::size_t>(t.source[0].count) * element_bytes_;
+			char* at = static_cast<char*>(block) +
+				   static_cast<std::size_t>(t.destination[0].offset) * element_bytes_;
+			const auto offset =
+			    static_cast<off_t>(static_cast<std::size_t>(t.source[0].offset) * element_bytes_);
+			if (mmap(at, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE,
+				 holders_.at(t.from), offset) == MAP_FAILED) {
+				std::perror("pcm_redistribution: --method adopt: mapping a holder's pages");
+				MPI_Abort(MPI_COMM_WORLD, 1);
+			}
+			if (t.from != rank_)
+				moved += static_cast<std::int64_t>(length);
+		}
+		return static_cast<char*>(block);
+	}
+
+private:
+	const Schedule& plan_;
+	std::size_t element_bytes_;
+	int rank_ = 0;
+	std::map<int, int> holders_;  // rank -> this process's descriptor of its memfd
 };
 
 // The same transfers, those between ranks cut into messages of at most `chunk` elements (same step, in order, so
@@ -421,6 +532,7 @@ struct Options {
 	bool huge_old = false, huge_new = false, huge_copy = false;
 	double chunk_mb = 0;
 	bool shm = false;
+	bool adopt = false;
 	std::string new_buffer = "touched";
 	bool prefault = true;
 	bool kept_as_session = false;
@@ -447,7 +559,10 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 		return slot >= 0 ? static_cast<std::size_t>(localCount(layout, slot)) * static_cast<std::size_t>(element_bytes)
 				 : 0;
 	};
-	Buffer old_buffer(bytes(from), options.huge_old, 1), new_buffer(bytes(to), options.huge_new, 0);
+	auto old_storage = options.adopt ? std::make_unique<Buffer>(bytes(from), char{1})
+					 : std::make_unique<Buffer>(bytes(from), options.huge_old, 1);
+	Buffer& old_buffer = *old_storage;
+	Buffer new_buffer(options.adopt ? 0 : bytes(to), options.huge_new, 0);
 	// block1d: each element's bytes say its global index, so the result can be checked after the last run (the
 	// executor's correctness is tested elsewhere; this guards the experimental variants). The new buffer is cleared
 	// or allocated afresh before that run; only --new-buffer huge and session may get back a block still holding old
@@ -470,7 +585,8 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 		fillOld();
 	// --kept as-session: this rank's new buffer is its old one when it keeps the start of its block and gets
 	// nothing else.
-	const bool in_place = options.kept_as_session && old_buffer.size() && new_buffer.size() && keepsInPlace(plan, rank);
+	const bool in_place = options.kept_as_session && !options.adopt && old_buffer.size() && new_buffer.size() &&
+			      keepsInPlace(plan, rank);
 	Buffer& target = in_place ? old_buffer : new_buffer;
 	std::size_t array_bytes = static_cast<std::size_t>(elements) * static_cast<std::size_t>(element_bytes);
 	Buffer copy_from(rank == 0 ? array_bytes : 0, options.huge_copy, 1);
@@ -485,6 +601,11 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 	if (options.shm && comm != MPI_COMM_NULL)
 		pipeline = std::make_unique<ShmPipeline>(comm, plan, static_cast<std::size_t>(chunk_bytes),
 							 static_cast<std::size_t>(element_bytes));
+	std::unique_ptr<Adoption> adoption;
+	if (options.adopt && comm != MPI_COMM_NULL)
+		adoption = std::make_unique<Adoption>(comm, plan, old_buffer, static_cast<std::size_t>(element_bytes));
+	char* adopted = nullptr;  // the last run's block under --method adopt
+	const std::size_t adopted_bytes = bytes(to);
 	std::vector<double> times, copies, fresh_copies;
 	double moved = 0;
 	for (int r = 0; r < repeats + 1; ++r) {	 // the first run warms up and is not counted
@@ -496,7 +617,11 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 			if (options.new_buffer != "touched" && !in_place)
 				new_buffer.renew(options.new_buffer);
 			ExecuteResult result;
-			if (pipeline) {
+			if (adoption) {
+				if (adopted)
+					munmap(adopted, adopted_bytes);
+				adopted = adoption->run(adopted_bytes, result.bytes_sent);
+			} else if (pipeline) {
 				pipeline->run(old_buffer.data(), new_buffer.data());
 				for (const Transfer& t : plan.transfers)
 					if (t.from == rank && t.to != rank)
@@ -568,9 +693,10 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 	pipeline.reset();
 	if (checkable && comm != MPI_COMM_NULL) {
 		const auto size = static_cast<std::size_t>(element_bytes);
-		for (std::size_t k = 0; k < new_buffer.size() / size; ++k) {
+		const char* result = adoption ? adopted : target.data();
+		for (std::size_t k = 0; k < (adoption ? adopted_bytes : new_buffer.size()) / size; ++k) {
 			const char expected = pattern(firstElement(to) + static_cast<std::int64_t>(k));
-			const char* element = target.data() + k * size;
+			const char* element = result + k * size;
 			if (element[0] != expected || element[size / 2] != expected || element[size - 1] != expected) {
 				std::fprintf(stderr, "pcm_redistribution: rank %d: element %zu of the new buffer is wrong\n",
 					     rank, k);
@@ -578,6 +704,9 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 			}
 		}
 	}
+	if (adopted)
+		munmap(adopted, adopted_bytes);
+	adoption.reset();
 	if (comm != MPI_COMM_NULL)
 		MPI_Comm_free(&comm);
 	return {times.empty() ? 0 : median(times), moved, copies.empty() ? 0 : median(copies),
@@ -623,8 +752,10 @@ int main(int argc, char** argv)
 	    ->check(CLI::Range(0.0, 1e6));
 	app.add_option("--new-buffer", options.new_buffer, "touched, session, calloc, calloc-advised, huge or huge-zeroed")
 	    ->check(CLI::IsMember({"touched", "session", "calloc", "calloc-advised", "huge", "huge-zeroed"}));
-	app.add_option("--method", method, "executor or shm (shared-memory pipeline, block1d)")
-	    ->check(CLI::IsMember({"executor", "shm"}));
+	app.add_option("--method", method,
+		       "executor, shm (shared-memory pipeline, block1d) or adopt (new blocks mapped from the old "
+		       "blocks' pages)")
+	    ->check(CLI::IsMember({"executor", "shm", "adopt"}));
 	std::string prefault = "on";
 	app.add_option("--prefault", prefault, "on (the bridge's way) or off: the executor faults the new buffer in first")
 	    ->check(CLI::IsMember({"on", "off"}));
@@ -645,6 +776,7 @@ int main(int argc, char** argv)
 	    distribution_text == "block1d" ? Distribution::block1d : Distribution::block_cyclic1d;
 	options.block = block;
 	options.shm = method == "shm";
+	options.adopt = method == "adopt";
 	options.prefault = prefault == "on";
 	options.kept_as_session = kept == "as-session";
 	options.placement = placement == "cpp" ? SlotPlacement::cpp
@@ -656,6 +788,13 @@ int main(int argc, char** argv)
 	if (options.shm && (options.distribution != Distribution::block1d || options.chunk_mb <= 0)) {
 		if (rank == 0)
 			std::fprintf(stderr, "pcm_redistribution: --method shm needs --distribution block1d and --chunk-mb\n");
+		MPI_Finalize();
+		return 2;
+	}
+
+	if (options.adopt && options.distribution != Distribution::block1d) {
+		if (rank == 0)
+			std::fprintf(stderr, "pcm_redistribution: --method adopt needs --distribution block1d\n");
 		MPI_Finalize();
 		return 2;
 	}
