@@ -229,7 +229,8 @@ def main():
               r"injected spawn fault; continuing with 1 process$"]),
             ('undescribed node', 'split@4:1/n7,merge@9:1', '', 1, [],
              [r"split at iteration 4 failed: split of 1: no node 'n7' in MALLEO_NODES \(n1, n2\); continuing "
-              r"with 1 process$", r"merge at iteration 9 failed: merge of 1: only 1 active process"]),
+              r"with 1 process$",
+              r"merge at iteration 9 failed: merge of 1: only 1 active process; continuing with 1 process$"]),
         ]
         for name, force, fault, final, ops, lines in cases:
             env = dict(base_env(), MALLEO_FORCE=force, MALLEO_PCM_VERBOSE=1)
