@@ -160,6 +160,24 @@ static int copyAfterGivingBack(long mib, size_t bytes, long rounds)
 	return 0;
 }
 
+// Copies `bytes` between `local` in this process and `remote` in process `pid` with `call` (process_vm_readv or
+// process_vm_writev), in as many calls as it takes: one may copy less than asked. 0, or 1 after saying why.
+static int copyWith(ssize_t (*call)(pid_t, const struct iovec *, unsigned long, const struct iovec *, unsigned long,
+				    unsigned long),
+		    pid_t pid, char *local, char *remote, size_t bytes)
+{
+	for (size_t done = 0; done < bytes;) {
+		const struct iovec here = {local + done, bytes - done}, there = {remote + done, bytes - done};
+		const ssize_t n = call(pid, &here, 1, &there, 1, 0);
+		if (n <= 0) {
+			perror("first_touch: copying between processes");
+			return 1;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
 static void populateInChild(size_t bytes)
 {
 	populate(mapping(bytes), bytes);
@@ -175,16 +193,7 @@ static void writeIntoParent(char *buffer, size_t bytes, pid_t parent, int ready,
 	char byte = 0;
 	if (write(ready, &byte, 1) != 1 || read(go, &byte, 1) != 1)
 		_exit(1);
-	for (size_t done = 0; done < bytes;) {  // a call may copy less than asked
-		struct iovec local = {source + done, bytes - done}, remote = {buffer + done, bytes - done};
-		const ssize_t n = process_vm_writev(parent, &local, 1, &remote, 1, 0);
-		if (n <= 0) {
-			perror("first_touch: process_vm_writev");
-			_exit(1);
-		}
-		done += (size_t)n;
-	}
-	_exit(0);
+	_exit(copyWith(process_vm_writev, parent, source, buffer, bytes));
 }
 
 // Two pipes between this process and a child: the child says it is ready on one, is told to go on the other.
@@ -320,17 +329,8 @@ static int adoptPages(long mib, size_t bytes, long rounds)
 		char *copy = mapping(bytes);
 		start = now();
 		populate(copy, bytes);
-		struct iovec local = {copy, bytes}, remote = {(void *)words[2], bytes};
-		for (size_t done = 0; done < bytes;) {  // a call may copy less than asked
-			const ssize_t n = process_vm_readv(holder, &local, 1, &remote, 1, 0);
-			if (n <= 0) {
-				perror("first_touch: process_vm_readv");
-				return 1;
-			}
-			done += (size_t)n;
-			local = (struct iovec){copy + done, bytes - done};
-			remote = (struct iovec){(char *)words[2] + done, bytes - done};
-		}
+		if (copyWith(process_vm_readv, holder, copy, (char *)words[2], bytes) != 0)
+			return 1;
 		const double copying = now() - start;
 		const char byte = 0;
 		if (adopted[bytes / 2] != 1 || copy[bytes / 2] != 1 || write(go[1], &byte, 1) != 1 || !succeeded(holder))

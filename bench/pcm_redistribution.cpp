@@ -45,7 +45,8 @@
 //                     give (docs/performance.md, "Pages taken over instead of faulted in"): every old block lives in
 //                     a memfd of its process, and each run maps a fresh new block together from the holders' pages
 //                     (MAP_FIXED | MAP_SHARED | MAP_POPULATE through /proc/<pid>/fd, opened before the runs), copying
-//                     nothing; block1d with whole-page elements on one node; --new-buffer and --prefault do not apply
+//                     nothing; block1d with whole-page elements on one node; --new-buffer, --prefault and --kept do
+//                     not apply
 //   --kept            copied (the default): every rank copies the elements it keeps into its new buffer; as-session:
 //                     as the bridge's session does for the C++ API, a rank whose new elements are the first it holds
 //                     keeps them in its old buffer (no new buffer, nothing copied), and the others move the pages of
@@ -167,10 +168,15 @@ int slotOf(const Layout& layout, int rank)
 class Buffer
 {
 public:
-	Buffer(std::size_t bytes, bool huge, char fill) : bytes_(bytes)
+	// `shared`: in a memfd of its own, mapped shared, so that other processes can map its pages (--method adopt).
+	Buffer(std::size_t bytes, bool huge, char fill, bool shared = false) : bytes_(bytes)
 	{
 		if (bytes == 0)
 			return;
+		if (shared) {
+			share(fill);
+			return;
+		}
 		constexpr std::size_t kHuge = 2u << 20;
 		const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 		// On a page, as the session's buffers are (allocateBlock), so that kept elements can move by pages.
@@ -182,22 +188,6 @@ public:
 		}
 		if (huge)
 			madvise(data_, (bytes + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);
-		std::memset(data_, fill, bytes);
-	}
-	// In a memfd of its own, mapped shared, so that other processes can map its pages (--method adopt).
-	Buffer(std::size_t bytes, char fill) : bytes_(bytes)
-	{
-		if (bytes == 0)
-			return;
-		fd_ = memfd_create("pcm_redistribution", MFD_CLOEXEC);
-		void* at = fd_ < 0 || ftruncate(fd_, static_cast<off_t>(bytes)) != 0
-				   ? MAP_FAILED
-				   : mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-		if (at == MAP_FAILED) {
-			std::perror("pcm_redistribution: a memfd for the old block");
-			MPI_Abort(MPI_COMM_WORLD, 1);
-		}
-		data_ = static_cast<char*>(at);
 		std::memset(data_, fill, bytes);
 	}
 	Buffer(const Buffer&) = delete;
@@ -245,6 +235,20 @@ public:
 	std::size_t size() const { return bytes_; }
 
 private:
+	void share(char fill)
+	{
+		fd_ = memfd_create("pcm_redistribution", MFD_CLOEXEC);
+		void* at = fd_ < 0 || ftruncate(fd_, static_cast<off_t>(bytes_)) != 0
+				   ? MAP_FAILED
+				   : mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+		if (at == MAP_FAILED) {
+			std::perror("pcm_redistribution: a memfd for the old block");
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		data_ = static_cast<char*>(at);
+		std::memset(data_, fill, bytes_);
+	}
+
 	char* data_ = nullptr;
 	std::size_t bytes_ = 0;
 	int fd_ = -1;  // the memfd of a shared buffer
@@ -265,16 +269,12 @@ public:
 		const long mine[2] = {static_cast<long>(getpid()), static_cast<long>(old_buffer.fd())};
 		std::vector<long> all(2 * static_cast<std::size_t>(size));
 		MPI_Allgather(mine, 2, MPI_LONG, all.data(), 2, MPI_LONG, comm);
-		const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+		if (element_bytes % static_cast<std::size_t>(sysconf(_SC_PAGESIZE)) != 0) {
+			std::fprintf(stderr, "pcm_redistribution: --method adopt needs elements of whole pages\n");
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
 		for (const Transfer& t : plan.transfers) {
-			if (t.to != rank_)
-				continue;
-			if (t.source.size() != 1 || t.destination.size() != 1 || element_bytes % page != 0) {
-				std::fprintf(stderr, "pcm_redistribution: --method adopt needs block1d and elements of "
-						     "whole pages\n");
-				MPI_Abort(MPI_COMM_WORLD, 2);
-			}
-			if (holders_.count(t.from))
+			if (t.to != rank_ || holders_.count(t.from))
 				continue;
 			char path[64];
 			std::snprintf(path, sizeof path, "/proc/%ld/fd/%ld", all[2 * static_cast<std::size_t>(t.from)],
@@ -290,25 +290,28 @@ public:
 	}
 	~Adoption()
 	{
+		drop();
 		for (auto [rank, fd] : holders_)
 			close(fd);
 	}
 
-	// A new block of `bytes` made of the holders' pages; the bytes of the pieces that came from other ranks are
-	// added to `moved`.
-	char* run(std::size_t bytes, std::int64_t& moved) const
+	// A new block of `bytes` made of the holders' pages, in place of the last run's; the bytes of the pieces that
+	// came from other ranks are added to `moved`. block1d (main refuses the others): one segment a side.
+	void run(std::size_t bytes, std::int64_t& moved)
 	{
+		drop();
 		if (bytes == 0)
-			return nullptr;
-		void* block = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (block == MAP_FAILED)
+			return;
+		void* fresh = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (fresh == MAP_FAILED)
 			MPI_Abort(MPI_COMM_WORLD, 1);
+		block_ = static_cast<char*>(fresh);
+		bytes_ = bytes;
 		for (const Transfer& t : plan_.transfers) {
 			if (t.to != rank_)
 				continue;
 			const std::size_t length = static_cast<std::size_t>(t.source[0].count) * element_bytes_;
-			char* at = static_cast<char*>(block) +
-				   static_cast<std::size_t>(t.destination[0].offset) * element_bytes_;
+			char* at = block_ + static_cast<std::size_t>(t.destination[0].offset) * element_bytes_;
 			const auto offset =
 			    static_cast<off_t>(static_cast<std::size_t>(t.source[0].offset) * element_bytes_);
 			if (mmap(at, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE,
@@ -319,14 +322,24 @@ public:
 			if (t.from != rank_)
 				moved += static_cast<std::int64_t>(length);
 		}
-		return static_cast<char*>(block);
 	}
+	// The last run's block.
+	const char* block() const { return block_; }
 
 private:
+	void drop()
+	{
+		if (block_)
+			munmap(block_, bytes_);
+		block_ = nullptr;
+	}
+
 	const Schedule& plan_;
 	std::size_t element_bytes_;
 	int rank_ = 0;
 	std::map<int, int> holders_;  // rank -> this process's descriptor of its memfd
+	char* block_ = nullptr;
+	std::size_t bytes_ = 0;
 };
 
 // The same transfers, those between ranks cut into messages of at most `chunk` elements (same step, in order, so
@@ -559,10 +572,8 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 		return slot >= 0 ? static_cast<std::size_t>(localCount(layout, slot)) * static_cast<std::size_t>(element_bytes)
 				 : 0;
 	};
-	auto old_storage = options.adopt ? std::make_unique<Buffer>(bytes(from), char{1})
-					 : std::make_unique<Buffer>(bytes(from), options.huge_old, 1);
-	Buffer& old_buffer = *old_storage;
-	Buffer new_buffer(options.adopt ? 0 : bytes(to), options.huge_new, 0);
+	Buffer old_buffer(bytes(from), options.huge_old, 1, options.adopt);
+	Buffer new_buffer(options.adopt ? 0 : bytes(to), options.huge_new, 0);  // adopt maps its own
 	// block1d: each element's bytes say its global index, so the result can be checked after the last run (the
 	// executor's correctness is tested elsewhere; this guards the experimental variants). The new buffer is cleared
 	// or allocated afresh before that run; only --new-buffer huge and session may get back a block still holding old
@@ -585,8 +596,7 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 		fillOld();
 	// --kept as-session: this rank's new buffer is its old one when it keeps the start of its block and gets
 	// nothing else.
-	const bool in_place = options.kept_as_session && !options.adopt && old_buffer.size() && new_buffer.size() &&
-			      keepsInPlace(plan, rank);
+	const bool in_place = options.kept_as_session && old_buffer.size() && new_buffer.size() && keepsInPlace(plan, rank);
 	Buffer& target = in_place ? old_buffer : new_buffer;
 	std::size_t array_bytes = static_cast<std::size_t>(elements) * static_cast<std::size_t>(element_bytes);
 	Buffer copy_from(rank == 0 ? array_bytes : 0, options.huge_copy, 1);
@@ -604,8 +614,6 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 	std::unique_ptr<Adoption> adoption;
 	if (options.adopt && comm != MPI_COMM_NULL)
 		adoption = std::make_unique<Adoption>(comm, plan, old_buffer, static_cast<std::size_t>(element_bytes));
-	char* adopted = nullptr;  // the last run's block under --method adopt
-	const std::size_t adopted_bytes = bytes(to);
 	std::vector<double> times, copies, fresh_copies;
 	double moved = 0;
 	for (int r = 0; r < repeats + 1; ++r) {	 // the first run warms up and is not counted
@@ -618,9 +626,7 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 				new_buffer.renew(options.new_buffer);
 			ExecuteResult result;
 			if (adoption) {
-				if (adopted)
-					munmap(adopted, adopted_bytes);
-				adopted = adoption->run(adopted_bytes, result.bytes_sent);
+				adoption->run(bytes(to), result.bytes_sent);
 			} else if (pipeline) {
 				pipeline->run(old_buffer.data(), new_buffer.data());
 				for (const Transfer& t : plan.transfers)
@@ -693,8 +699,8 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 	pipeline.reset();
 	if (checkable && comm != MPI_COMM_NULL) {
 		const auto size = static_cast<std::size_t>(element_bytes);
-		const char* result = adoption ? adopted : target.data();
-		for (std::size_t k = 0; k < (adoption ? adopted_bytes : new_buffer.size()) / size; ++k) {
+		const char* result = adoption ? adoption->block() : target.data();
+		for (std::size_t k = 0; k < bytes(to) / size; ++k) {
 			const char expected = pattern(firstElement(to) + static_cast<std::int64_t>(k));
 			const char* element = result + k * size;
 			if (element[0] != expected || element[size / 2] != expected || element[size - 1] != expected) {
@@ -704,8 +710,6 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 			}
 		}
 	}
-	if (adopted)
-		munmap(adopted, adopted_bytes);
 	adoption.reset();
 	if (comm != MPI_COMM_NULL)
 		MPI_Comm_free(&comm);
