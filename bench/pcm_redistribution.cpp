@@ -16,7 +16,7 @@
 //	    [--repeats 5] [--column-doubles 1024] [--distribution block1d|block_cyclic1d] [--block 8]
 //	    [--huge-pages none|old|new|all] [--new-buffer touched|session|calloc|calloc-advised|huge|huge-zeroed]
 //	    [--prefault on|off]
-//	    [--chunk-mb 0] [--method executor|shm|adopt] [--kept copied|as-session] [--placement cpp|c|identity]
+//	    [--chunk-mb 0] [--method executor|shm|shared] [--kept copied|as-session] [--placement cpp|c|identity]
 //
 // Options:
 //   --sizes-mb        array sizes in MiB
@@ -41,12 +41,12 @@
 //   --chunk-mb        cut every transfer between ranks into messages of at most this many MiB (0: whole)
 //   --method          executor (the bridge's) or shm: the bandwidth experiment's same-node alternative, a pipeline
 //                     through an MPI shared-memory window (sender copies a chunk in, receiver copies it out),
-//                     block1d only (docs/performance.md, "Redistribution"); or adopt, what taking pages over would
-//                     give (docs/performance.md, "Pages taken over instead of faulted in"): every old block lives in
-//                     a memfd of its process, and each run maps a fresh new block together from the holders' pages
-//                     (MAP_FIXED | MAP_SHARED | MAP_POPULATE through /proc/<pid>/fd, opened before the runs), copying
-//                     nothing; block1d with whole-page elements on one node; --new-buffer, --prefault and --kept do
-//                     not apply
+//                     block1d only (docs/performance.md, "Redistribution"); or shared, the bridge's shared blocks
+//                     (MALLEO_PCM_SHARED_PAGES=on; pcm_bridge/src/redistribution/shared_pages.h): the old blocks and
+//                     each run's fresh new blocks are shared blocks placed by the global index of their first
+//                     element, and each run takes pages over (takePages) before the executor copies the rest and the
+//                     elements a rank keeps are taken as pages too; --new-buffer, --huge-pages and --kept do not
+//                     apply, and what was taken is handed back after each run, outside the timing
 //   --kept            copied (the default): every rank copies the elements it keeps into its new buffer; as-session:
 //                     as the bridge's session does for the C++ API, a rank whose new elements are the first it holds
 //                     keeps them in its old buffer (no new buffer, nothing copied), and the others move the pages of
@@ -70,13 +70,12 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <cerrno>
-#include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "executor.h"
+#include "page_adoption.h"
 #include "page_move.h"
 #include "plan.h"
 
@@ -168,13 +167,20 @@ int slotOf(const Layout& layout, int rank)
 class Buffer
 {
 public:
-	// `shared`: in a memfd of its own, mapped shared, so that other processes can map its pages (--method adopt).
-	Buffer(std::size_t bytes, bool huge, char fill, bool shared = false) : bytes_(bytes)
+	// `shared_lead` >= 0: a shared block of the bridge's, starting that many bytes into a page (--method shared).
+	Buffer(std::size_t bytes, bool huge, char fill, std::int64_t shared_lead = -1) : bytes_(bytes)
 	{
 		if (bytes == 0)
 			return;
-		if (shared) {
-			share(fill);
+		if (shared_lead >= 0) {
+			data_ = static_cast<char*>(allocateShared(bytes, static_cast<std::size_t>(shared_lead)));
+			shared_ = true;
+			if (!data_) {
+				std::fprintf(stderr, "pcm_redistribution: no shared block of %zu bytes\n", bytes);
+				MPI_Abort(MPI_COMM_WORLD, 1);
+			}
+			if (fill)  // a new block reads zeros, and its pages are left for the run to take over
+				std::memset(data_, fill, bytes);
 			return;
 		}
 		constexpr std::size_t kHuge = 2u << 20;
@@ -194,15 +200,10 @@ public:
 	Buffer& operator=(const Buffer&) = delete;
 	~Buffer()
 	{
-		if (fd_ < 0) {
+		if (!shared_ || !releaseShared(data_))
 			std::free(data_);
-			return;
-		}
-		munmap(data_, bytes_);
-		close(fd_);
 	}
 	char* data() const { return data_; }
-	int fd() const { return fd_; }
 	// Frees the buffer and allocates it again without touching it (but for huge-zeroed's memset), as a
 	// reconfiguration's new buffer is: `how` is one of --new-buffer's values other than touched.
 	void renew(const std::string& how)
@@ -235,111 +236,9 @@ public:
 	std::size_t size() const { return bytes_; }
 
 private:
-	void share(char fill)
-	{
-		fd_ = memfd_create("pcm_redistribution", MFD_CLOEXEC);
-		void* at = fd_ < 0 || ftruncate(fd_, static_cast<off_t>(bytes_)) != 0
-				   ? MAP_FAILED
-				   : mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-		if (at == MAP_FAILED) {
-			std::perror("pcm_redistribution: a memfd for the old block");
-			MPI_Abort(MPI_COMM_WORLD, 1);
-		}
-		data_ = static_cast<char*>(at);
-		std::memset(data_, fill, bytes_);
-	}
-
 	char* data_ = nullptr;
 	std::size_t bytes_ = 0;
-	int fd_ = -1;  // the memfd of a shared buffer
-};
-
-// --method adopt: each rank's new block mapped together from the pages of the memfds that hold the old blocks. The
-// holders' descriptors are opened once, through /proc/<pid>/fd, before the runs (a real implementation would keep
-// them too); each run maps a fresh block and then every piece of it over that, populated, and copies nothing.
-class Adoption
-{
-public:
-	Adoption(MPI_Comm comm, const Schedule& plan, const Buffer& old_buffer, std::size_t element_bytes)
-	    : plan_(plan), element_bytes_(element_bytes)
-	{
-		MPI_Comm_rank(comm, &rank_);
-		int size = 0;
-		MPI_Comm_size(comm, &size);
-		const long mine[2] = {static_cast<long>(getpid()), static_cast<long>(old_buffer.fd())};
-		std::vector<long> all(2 * static_cast<std::size_t>(size));
-		MPI_Allgather(mine, 2, MPI_LONG, all.data(), 2, MPI_LONG, comm);
-		if (element_bytes % static_cast<std::size_t>(sysconf(_SC_PAGESIZE)) != 0) {
-			std::fprintf(stderr, "pcm_redistribution: --method adopt needs elements of whole pages\n");
-			MPI_Abort(MPI_COMM_WORLD, 2);
-		}
-		for (const Transfer& t : plan.transfers) {
-			if (t.to != rank_ || holders_.count(t.from))
-				continue;
-			char path[64];
-			std::snprintf(path, sizeof path, "/proc/%ld/fd/%ld", all[2 * static_cast<std::size_t>(t.from)],
-				      all[2 * static_cast<std::size_t>(t.from) + 1]);
-			const int fd = open(path, O_RDWR | O_CLOEXEC);
-			if (fd < 0) {
-				std::fprintf(stderr, "pcm_redistribution: --method adopt: %s: %s\n", path,
-					     std::strerror(errno));
-				MPI_Abort(MPI_COMM_WORLD, 1);
-			}
-			holders_[t.from] = fd;
-		}
-	}
-	~Adoption()
-	{
-		drop();
-		for (auto [rank, fd] : holders_)
-			close(fd);
-	}
-
-	// A new block of `bytes` made of the holders' pages, in place of the last run's; the bytes of the pieces that
-	// came from other ranks are added to `moved`. block1d (main refuses the others): one segment a side.
-	void run(std::size_t bytes, std::int64_t& moved)
-	{
-		drop();
-		if (bytes == 0)
-			return;
-		void* fresh = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (fresh == MAP_FAILED)
-			MPI_Abort(MPI_COMM_WORLD, 1);
-		block_ = static_cast<char*>(fresh);
-		bytes_ = bytes;
-		for (const Transfer& t : plan_.transfers) {
-			if (t.to != rank_)
-				continue;
-			const std::size_t length = static_cast<std::size_t>(t.source[0].count) * element_bytes_;
-			char* at = block_ + static_cast<std::size_t>(t.destination[0].offset) * element_bytes_;
-			const auto offset =
-			    static_cast<off_t>(static_cast<std::size_t>(t.source[0].offset) * element_bytes_);
-			if (mmap(at, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE,
-				 holders_.at(t.from), offset) == MAP_FAILED) {
-				std::perror("pcm_redistribution: --method adopt: mapping a holder's pages");
-				MPI_Abort(MPI_COMM_WORLD, 1);
-			}
-			if (t.from != rank_)
-				moved += static_cast<std::int64_t>(length);
-		}
-	}
-	// The last run's block.
-	const char* block() const { return block_; }
-
-private:
-	void drop()
-	{
-		if (block_)
-			munmap(block_, bytes_);
-		block_ = nullptr;
-	}
-
-	const Schedule& plan_;
-	std::size_t element_bytes_;
-	int rank_ = 0;
-	std::map<int, int> holders_;  // rank -> this process's descriptor of its memfd
-	char* block_ = nullptr;
-	std::size_t bytes_ = 0;
+	bool shared_ = false;
 };
 
 // The same transfers, those between ranks cut into messages of at most `chunk` elements (same step, in order, so
@@ -545,7 +444,7 @@ struct Options {
 	bool huge_old = false, huge_new = false, huge_copy = false;
 	double chunk_mb = 0;
 	bool shm = false;
-	bool adopt = false;
+	bool shared = false;
 	std::string new_buffer = "touched";
 	bool prefault = true;
 	bool kept_as_session = false;
@@ -572,19 +471,22 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 		return slot >= 0 ? static_cast<std::size_t>(localCount(layout, slot)) * static_cast<std::size_t>(element_bytes)
 				 : 0;
 	};
-	Buffer old_buffer(bytes(from), options.huge_old, 1, options.adopt);
-	Buffer new_buffer(options.adopt ? 0 : bytes(to), options.huge_new, 0);  // adopt maps its own
-	// block1d: each element's bytes say its global index, so the result can be checked after the last run (the
-	// executor's correctness is tested elsewhere; this guards the experimental variants). The new buffer is cleared
-	// or allocated afresh before that run; only --new-buffer huge and session may get back a block still holding old
-	// results.
-	const bool checkable = options.distribution == Distribution::block1d;
 	auto firstElement = [&](const Layout& layout) {
 		std::int64_t first = 0;
 		for (int slot = 0; slot < slotOf(layout, rank); ++slot)
 			first += layout.counts[static_cast<std::size_t>(slot)];
 		return first;
 	};
+	const auto page = static_cast<std::int64_t>(sysconf(_SC_PAGESIZE));
+	// Shared blocks placed by their first element's global index, as the session places them.
+	auto lead = [&](const Layout& layout) { return options.shared ? firstElement(layout) * element_bytes % page : -1; };
+	Buffer old_buffer(bytes(from), options.huge_old, 1, lead(from));
+	Buffer new_buffer(options.shared ? 0 : bytes(to), options.huge_new, 0);  // shared: one per run
+	// block1d: each element's bytes say its global index, so the result can be checked after the last run (the
+	// executor's correctness is tested elsewhere; this guards the experimental variants). The new buffer is cleared
+	// or allocated afresh before that run; only --new-buffer huge and session may get back a block still holding old
+	// results.
+	const bool checkable = options.distribution == Distribution::block1d;
 	auto pattern = [](std::int64_t global) { return static_cast<char>(global % 251 + 1); };
 	auto fillOld = [&] {
 		for (std::size_t k = 0; k < old_buffer.size() / static_cast<std::size_t>(element_bytes); ++k)
@@ -611,22 +513,43 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 	if (options.shm && comm != MPI_COMM_NULL)
 		pipeline = std::make_unique<ShmPipeline>(comm, plan, static_cast<std::size_t>(chunk_bytes),
 							 static_cast<std::size_t>(element_bytes));
-	std::unique_ptr<Adoption> adoption;
-	if (options.adopt && comm != MPI_COMM_NULL)
-		adoption = std::make_unique<Adoption>(comm, plan, old_buffer, static_cast<std::size_t>(element_bytes));
+	// --method shared: the last run's new block and what it took, handed back before the next run (not kept, so
+	// the old blocks keep their pages) and after the check.
+	std::unique_ptr<Buffer> shared_new;
+	std::unique_ptr<TakenPages> taken;
 	std::vector<double> times, copies, fresh_copies;
 	double moved = 0;
 	for (int r = 0; r < repeats + 1; ++r) {	 // the first run warms up and is not counted
 		if (comm != MPI_COMM_NULL) {
 			if (r == repeats && new_buffer.size() && !in_place)
 				std::memset(new_buffer.data(), 0, new_buffer.size());
+			shared_new.reset();
+			taken.reset();
 			MPI_Barrier(comm);
 			double start = MPI_Wtime();
 			if (options.new_buffer != "touched" && !in_place)
 				new_buffer.renew(options.new_buffer);
 			ExecuteResult result;
-			if (adoption) {
-				adoption->run(bytes(to), result.bytes_sent);
+			if (options.shared) {
+				// As the session does for a C++ API buffer with MALLEO_PCM_SHARED_PAGES=on.
+				shared_new = std::make_unique<Buffer>(bytes(to), false, 0, lead(to));
+				taken = std::make_unique<TakenPages>();
+				Schedule rest;
+				const auto size = static_cast<std::size_t>(element_bytes);
+				result.mpi_error = takePages(comm, rank, plan, old_buffer.data(),
+							     static_cast<std::int64_t>(old_buffer.size() / size),
+							     shared_new->data(),
+							     static_cast<std::int64_t>(shared_new->size() / size), size, *taken,
+							     rest);
+				ExecuteOptions execute_options;
+				execute_options.defer_local = true;
+				const ExecuteResult copied =
+				    execute(comm, rest, old_buffer.data(), shared_new->data(), element, execute_options);
+				result.bytes_sent = copied.bytes_sent;
+				if (result.mpi_error == MPI_SUCCESS)
+					result.mpi_error = copied.mpi_error;
+				if (result.mpi_error == MPI_SUCCESS)
+					finishLocal(rest, rank, old_buffer.data(), shared_new->data(), size);
 			} else if (pipeline) {
 				pipeline->run(old_buffer.data(), new_buffer.data());
 				for (const Transfer& t : plan.transfers)
@@ -699,7 +622,7 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 	pipeline.reset();
 	if (checkable && comm != MPI_COMM_NULL) {
 		const auto size = static_cast<std::size_t>(element_bytes);
-		const char* result = adoption ? adoption->block() : target.data();
+		const char* result = shared_new ? shared_new->data() : target.data();
 		for (std::size_t k = 0; k < bytes(to) / size; ++k) {
 			const char expected = pattern(firstElement(to) + static_cast<std::int64_t>(k));
 			const char* element = result + k * size;
@@ -710,7 +633,11 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 			}
 		}
 	}
-	adoption.reset();
+	// Every rank has checked before any releases its old block: with --method shared, an old block not kept
+	// (taken) by the last run still owns the pages the others' new blocks map, and punches them when released.
+	parkedBarrier(MPI_COMM_WORLD);
+	shared_new.reset();
+	taken.reset();
 	if (comm != MPI_COMM_NULL)
 		MPI_Comm_free(&comm);
 	return {times.empty() ? 0 : median(times), moved, copies.empty() ? 0 : median(copies),
@@ -757,9 +684,9 @@ int main(int argc, char** argv)
 	app.add_option("--new-buffer", options.new_buffer, "touched, session, calloc, calloc-advised, huge or huge-zeroed")
 	    ->check(CLI::IsMember({"touched", "session", "calloc", "calloc-advised", "huge", "huge-zeroed"}));
 	app.add_option("--method", method,
-		       "executor, shm (shared-memory pipeline, block1d) or adopt (new blocks mapped from the old "
-		       "blocks' pages)")
-	    ->check(CLI::IsMember({"executor", "shm", "adopt"}));
+		       "executor, shm (shared-memory pipeline, block1d) or shared (the bridge's shared blocks, pages "
+		       "taken over)")
+	    ->check(CLI::IsMember({"executor", "shm", "shared"}));
 	std::string prefault = "on";
 	app.add_option("--prefault", prefault, "on (the bridge's way) or off: the executor faults the new buffer in first")
 	    ->check(CLI::IsMember({"on", "off"}));
@@ -780,7 +707,7 @@ int main(int argc, char** argv)
 	    distribution_text == "block1d" ? Distribution::block1d : Distribution::block_cyclic1d;
 	options.block = block;
 	options.shm = method == "shm";
-	options.adopt = method == "adopt";
+	options.shared = method == "shared";
 	options.prefault = prefault == "on";
 	options.kept_as_session = kept == "as-session";
 	options.placement = placement == "cpp" ? SlotPlacement::cpp
@@ -792,13 +719,6 @@ int main(int argc, char** argv)
 	if (options.shm && (options.distribution != Distribution::block1d || options.chunk_mb <= 0)) {
 		if (rank == 0)
 			std::fprintf(stderr, "pcm_redistribution: --method shm needs --distribution block1d and --chunk-mb\n");
-		MPI_Finalize();
-		return 2;
-	}
-
-	if (options.adopt && options.distribution != Distribution::block1d) {
-		if (rank == 0)
-			std::fprintf(stderr, "pcm_redistribution: --method adopt needs --distribution block1d\n");
 		MPI_Finalize();
 		return 2;
 	}

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <numeric>
 
 #include "page_move.h"
 #include "session.h"
@@ -60,6 +61,11 @@ static_assert(static_cast<int>(Distribution::block1d) == static_cast<int>(pcm::D
 
 } // namespace
 
+MALLEO_PCM_EXPORT void releaseStorage(void *storage)
+{
+	pcm::releaseElements(storage);
+}
+
 MALLEO_PCM_EXPORT Session &Session::start(int *argc, char ***argv)
 {
 	static Session session;
@@ -111,8 +117,10 @@ MALLEO_PCM_EXPORT Buffer &Session::distribute(const std::string &name, Distribut
 
 void Session::allocate(Buffer &buffer)
 {
-	const auto count = pcm::Session::get().currentCounts(buffer.global_)[static_cast<std::size_t>(rank())];
-	void *storage = pcm::allocateElements(count, buffer.halo_, buffer.elementBytes(), true);
+	const auto counts = pcm::Session::get().currentCounts(buffer.global_);
+	const auto count = counts[static_cast<std::size_t>(rank())];
+	void *storage = pcm::allocateElements(count, buffer.halo_, buffer.elementBytes(), true,
+					      std::accumulate(counts.begin(), counts.begin() + rank(), std::int64_t{0}));
 	if (!storage)
 		throw std::bad_alloc();
 	adopt(buffer, storage, count);

@@ -32,7 +32,7 @@ std::string gError;     // PCM_Error_string
 // The columns a process activated by a split received: the session's buffer itself, handed over by the first
 // PCM_Load of PCM_KEY_DATA and released then, rather than a copy kept in gStore for the whole run.
 struct FreeBytes {
-	void operator()(void *bytes) const { std::free(bytes); }
+	void operator()(void *bytes) const { malleo::pcm::releaseElements(bytes); }
 };
 std::unique_ptr<void, FreeBytes> gJoinedColumns;
 std::size_t gJoinedColumnsSize = 0;
@@ -138,7 +138,7 @@ int split(void *data, int type, int *iterations, int *xDim, int *yDim, int *rank
 		std::memcpy(static_cast<unsigned char *>(data) + column,
 			    static_cast<unsigned char *>(done.new_data) + column,
 			    column * static_cast<std::size_t>(done.new_count));
-		std::free(done.new_data);
+		malleo::pcm::releaseElements(done.new_data);
 	}
 	*xDim = static_cast<int>(done.new_count);
 	updateWorld(session, rank, total, comm);

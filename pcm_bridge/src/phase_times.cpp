@@ -21,7 +21,7 @@ void PhaseTimes::start()
 	overlapped_seconds_ = 0.0;
 	overlapped_probes_ = 0;
 	overlapped_interval_ = 0.0;
-	kept_in_place_ = moved_as_pages_ = prepared_ = 0;
+	kept_in_place_ = moved_as_pages_ = prepared_ = taken_as_pages_ = 0;
 	last_ = MPI_Wtime();
 	probe_starts_[probes_seen_++ % probe_starts_.size()] = last_;
 }
@@ -52,6 +52,11 @@ void PhaseTimes::kept(std::int64_t in_place, std::int64_t as_pages)
 void PhaseTimes::prepared(std::int64_t bytes)
 {
 	prepared_ += bytes;
+}
+
+void PhaseTimes::taken(std::int64_t bytes)
+{
+	taken_as_pages_ += bytes;
 }
 
 void PhaseTimes::mark(Phase phase)
@@ -93,11 +98,11 @@ void PhaseTimes::report(const char *operation, std::int64_t iteration, std::size
 		     "\"agreement\": %.9f, \"spawn\": %.9f, \"activation\": %.9f, \"redistribution\": %.9f, "
 		     "\"rebuild\": %.9f, \"spawn_background\": %.9f, \"probes_overlapped\": %lld, "
 		     "\"probe_interval_before\": %.9f, \"kept_in_place\": %lld, \"moved_as_pages\": %lld, "
-		     "\"joiners_prepared\": %lld}\n",
+		     "\"joiners_prepared\": %lld, \"taken_as_pages\": %lld}\n",
 		     operation, static_cast<long long>(iteration), before, after, total, seconds_[0], seconds_[1],
 		     seconds_[2], seconds_[3], seconds_[4], overlapped_seconds_, static_cast<long long>(overlapped_probes_),
 		     overlapped_interval_, static_cast<long long>(kept_in_place_), static_cast<long long>(moved_as_pages_),
-		     static_cast<long long>(prepared_));
+		     static_cast<long long>(prepared_), static_cast<long long>(taken_as_pages_));
 	std::fclose(file);
 }
 

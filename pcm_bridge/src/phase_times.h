@@ -7,7 +7,8 @@
 // (the new active communicator). Reported by MALLEO_PCM_VERBOSE (one stderr line) and MALLEO_PCM_PHASES=FILE (one
 // JSON line appended per completed operation, for bench/pcm_reconfigure.py). A spawn in the background
 // (MALLEO_PCM_SPAWN=background) is reported apart, as spawn_background and the probes it overlapped; the data the
-// coordinator kept without copying it, as kept_in_place and moved_as_pages.
+// coordinator kept without copying it, as kept_in_place and moved_as_pages; what all processes took over from
+// shared blocks, as taken_as_pages.
 #pragma once
 
 #include <array>
@@ -36,6 +37,9 @@ public:
 	// The joiners had `bytes` of their new buffers allocated and faulted in while they started (spawn.cpp):
 	// reported as joiners_prepared.
 	void prepared(std::int64_t bytes);
+	// The processes took `bytes` of their new elements over by mapping the pages they were in (page_adoption.h):
+	// reported as taken_as_pages.
+	void taken(std::int64_t bytes);
 	void report(const char *operation, std::int64_t iteration, std::size_t before, std::size_t after, bool verbose);
 
 private:
@@ -47,6 +51,7 @@ private:
 	std::int64_t kept_in_place_ = 0;
 	std::int64_t moved_as_pages_ = 0;
 	std::int64_t prepared_ = 0;
+	std::int64_t taken_as_pages_ = 0;
 	std::array<double, 9> probe_starts_{};  // a ring of the last probes' start times
 	std::size_t probes_seen_ = 0;
 };

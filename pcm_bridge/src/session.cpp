@@ -7,10 +7,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <stdexcept>
+
+#include <unistd.h>
 
 #include "executor.h"
 #include "manifest.h"
+#include "page_adoption.h"
 #include "page_move.h"
 #include "parking.h"
 #include "world_publisher.h"
@@ -155,15 +159,36 @@ namespace {
 
 bool gHugePages = false;  // MALLEO_PCM_HUGE_PAGES=on (Session::configure)
 bool gForMallocedBuffers = false;  // allocateForMallocedBuffers
+bool gSharedPages = false;  // MALLEO_PCM_SHARED_PAGES=on (Session::configure)
 
 } // namespace
 
-void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements)
+bool sharesPages()
 {
+	return gSharedPages && !gForMallocedBuffers;
+}
+
+void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements,
+			std::int64_t first)
+{
+	const auto bytes = static_cast<std::size_t>((count + 2 * halo) * element_bytes) + 1;
+	if (sharesPages() && bytes > kPageMoveMin) {
+		// The block's start sits where its first element's global index puts it within a page (shared_pages.h).
+		const auto page = static_cast<std::int64_t>(sysconf(_SC_PAGESIZE));
+		const auto lead = static_cast<std::size_t>(((first - halo) * element_bytes % page + page) % page);
+		if (void *shared = allocateShared(bytes, lead))
+			return shared;  // reads as zeros
+	}
 	const Placement placement = gForMallocedBuffers ? Placement::like_malloc :
 				    gHugePages          ? Placement::huge_page :
 							  Placement::page;
 	return allocateBlock(count, halo, element_bytes, zero_elements, placement);
+}
+
+void releaseElements(void *block)
+{
+	if (!releaseShared(block))
+		std::free(block);
 }
 
 void allocateForMallocedBuffers()
@@ -304,6 +329,18 @@ void Session::configure(bool report)
 		gHugePages = std::strcmp(huge, "on") == 0;
 		if (!gHugePages && std::strcmp(huge, "off") != 0 && report)
 			std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_HUGE_PAGES=%s is not on or off; using off\n", huge);
+	}
+	gSharedPages = false;
+	if (const char *shared = std::getenv("MALLEO_PCM_SHARED_PAGES"); shared && *shared) {
+		gSharedPages = std::strcmp(shared, "on") == 0;
+		if (!gSharedPages && std::strcmp(shared, "off") != 0 && report)
+			std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_SHARED_PAGES=%s is not on or off; using off\n", shared);
+		if (gSharedPages && !sharedPagesWork()) {
+			gSharedPages = false;
+			if (report)
+				std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_SHARED_PAGES=on, but memfd_create fails here; "
+						     "using off\n");
+		}
 	}
 }
 
@@ -655,17 +692,26 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 	// The trailing halos of blocks grown in place, which the elements received past them overwrite: put back if
 	// the operation fails, so that the program carries on with its buffers as they were.
 	std::vector<std::vector<unsigned char>> overwritten_halos(moves.size());
+	// Pages taken over from shared blocks, each buffer's pending until every process knows the move succeeded.
+	std::vector<TakenPages> taken(moves.size());
 	std::int64_t moved = 0;  // bytes this process sent to others
 	std::int64_t prepared = 0;  // bytes of its new buffers this process had allocated and faulted in while it started
 	for (auto &move : moves) {
-		std::vector<std::int64_t> counts(all.size(), 0);
-		std::int64_t mine = joiner ? 0 : move.old_count;
-		MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, union_comm);
+		const std::size_t index = static_cast<std::size_t>(&move - moves.data());
+		const std::int64_t bytes = move.elementBytes();
+		// Each process's count, and whether it makes shared blocks: if any does, all of them look for pages to
+		// take over (a collective, so the setting of one process decides for all).
+		std::vector<std::int64_t> counts(2 * all.size(), 0);
+		const std::int64_t mine[2] = {joiner ? 0 : move.old_count, sharesPages()};
+		MPI_Allgather(mine, 2, MPI_INT64_T, counts.data(), 2, MPI_INT64_T, union_comm);
+		bool any_shares = false;
+		for (std::size_t r = 0; r < all.size(); ++r)
+			any_shares = any_shares || counts[2 * r + 1];
 		Layout from, to;
 		from.distribution = to.distribution = move.spec.distribution;
 		for (int w : plan_.before) {
 			from.ranks.push_back(unionRank(all, w));
-			from.counts.push_back(counts[static_cast<std::size_t>(unionRank(all, w))]);
+			from.counts.push_back(counts[2 * static_cast<std::size_t>(unionRank(all, w))]);
 			from.global_count += from.counts.back();
 		}
 		for (int w : plan_.after)
@@ -679,8 +725,7 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 			      std::to_string(move.capacity);
 		}
 
-		const std::int64_t bytes = move.elementBytes();
-		Schedule &schedule = schedules[static_cast<std::size_t>(&move - moves.data())];
+		Schedule &schedule = schedules[index];
 		try {
 			schedule = pcm::schedule(from, to);
 		} catch (const std::exception &e) {
@@ -688,20 +733,22 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 			why = e.what();
 		}
 		const std::int64_t room = std::max(move.old_count, move.old_capacity);
+		// Not a shared block: pages it gave away would still be mapped in it, in the room it keeps.
 		if (new_slot >= 0 && !move.new_data && move.in_place && move.old_data && move.new_count <= room &&
-		    keepsInPlace(schedule, me, move.old_count)) {
+		    !insideShared(move.old_data, 1) && keepsInPlace(schedule, me, move.old_count)) {
 			move.new_data = move.old_data;
 			if (move.new_count > move.old_count) {
 				const auto *halo = static_cast<const unsigned char *>(pastHalo(move, move.old_data)) +
 						   move.old_count * bytes;
-				overwritten_halos[static_cast<std::size_t>(&move - moves.data())].assign(
-					halo, halo + move.spec.halo * bytes);
+				overwritten_halos[index].assign(halo, halo + move.spec.halo * bytes);
 			}
 		} else if (new_slot >= 0 && !move.new_data) {
 			move.new_data = takePrepared(move);
 			prepared += move.new_data ? move.new_count * bytes : 0;
 			if (!move.new_data)
-				move.new_data = allocateElements(move.new_count, move.spec.halo, bytes, false);
+				move.new_data = allocateElements(move.new_count, move.spec.halo, bytes, false,
+								 std::accumulate(to.counts.begin(), to.counts.begin() + new_slot,
+										 std::int64_t{0}));
 			move.allocated = true;
 			if (!move.new_data) {
 				error = 1;
@@ -715,6 +762,17 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		// transfers that never come: all of them skip the move together.
 		int anyone = error;
 		MPI_Allreduce(MPI_IN_PLACE, &anyone, 1, MPI_INT, MPI_MAX, union_comm);
+		if (!anyone && any_shares) {
+			Schedule rest;
+			rc = takePages(union_comm, me, schedule, pastHalo(move, move.old_data), joiner ? 0 : move.old_count,
+				       pastHalo(move, move.new_data), move.new_count, static_cast<std::size_t>(bytes),
+				       taken[index], rest);
+			schedule = std::move(rest);  // what is left to copy, here and in finishLocal
+			if (rc != MPI_SUCCESS) {
+				error = 1;
+				why = "taking over the pages of " + move.spec.name + " failed";
+			}
+		}
 		if (!anyone) {
 			ExecuteOptions options;
 			options.defer_local = move.discard_old;
@@ -770,12 +828,16 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 	MPI_Allreduce(&local, &global, 1, MPI_2INT, MPI_MAXLOC, union_comm);
 	if (!global.failed) {
 		// Every process knows the data moved: the old buffers may give up their pages (finishLocal).
-		std::int64_t totals[2] = {moved, prepared};
-		MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_INT64_T, MPI_SUM, union_comm);
+		std::int64_t totals[3] = {moved, prepared, 0};
+		for (const TakenPages &pages : taken)
+			totals[2] += pages.bytesTaken();
+		MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_INT64_T, MPI_SUM, union_comm);
 		moved = totals[0];
 		phaseTimes().prepared(totals[1]);
+		phaseTimes().taken(totals[2]);
 		for (std::size_t i = 0; i < moves.size(); ++i) {
 			BufferMove &move = moves[i];
+			taken[i].keep();
 			const std::int64_t pages = !move.discard_old ? 0 :
 				finishLocal(schedules[i], me, pastHalo(move, move.old_data), pastHalo(move, move.new_data),
 					    static_cast<std::size_t>(move.elementBytes()));
@@ -800,7 +862,7 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 						    move.old_count * move.elementBytes(),
 					    halo.data(), halo.size());
 			if (move.allocated)
-				std::free(move.new_data);
+				releaseElements(move.new_data);
 			if (move.allocated || move.new_data == move.old_data)
 				move.new_data = nullptr;
 			move.allocated = false;
@@ -860,7 +922,7 @@ bool Session::parkAfterLeaving()
 	// What a previous activation left here belongs to buffers the program has since replaced.
 	for (auto &move : joined_buffers_)
 		if (move.allocated)
-			std::free(move.new_data);  // null once the program has taken it
+			releaseElements(move.new_data);  // null once the program has taken it
 	joined_buffers_.clear();
 	joined_replicated_.clear();
 	joined_store_.clear();

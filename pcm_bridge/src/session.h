@@ -95,7 +95,7 @@ struct BufferMove {
 	std::int64_t old_count = 0;
 	void *new_data = nullptr;  // in: a destination the caller provides, or null; out: where the data is
 	std::int64_t new_count = 0;
-	bool allocated = false;    // new_data was allocated here (allocateElements): the caller frees it with std::free
+	bool allocated = false;    // new_data was allocated here (allocateElements): the caller frees it with releaseElements
 	std::int64_t capacity = -1;  // elements a caller-provided new_data holds (halo excluded); -1: enough
 	// The caller keeps using old_data as the new buffer where it can (PCM_Split rewrites the columns in place):
 	// a process whose new elements are exactly the first ones it holds, or those followed by elements from others
@@ -108,10 +108,15 @@ struct BufferMove {
 	std::int64_t elementBytes() const;
 };
 
-// A buffer of `count` elements of `element_bytes` with `halo` more on each side, to free with std::free:
-// allocateBlock (page_move.h), placed for allocateForMallocedBuffers if it was called, else with huge pages where
-// MALLEO_PCM_HUGE_PAGES=on, else on a page.
-void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements);
+// A buffer of `count` elements of `element_bytes` with `halo` more on each side, to free with releaseElements: where
+// sharesPages() and from kPageMoveMin bytes a shared block (shared_pages.h, zeroed) placed by the global index
+// `first` of its first element, else allocateBlock (page_move.h), placed for allocateForMallocedBuffers if it was
+// called, else with huge pages where MALLEO_PCM_HUGE_PAGES=on, else on a page.
+void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements,
+		       std::int64_t first = 0);
+void releaseElements(void *block);
+// MALLEO_PCM_SHARED_PAGES=on and a program whose buffers the session allocates (not the C API's PCM_Load).
+bool sharesPages();
 
 // The program takes what the session receives for it into buffers it mallocs itself (the PCM C API's PCM_Load):
 // from now on the session places its blocks as malloc would (Placement::like_malloc), so that their pages can move

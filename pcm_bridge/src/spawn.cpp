@@ -249,7 +249,9 @@ void Session::prepareBlocks()
 		block.spec = specs[b];
 		block.new_count = counts[b];
 		const std::int64_t bytes = block.elementBytes();
-		if (block.new_count > 0)
+		// A shared block is placed by its first element's global index, which only the operation knows, and
+		// takes most of its pages from the processes on its host instead of faulting them in.
+		if (block.new_count > 0 && !sharesPages())
 			block.new_data = allocateElements(block.new_count, block.spec.halo, bytes, false);
 		if (!block.new_data)
 			continue;
@@ -265,7 +267,7 @@ void Session::prepareBlocks()
 void Session::dropPrepared()
 {
 	for (auto &block : prepared_)
-		std::free(block.new_data);
+		releaseElements(block.new_data);
 	prepared_.clear();
 }
 

@@ -31,6 +31,9 @@
 
 namespace malleo::malleable {
 
+// Frees a buffer's storage, which the session allocated (not for programs to call).
+void releaseStorage(void *storage);
+
 // How a buffer is spread over the active processes (the values of the redistribution's own enum).
 enum class Distribution {
 	independent = 0,  // any process may hold any elements: only the counts matter
@@ -76,9 +79,10 @@ private:
 	std::int64_t capacity_ = 0;  // elements storage_ has room for (halos excluded)
 	std::int64_t offset_ = 0;
 	std::int64_t global_ = 0;
-	// malloc'd, so that a reconfiguration can hand over the buffer it filled instead of copying it in
+	// Allocated by the session, so that a reconfiguration can hand over the buffer it filled instead of copying it
+	// in: private memory, or with MALLEO_PCM_SHARED_PAGES=on shared memory whose pages others may take over.
 	struct FreeBytes {
-		void operator()(unsigned char *bytes) const { std::free(bytes); }
+		void operator()(unsigned char *bytes) const { releaseStorage(bytes); }
 	};
 	std::unique_ptr<unsigned char, FreeBytes> storage_;
 };

@@ -6,7 +6,9 @@ merge), and a command the pool cannot satisfy. Each run must print the static ch
 stderr line, and still carry out the operations that follow it. With --api cpp, the C++ API's heat1d_cpp instead,
 under a merge back after a split whose transfers fail: the survivors grow their blocks in place into the room the
 split left, over their trailing ghost elements, which must be as they were after the failure (heat1d_cpp checks its
-ghosts at every probe that changed nothing and exits with 3 if not)."""
+ghosts at every probe that changed nothing and exits with 3 if not). With --api cpp-shared, heat1d_cpp on a rod of
+12 MiB with MALLEO_PCM_SHARED_PAGES=on, under that case and a split whose transfers fail: the new blocks had taken
+the old blocks' pages over before the failure, and the old blocks must still hold them after it."""
 
 import argparse
 import re
@@ -41,11 +43,14 @@ CPP_CASES = [
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument('--mpi', required=True)
-    ap.add_argument('--api', choices=['c', 'cpp'], default='c', help='heat2d (c) or heat1d_cpp (cpp) and its cases')
+    ap.add_argument('--api', choices=['c', 'cpp', 'cpp-shared'], default='c',
+                    help='heat2d (c) or heat1d_cpp (cpp, cpp-shared) and its cases')
     ap.add_argument('program')
     opts = ap.parse_args()
-    cases = CASES if opts.api == 'c' else CPP_CASES
+    cases = {'c': CASES, 'cpp': CPP_CASES, 'cpp-shared': CPP_CASES + [CASES[2]]}[opts.api]
     grid = ['--rows', '20', '--columns', '24', '--iterations', '20']
+    if opts.api == 'cpp-shared':
+        grid = ['--rows', '1024', '--columns', '1536', '--iterations', '20']
     want = pcm_launch.static_checksum(opts.mpi, [opts.program] + grid)
 
     failures = []
@@ -54,6 +59,8 @@ def main():
                'MALLEO_AGREE_TIMEOUT': '0.5'}
         if fault:
             env['MALLEO_FAULT'] = fault
+        if opts.api == 'cpp-shared':
+            env['MALLEO_PCM_SHARED_PAGES'] = 'on'
         proc = pcm_launch.run(opts.mpi, 6, [opts.program] + grid, env)
         problems = []
         if proc.returncode != 0:

@@ -11,7 +11,11 @@ every split's kept_in_place is not 0 (the coordinator keeps the start of its blo
 into the room a split left in it, or moved its old block into a new buffer by pages (needs blocks of a few MiB and
 an MPI whose memory hooks leave mremap alone, Open MPI). Which one is known from the sizes: the block keeps the size
 it was allocated with at n processes until a merge needs more, which with blocks of hundreds of elements is a merge
-to fewer than n processes; a migration gives the coordinator's slot a new process, allocated at the current size."""
+to fewer than n processes; a migration gives the coordinator's slot a new process, allocated at the current size.
+
+With --kept shared (the C++ API with MALLEO_PCM_SHARED_PAGES=on, its rod of rows x columns doubles), every
+operation's records must show the rod taken over by its pages (taken_as_pages): all of it but at most the two pages
+at the ends of each transfer, which a schedule of `before` and `after` processes has fewer than before + after of."""
 
 import argparse
 import json
@@ -72,6 +76,17 @@ def check_run(proc, want, final, ops):
     return problems
 
 
+def shared_problems(records, rod_bytes):
+    """Operations whose rod was not taken over by its pages (--kept shared)."""
+    problems = []
+    for record in records:
+        edges = 2 * 4096 * (record['before'] + record['after'])
+        if not rod_bytes - edges <= record['taken_as_pages'] <= rod_bytes:
+            problems.append(f'{record["operation"]} at {record["iteration"]}: {record["taken_as_pages"]} bytes taken '
+                            f'over as pages, not {rod_bytes} less at most {edges}')
+    return problems
+
+
 def kept_problems(records, kept, start):
     """(What the coordinator copied that it should have kept (--kept), merges that grew in place); `start`: processes
     active at first."""
@@ -105,7 +120,8 @@ def main():
     ap.add_argument('--rows', type=int, default=24)
     ap.add_argument('--columns', type=int, default=30)
     ap.add_argument('--iterations', type=int, default=30)
-    ap.add_argument('--kept', choices=['in-place', 'pages'], help='check what the coordinator kept without copying')
+    ap.add_argument('--kept', choices=['in-place', 'pages', 'shared'],
+                    help='check what the coordinator kept without copying, or (shared) what was taken over as pages')
     ap.add_argument('--env', action='append', default=[], metavar='KEY=VALUE',
                     help='more environment for the runs of the sequences (repeatable)')
     ap.add_argument('program')
@@ -135,9 +151,15 @@ def main():
             problems = check_run(proc, want, final, ops)
             if opts.kept:
                 with open(phases, encoding='utf-8') as f:
-                    more, grown = kept_problems([json.loads(line) for line in f], opts.kept, start)
-                problems += more
-                grown_merges += grown
+                    records = [json.loads(line) for line in f]
+                if opts.kept == 'shared':
+                    problems += shared_problems(records, opts.rows * opts.columns * 8)
+                else:
+                    more, grown = kept_problems(records, opts.kept, start)
+                    problems += more
+                    grown_merges += grown
+                if len(records) != len(ops):
+                    problems.append(f'{len(records)} phase records for {len(ops)} operations')
         status = 'ok' if not problems else 'FAIL'
         print(f'{status}: sequence {index} start {start} MALLEO_FORCE={force} sizes {sizes}')
         if problems:

@@ -11,7 +11,9 @@ the program computes on while the processes start, a forced command falling due 
 split happens at a later probe, and a run that ends while its processes start ends cleanly with the split reported
 failed. With --prepared (the C++ API, whose buffers the bridge knows before an operation), every operation that
 started processes must show in the coordinator's phase records that its new processes had allocated and faulted in
-their blocks while they started (joiners_prepared)."""
+their blocks while they started (joiners_prepared). With --shared (the C++ API on a rod of 12 MiB,
+MALLEO_PCM_SHARED_PAGES=on), every operation must have taken the rod over by its pages but for the pages at the ends
+of its transfers, between the launched and the spawned processes as between processes of one job."""
 
 import argparse
 import json
@@ -22,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 
+import check_heat2d_sequences
 import pcm_launch
 
 NODES = {'n1': '0', 'n2': '1'}
@@ -189,9 +192,13 @@ def main():
     ap.add_argument('--cases', action='store_true', help='also the failure and binding cases')
     ap.add_argument('--prepared', action='store_true',
                     help='check that the new processes prepared their blocks (C++ API programs)')
+    ap.add_argument('--shared', action='store_true',
+                    help='buffers in shared blocks; check that the operations took the rod over (heat1d_cpp)')
     ap.add_argument('program')
     opts = ap.parse_args()
     grid = ['--rows', '16', '--columns', '30', '--iterations', '30']
+    if opts.shared:
+        grid = ['--rows', '1024', '--columns', '1536', '--iterations', '30']
     want = pcm_launch.static_checksum(opts.mpi, [opts.program] + grid)
 
     rng = random.Random(opts.seed)
@@ -205,6 +212,8 @@ def main():
                 break
         seen.update(sizes)
         env = dict(base_env(), MALLEO_FORCE=force, MALLEO_PCM_VERBOSE=1)
+        if opts.shared:
+            env['MALLEO_PCM_SHARED_PAGES'] = 'on'
         with tempfile.TemporaryDirectory() as tmp:
             env['MALLEO_PCM_PHASES'] = os.path.join(tmp, 'phases.jsonl')
             proc = pcm_launch.run(opts.mpi, start, [opts.program] + grid, env)
@@ -213,6 +222,12 @@ def main():
                 more, started = unprepared(env['MALLEO_PCM_PHASES'])
                 problems += more
                 spawning += started
+            if opts.shared and os.path.exists(env['MALLEO_PCM_PHASES']):
+                with open(env['MALLEO_PCM_PHASES'], encoding='utf-8') as f:
+                    records = [json.loads(line) for line in f]
+                problems += check_heat2d_sequences.shared_problems(records, 1024 * 1536 * 8)
+                if len(records) != len(ops):
+                    problems.append(f'{len(records)} phase records for {len(ops)} operations')
         print(f'{"ok" if not problems else "FAIL"}: sequence {index} start {start} MALLEO_FORCE={force} '
               f'sizes {sizes}')
         if problems:

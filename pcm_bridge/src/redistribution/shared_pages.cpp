@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "shared_pages.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace malleo::pcm {
+
+namespace {
+
+struct FileKey {
+	std::int64_t device = 0, inode = 0;
+	bool operator<(const FileKey& other) const
+	{
+		return std::tie(device, inode) < std::tie(other.device, other.inode);
+	}
+};
+
+// A descriptor of a file some block maps, kept while pieces of it are mapped (owned or taken, pending).
+struct File {
+	int fd = -1;
+	int pieces = 0;
+};
+
+// A piece of a block that the block owns: [start, start + length) from its base maps the file at `file_offset`.
+struct Extent {
+	std::size_t start = 0, length = 0;
+	FileKey file;
+	std::int64_t file_offset = 0;
+};
+
+// A block's mapping: whole pages from `base`; the block its caller sees starts `lead` bytes in.
+struct Block {
+	std::size_t bytes = 0;
+	std::size_t lead = 0;
+	std::vector<Extent> extents;  // in address order; a taken piece is added once kept, a given one then removed
+};
+
+std::mutex gMutex;
+std::map<FileKey, File> gFiles;
+std::map<std::uintptr_t, Block> gBlocks;  // by the mapping's base
+
+std::size_t pageSize()
+{
+	static const auto size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+	return size;
+}
+
+// The block holding [at, at + bytes), or null.
+std::pair<const std::uintptr_t, Block>* findBlock(const void* at, std::size_t bytes)
+{
+	const auto address = reinterpret_cast<std::uintptr_t>(at);
+	auto found = gBlocks.upper_bound(address);
+	if (found == gBlocks.begin())
+		return nullptr;
+	--found;
+	if (address + bytes > found->first + found->second.bytes)
+		return nullptr;
+	return &*found;
+}
+
+void dropPiece(const FileKey& key)
+{
+	auto file = gFiles.find(key);
+	if (file != gFiles.end() && --file->second.pieces <= 0) {
+		close(file->second.fd);
+		gFiles.erase(file);
+	}
+}
+
+void punch(const Extent& extent)
+{
+	// Pages another process took from this file are not in any extent here, so they survive.
+	const auto file = gFiles.find(extent.file);
+	if (file != gFiles.end())
+		fallocate(file->second.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, extent.file_offset,
+			  static_cast<off_t>(extent.length));
+}
+
+// Takes [start, end) out of a block's extents, cutting those it crosses, and returns what it took.
+std::vector<Extent> cut(Block& block, std::size_t start, std::size_t end)
+{
+	std::vector<Extent> kept, removed;
+	for (const Extent& extent : block.extents) {
+		const std::size_t e_end = extent.start + extent.length;
+		if (e_end <= start || extent.start >= end) {
+			kept.push_back(extent);
+			continue;
+		}
+		// The part taken out carries the extent's count of its file; a part kept on either side adds one.
+		if (extent.start < start) {
+			kept.push_back({extent.start, start - extent.start, extent.file, extent.file_offset});
+			++gFiles[extent.file].pieces;
+		}
+		const std::size_t from = std::max(extent.start, start), to = std::min(e_end, end);
+		removed.push_back({from, to - from, extent.file,
+				   extent.file_offset + static_cast<std::int64_t>(from - extent.start)});
+		if (e_end > end) {
+			kept.push_back({end, e_end - end, extent.file,
+					extent.file_offset + static_cast<std::int64_t>(end - extent.start)});
+			++gFiles[extent.file].pieces;
+		}
+	}
+	block.extents = std::move(kept);
+	return removed;
+}
+
+// Joins neighbouring extents that continue each other in one file, so that a block whose pieces come back
+// together stays short to describe.
+void coalesce(Block& block)
+{
+	std::vector<Extent> joined;
+	for (const Extent& extent : block.extents) {
+		if (!joined.empty()) {
+			Extent& last = joined.back();
+			if (last.start + last.length == extent.start && !(last.file < extent.file) &&
+			    !(extent.file < last.file) &&
+			    last.file_offset + static_cast<std::int64_t>(last.length) == extent.file_offset) {
+				last.length += extent.length;
+				dropPiece(extent.file);
+				continue;
+			}
+		}
+		joined.push_back(extent);
+	}
+	block.extents = std::move(joined);
+}
+
+// Opens process `pid`'s file of `piece` unless it is open here already; false if it cannot be opened or is not
+// the file named (the descriptor was closed and its number reused).
+bool openFile(pid_t pid, const FilePiece& piece)
+{
+	const FileKey key{piece.device, piece.inode};
+	if (gFiles.count(key))
+		return true;
+	const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(piece.fd);
+	const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct stat status{};
+	if (fstat(fd, &status) != 0 || static_cast<std::int64_t>(status.st_dev) != key.device ||
+	    static_cast<std::int64_t>(status.st_ino) != key.inode) {
+		close(fd);
+		return false;
+	}
+	gFiles[key] = {fd, 0};
+	return true;
+}
+
+// Files opened for a redistribution that no piece uses.
+void closeUnused()
+{
+	for (auto file = gFiles.begin(); file != gFiles.end();) {
+		if (file->second.pieces <= 0) {
+			close(file->second.fd);
+			file = gFiles.erase(file);
+		} else {
+			++file;
+		}
+	}
+}
+
+} // namespace
+
+bool sharedPagesWork()
+{
+	static const bool works = [] {
+		const int fd = memfd_create("malleo-try", MFD_CLOEXEC);
+		if (fd < 0)
+			return false;
+		close(fd);
+		return true;
+	}();
+	return works;
+}
+
+void* allocateShared(std::size_t bytes, std::size_t lead)
+{
+	lead %= pageSize();
+	bytes = (lead + bytes + pageSize() - 1) / pageSize() * pageSize();
+	if (bytes == 0 || !sharedPagesWork())
+		return nullptr;
+	const int fd = memfd_create("malleo-block", MFD_CLOEXEC);
+	if (fd < 0)
+		return nullptr;
+	struct stat status{};
+	void* base = MAP_FAILED;
+	if (ftruncate(fd, static_cast<off_t>(bytes)) == 0 && fstat(fd, &status) == 0)
+		base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		close(fd);
+		return nullptr;
+	}
+	const FileKey key{static_cast<std::int64_t>(status.st_dev), static_cast<std::int64_t>(status.st_ino)};
+	std::lock_guard lock(gMutex);
+	gFiles[key] = {fd, 1};
+	gBlocks[reinterpret_cast<std::uintptr_t>(base)] = {bytes, lead, {{0, bytes, key, 0}}};
+	return static_cast<char*>(base) + lead;
+}
+
+bool releaseShared(void* block)
+{
+	std::lock_guard lock(gMutex);
+	const auto address = reinterpret_cast<std::uintptr_t>(block);
+	const auto found = gBlocks.find(address - address % pageSize());
+	if (!block || found == gBlocks.end() || found->first + found->second.lead != address)
+		return false;
+	void* base = reinterpret_cast<void*>(found->first);
+	for (const Extent& extent : found->second.extents) {
+		punch(extent);
+		dropPiece(extent.file);
+	}
+	munmap(base, found->second.bytes);
+	gBlocks.erase(found);
+	return true;
+}
+
+bool insideShared(const void* at, std::size_t bytes)
+{
+	std::lock_guard lock(gMutex);
+	return at && findBlock(at, bytes);
+}
+
+bool describeShared(const void* at, std::size_t bytes, std::size_t most, std::vector<FilePiece>& pieces)
+{
+	pieces.clear();
+	const auto address = reinterpret_cast<std::uintptr_t>(at);
+	if (!at || bytes == 0)
+		return false;
+	std::lock_guard lock(gMutex);
+	const auto* block = findBlock(at, bytes);
+	if (!block)
+		return false;
+	// The whole pages around the range, offsets from `at`.
+	const std::size_t from = address - block->first;
+	const std::size_t start = from - from % pageSize();
+	const std::size_t end = (from + bytes + pageSize() - 1) / pageSize() * pageSize();
+	std::size_t covered = start;
+	for (const Extent& extent : block->second.extents) {
+		const std::size_t e_end = extent.start + extent.length;
+		if (e_end <= covered || extent.start >= end)
+			continue;
+		if (extent.start > covered || pieces.size() == most)
+			return false;  // a gap: pages taken in this very redistribution, not its own yet
+		const std::size_t to = std::min(e_end, end);
+		pieces.push_back({static_cast<std::int64_t>(covered) - static_cast<std::int64_t>(from),
+				  static_cast<std::int64_t>(to - covered),
+				  gFiles[extent.file].fd,
+				  extent.file_offset + static_cast<std::int64_t>(covered - extent.start),
+				  extent.file.device, extent.file.inode});
+		covered = to;
+	}
+	return covered == end;
+}
+
+TakenPages::~TakenPages()
+{
+	if (kept_)
+		return;
+	std::lock_guard lock(gMutex);
+	for (const Taken& taken : taken_)
+		dropPiece({taken.device, taken.inode});
+	closeUnused();
+}
+
+bool TakenPages::canOpen(pid_t pid, const FilePiece& piece)
+{
+	std::lock_guard lock(gMutex);
+	return openFile(pid, piece);
+}
+
+int TakenPages::take(void* at, pid_t pid, const FilePiece& piece)
+{
+	std::lock_guard lock(gMutex);
+	const FileKey key{piece.device, piece.inode};
+	const auto length = static_cast<std::size_t>(piece.length);
+	auto* block = findBlock(at, length);
+	if (!block || !openFile(pid, piece))
+		return EBADF;
+	if (mmap(at, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE, gFiles[key].fd,
+		 piece.file_offset) == MAP_FAILED)
+		return errno;
+	// What the block's own file held there is never read again.
+	const std::size_t start = reinterpret_cast<std::uintptr_t>(at) - block->first;
+	for (const Extent& replaced : cut(block->second, start, start + length)) {
+		punch(replaced);
+		dropPiece(replaced.file);
+	}
+	++gFiles[key].pieces;
+	taken_.push_back({reinterpret_cast<std::uintptr_t>(at), piece.length, piece.file_offset, key.device,
+			  key.inode});
+	taken_bytes_ += piece.length;
+	return 0;
+}
+
+void TakenPages::giveAway(const void* at, std::size_t bytes)
+{
+	given_.emplace_back(reinterpret_cast<std::uintptr_t>(at), bytes);
+}
+
+void TakenPages::keep()
+{
+	std::lock_guard lock(gMutex);
+	for (const auto& [at, bytes] : given_) {
+		auto* block = findBlock(reinterpret_cast<const void*>(at), bytes);
+		if (!block)
+			continue;
+		for (const Extent& given : cut(block->second, at - block->first, at - block->first + bytes))
+			dropPiece(given.file);
+	}
+	for (const Taken& taken : taken_) {
+		auto* block = findBlock(reinterpret_cast<const void*>(taken.at), static_cast<std::size_t>(taken.length));
+		if (!block) {
+			dropPiece({taken.device, taken.inode});
+			continue;
+		}
+		auto& extents = block->second.extents;
+		const Extent extent{taken.at - block->first, static_cast<std::size_t>(taken.length),
+				    {taken.device, taken.inode}, taken.file_offset};
+		extents.insert(std::upper_bound(extents.begin(), extents.end(), extent,
+						[](const Extent& a, const Extent& b) { return a.start < b.start; }),
+			       extent);
+	}
+	for (auto& [base, block] : gBlocks)
+		coalesce(block);
+	closeUnused();
+	kept_ = true;
+}
+
+}  // namespace malleo::pcm
