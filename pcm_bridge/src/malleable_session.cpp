@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
-#include <numeric>
 
 #include "page_move.h"
 #include "session.h"
@@ -120,7 +119,8 @@ void Session::allocate(Buffer &buffer)
 	const auto counts = pcm::Session::get().currentCounts(buffer.global_);
 	const auto count = counts[static_cast<std::size_t>(rank())];
 	void *storage = pcm::allocateElements(count, buffer.halo_, buffer.elementBytes(), true,
-					      std::accumulate(counts.begin(), counts.begin() + rank(), std::int64_t{0}));
+					      pcm::firstElement(static_cast<pcm::Distribution>(buffer.distribution_), counts,
+								rank()));
 	if (!storage)
 		throw std::bad_alloc();
 	adopt(buffer, storage, count);

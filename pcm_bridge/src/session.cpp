@@ -168,6 +168,13 @@ bool sharesPages()
 	return gSharedPages && !gForMallocedBuffers;
 }
 
+std::int64_t firstElement(Distribution distribution, const std::vector<std::int64_t> &counts, int slot)
+{
+	if (distribution != Distribution::block1d)
+		return 0;
+	return std::accumulate(counts.begin(), counts.begin() + slot, std::int64_t{0});
+}
+
 void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements,
 			std::int64_t first)
 {
@@ -747,8 +754,7 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 			prepared += move.new_data ? move.new_count * bytes : 0;
 			if (!move.new_data)
 				move.new_data = allocateElements(move.new_count, move.spec.halo, bytes, false,
-								 std::accumulate(to.counts.begin(), to.counts.begin() + new_slot,
-										 std::int64_t{0}));
+								 firstElement(move.spec.distribution, to.counts, new_slot));
 			move.allocated = true;
 			if (!move.new_data) {
 				error = 1;

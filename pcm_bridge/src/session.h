@@ -115,6 +115,10 @@ struct BufferMove {
 void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t element_bytes, bool zero_elements,
 		       std::int64_t first = 0);
 void releaseElements(void *block);
+// The global index a shared block of slot `slot` is placed by (allocateElements): for block1d the elements of the
+// slots before it; for the others 0, which lines up the elements a process keeps at the start of its block (an
+// independent buffer's) with their old places.
+std::int64_t firstElement(Distribution distribution, const std::vector<std::int64_t> &counts, int slot);
 // MALLEO_PCM_SHARED_PAGES=on and a program whose buffers the session allocates (not the C API's PCM_Load).
 bool sharesPages();
 

@@ -23,6 +23,7 @@ struct FileKey {
 	{
 		return std::tie(device, inode) < std::tie(other.device, other.inode);
 	}
+	bool operator==(const FileKey& other) const = default;
 };
 
 // A descriptor of a file some block maps, kept while pieces of it are mapped (owned or taken, pending).
@@ -122,8 +123,7 @@ void coalesce(Block& block)
 	for (const Extent& extent : block.extents) {
 		if (!joined.empty()) {
 			Extent& last = joined.back();
-			if (last.start + last.length == extent.start && !(last.file < extent.file) &&
-			    !(extent.file < last.file) &&
+			if (last.start + last.length == extent.start && last.file == extent.file &&
 			    last.file_offset + static_cast<std::int64_t>(last.length) == extent.file_offset) {
 				last.length += extent.length;
 				dropPiece(extent.file);

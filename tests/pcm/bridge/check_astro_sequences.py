@@ -4,13 +4,17 @@
 static run's fitted parameters and log-likelihood (decimal and hexadecimal floats), star count and digest, and
 checksum — bitwise, no tolerance: the sums are exact (examples/astro/exact_sum.h). Every operation must have
 happened and the final size must be the one the sequence leads to. The sequences come from the heat2d checker's
-generator and, taken together, go down to 1 process and up to more processes than the machine has cores."""
+generator and, taken together, go down to 1 process and up to more processes than the machine has cores. With
+--shared, the stars live in shared blocks (MALLEO_PCM_SHARED_PAGES=on; give enough --stars for blocks of more than
+1 MiB, 16 bytes a star) and the operations together must have taken some over by their pages."""
 
 import argparse
+import json
 import os
 import random
 import re
 import sys
+import tempfile
 
 import pcm_launch
 from check_heat2d_sequences import sequence
@@ -29,6 +33,7 @@ def main():
     ap.add_argument('--world', type=int, default=6, help='processes launched (the pool)')
     ap.add_argument('--stars', type=int, default=20000)
     ap.add_argument('--iterations', type=int, default=30)
+    ap.add_argument('--shared', action='store_true', help='the stars in shared blocks, some taken over as pages')
     ap.add_argument('program')
     opts = ap.parse_args()
     args = [opts.program, '--stars', str(opts.stars), '--iterations', str(opts.iterations)]
@@ -44,7 +49,7 @@ def main():
         sys.exit(f'FAIL: the static fit is off: {want[0]}')
 
     rng = random.Random(opts.seed)
-    failures, seen = [], set()
+    failures, seen, taken = [], set(), 0
     for index in range(opts.sequences):
         for _ in range(100):
             force, ops, start, final, sizes = sequence(rng, opts.world, opts.iterations)
@@ -54,7 +59,13 @@ def main():
                 break
         seen.update(sizes)
         env = {'MALLEO_POOL_ACTIVE': start, 'MALLEO_FORCE': force, 'MALLEO_PCM_VERBOSE': 1}
-        proc = pcm_launch.run(opts.mpi, opts.world, args, env)
+        with tempfile.TemporaryDirectory() as tmp:
+            if opts.shared:
+                env.update(MALLEO_PCM_SHARED_PAGES='on', MALLEO_PCM_PHASES=os.path.join(tmp, 'phases.jsonl'))
+            proc = pcm_launch.run(opts.mpi, opts.world, args, env)
+            if opts.shared and os.path.exists(env['MALLEO_PCM_PHASES']):
+                with open(env['MALLEO_PCM_PHASES'], encoding='utf-8') as f:
+                    taken += sum(json.loads(line)['taken_as_pages'] for line in f)
         done = pcm_launch.completed_operations(proc)
         problems = []
         if proc.returncode != 0:
@@ -74,6 +85,8 @@ def main():
             failures.append(f'sequence {index} ({force}): ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
     if 1 not in seen or max(seen) <= os.cpu_count():
         failures.append(f'the sequences saw sizes {sorted(seen)}: need 1 and more than {os.cpu_count()}')
+    if opts.shared and not taken:
+        failures.append('--shared: no operation took any stars over as pages')
     if failures:
         print('\n'.join(failures), file=sys.stderr)
         sys.exit(f'FAIL: {len(failures)} of {opts.sequences} sequences')
