@@ -44,7 +44,7 @@
 //                     block1d only (docs/performance.md, "Redistribution"); or shared, the bridge's shared blocks
 //                     (MALLEO_PCM_SHARED_PAGES=on; pcm_bridge/src/redistribution/shared_pages.h): the old blocks and
 //                     each run's fresh new blocks are shared blocks placed by the global index of their first
-//                     element, and each run takes pages over (takePages) before the executor copies the rest and the
+//                     element (block1d; on a page otherwise), and each run takes pages over (takePages) before the executor copies the rest and the
 //                     elements a rank keeps are taken as pages too; --new-buffer, --huge-pages and --kept do not
 //                     apply, and what was taken is handed back after each run, outside the timing
 //   --kept            copied (the default): every rank copies the elements it keeps into its new buffer; as-session:
@@ -478,8 +478,13 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 		return first;
 	};
 	const auto page = static_cast<std::int64_t>(sysconf(_SC_PAGESIZE));
-	// Shared blocks placed by their first element's global index, as the session places them.
-	auto lead = [&](const Layout& layout) { return options.shared ? firstElement(layout) * element_bytes % page : -1; };
+	// Shared blocks placed as the session places them: by their first element's global index for block1d, on a
+	// page otherwise.
+	auto lead = [&](const Layout& layout) -> std::int64_t {
+		if (!options.shared)
+			return -1;
+		return options.distribution == Distribution::block1d ? firstElement(layout) * element_bytes % page : 0;
+	};
 	Buffer old_buffer(bytes(from), options.huge_old, 1, lead(from));
 	Buffer new_buffer(options.shared ? 0 : bytes(to), options.huge_new, 0);  // shared: one per run
 	// block1d: each element's bytes say its global index, so the result can be checked after the last run (the
