@@ -21,7 +21,7 @@ void PhaseTimes::start()
 	overlapped_seconds_ = 0.0;
 	overlapped_probes_ = 0;
 	overlapped_interval_ = 0.0;
-	kept_in_place_ = moved_as_pages_ = prepared_ = taken_as_pages_ = 0;
+	kept_in_place_ = moved_as_pages_ = prepared_ = taken_as_pages_ = delivered_ = 0;
 	last_ = MPI_Wtime();
 	probe_starts_[probes_seen_++ % probe_starts_.size()] = last_;
 }
@@ -54,9 +54,10 @@ void PhaseTimes::prepared(std::int64_t bytes)
 	prepared_ += bytes;
 }
 
-void PhaseTimes::taken(std::int64_t bytes)
+void PhaseTimes::taken(std::int64_t bytes, std::int64_t delivered)
 {
 	taken_as_pages_ += bytes;
+	delivered_ += delivered;
 }
 
 void PhaseTimes::mark(Phase phase)
@@ -98,11 +99,12 @@ void PhaseTimes::report(const char *operation, std::int64_t iteration, std::size
 		     "\"agreement\": %.9f, \"spawn\": %.9f, \"activation\": %.9f, \"redistribution\": %.9f, "
 		     "\"rebuild\": %.9f, \"spawn_background\": %.9f, \"probes_overlapped\": %lld, "
 		     "\"probe_interval_before\": %.9f, \"kept_in_place\": %lld, \"moved_as_pages\": %lld, "
-		     "\"joiners_prepared\": %lld, \"taken_as_pages\": %lld}\n",
+		     "\"joiners_prepared\": %lld, \"taken_as_pages\": %lld, \"delivered\": %lld}\n",
 		     operation, static_cast<long long>(iteration), before, after, total, seconds_[0], seconds_[1],
 		     seconds_[2], seconds_[3], seconds_[4], overlapped_seconds_, static_cast<long long>(overlapped_probes_),
 		     overlapped_interval_, static_cast<long long>(kept_in_place_), static_cast<long long>(moved_as_pages_),
-		     static_cast<long long>(prepared_), static_cast<long long>(taken_as_pages_));
+		     static_cast<long long>(prepared_), static_cast<long long>(taken_as_pages_),
+		     static_cast<long long>(delivered_));
 	std::fclose(file);
 }
 

@@ -8,7 +8,7 @@
 // JSON line appended per completed operation, for bench/pcm_reconfigure.py). A spawn in the background
 // (MALLEO_PCM_SPAWN=background) is reported apart, as spawn_background and the probes it overlapped; the data the
 // coordinator kept without copying it, as kept_in_place and moved_as_pages; what all processes took over from
-// shared blocks, as taken_as_pages.
+// shared blocks, as taken_as_pages; what the executor delivered, as delivered.
 #pragma once
 
 #include <array>
@@ -37,9 +37,10 @@ public:
 	// The joiners had `bytes` of their new buffers allocated and faulted in while they started (spawn.cpp):
 	// reported as joiners_prepared.
 	void prepared(std::int64_t bytes);
-	// The processes took `bytes` of their new elements over by mapping the pages they were in (page_adoption.h):
-	// reported as taken_as_pages.
-	void taken(std::int64_t bytes);
+	// The processes took `bytes` of their new elements over by mapping the pages they were in (page_adoption.h),
+	// and the executor delivered `delivered` bytes into their new buffers (by message, copy or page move; not what
+	// stayed in place): reported as taken_as_pages and delivered.
+	void taken(std::int64_t bytes, std::int64_t delivered);
 	void report(const char *operation, std::int64_t iteration, std::size_t before, std::size_t after, bool verbose);
 
 private:
@@ -52,6 +53,7 @@ private:
 	std::int64_t moved_as_pages_ = 0;
 	std::int64_t prepared_ = 0;
 	std::int64_t taken_as_pages_ = 0;
+	std::int64_t delivered_ = 0;
 	std::array<double, 9> probe_starts_{};  // a ring of the last probes' start times
 	std::size_t probes_seen_ = 0;
 };

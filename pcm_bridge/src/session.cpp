@@ -75,6 +75,22 @@ void *pastHalo(const BufferMove &move, void *base)
 	return base ? static_cast<unsigned char *>(base) + move.spec.halo * move.elementBytes() : nullptr;
 }
 
+// The bytes `schedule` delivers into `rank`'s new buffer of `move`: all it receives but the elements that stay where
+// they are in a buffer kept in place.
+std::int64_t delivered(const Schedule &schedule, int rank, const BufferMove &move)
+{
+	std::int64_t elements = 0;
+	for (const Transfer &transfer : schedule.transfers) {
+		if (transfer.to != rank)
+			continue;
+		forEachChunk(transfer, [&](std::int64_t source, std::int64_t destination, std::int64_t count) {
+			if (transfer.from != rank || source != destination || move.new_data != move.old_data)
+				elements += count;
+		});
+	}
+	return elements * move.elementBytes();
+}
+
 bool contains(const std::vector<int> &list, int value)
 {
 	return std::find(list.begin(), list.end(), value) != list.end();
@@ -740,9 +756,8 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 			why = e.what();
 		}
 		const std::int64_t room = std::max(move.old_count, move.old_capacity);
-		// Not a shared block: pages it gave away would still be mapped in it, in the room it keeps.
 		if (new_slot >= 0 && !move.new_data && move.in_place && move.old_data && move.new_count <= room &&
-		    !insideShared(move.old_data, 1) && keepsInPlace(schedule, me, move.old_count)) {
+		    keepsInPlace(schedule, me, move.old_count)) {
 			move.new_data = move.old_data;
 			if (move.new_count > move.old_count) {
 				const auto *halo = static_cast<const unsigned char *>(pastHalo(move, move.old_data)) +
@@ -834,13 +849,15 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 	MPI_Allreduce(&local, &global, 1, MPI_2INT, MPI_MAXLOC, union_comm);
 	if (!global.failed) {
 		// Every process knows the data moved: the old buffers may give up their pages (finishLocal).
-		std::int64_t totals[3] = {moved, prepared, 0};
-		for (const TakenPages &pages : taken)
-			totals[2] += pages.bytesTaken();
-		MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_INT64_T, MPI_SUM, union_comm);
+		std::int64_t totals[4] = {moved, prepared, 0, 0};
+		for (std::size_t i = 0; i < moves.size(); ++i) {
+			totals[2] += taken[i].bytesTaken();
+			totals[3] += delivered(schedules[i], me, moves[i]);
+		}
+		MPI_Allreduce(MPI_IN_PLACE, totals, 4, MPI_INT64_T, MPI_SUM, union_comm);
 		moved = totals[0];
 		phaseTimes().prepared(totals[1]);
-		phaseTimes().taken(totals[2]);
+		phaseTimes().taken(totals[2], totals[3]);
 		for (std::size_t i = 0; i < moves.size(); ++i) {
 			BufferMove &move = moves[i];
 			taken[i].keep();
@@ -862,6 +879,8 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 			std::strncpy(text.data(), why.c_str(), text.size() - 1);
 		MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, global.rank, union_comm);
 		for (auto &move : moves) {
+			// Before the halo goes back: a block grown in place maps its own pages again where it took others'.
+			taken[static_cast<std::size_t>(&move - moves.data())].abandon();
 			const auto &halo = overwritten_halos[static_cast<std::size_t>(&move - moves.data())];
 			if (!halo.empty())
 				std::memcpy(static_cast<unsigned char *>(pastHalo(move, move.old_data)) +

@@ -164,8 +164,12 @@ int takePages(MPI_Comm comm, int rank, const Schedule& schedule, const void* old
 			}
 		};
 		forEachChunk(transfer, [&](std::int64_t source, std::int64_t destination, std::int64_t count) {
-			const Run run = splitRun(sender.old_address + source * eb, receiver.new_address + destination * eb,
-						 count, eb, page);
+			const std::int64_t from = sender.old_address + source * eb, to = receiver.new_address + destination * eb;
+			if (transfer.from == transfer.to && from == to) {
+				copy(source, destination, count);  // kept in place: the executor leaves it where it is
+				return;
+			}
+			const Run run = splitRun(from, to, count, eb, page);
 			copy(source, destination, run.head);
 			copy(source + run.tail, destination + run.tail, count - run.tail);
 			if (run.pages_from == run.pages_to)

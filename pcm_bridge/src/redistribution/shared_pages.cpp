@@ -39,11 +39,14 @@ struct Extent {
 	std::int64_t file_offset = 0;
 };
 
-// A block's mapping: whole pages from `base`; the block its caller sees starts `lead` bytes in.
+// A block's mapping: whole pages from `base`; the block its caller sees starts `lead` bytes in. Its own file is
+// open while it lives (the block counts as a piece of it) and grows where pages of the block are given fresh space.
 struct Block {
 	std::size_t bytes = 0;
 	std::size_t lead = 0;
 	std::vector<Extent> extents;  // in address order; a taken piece is added once kept, a given one then removed
+	FileKey own;
+	std::int64_t own_size = 0;
 };
 
 std::mutex gMutex;
@@ -135,6 +138,26 @@ void coalesce(Block& block)
 	block.extents = std::move(joined);
 }
 
+// Maps [start, start + length) of a block (whole pages) to fresh space at the end of its own file, in place of
+// pages that are another block's: they read as zeros and are the block's alone. Where that fails, private memory
+// at least ends the sharing (and the range is not the block's to offer).
+void refill(std::uintptr_t base, Block& block, std::size_t start, std::size_t length)
+{
+	void* at = reinterpret_cast<void*>(base + start);
+	const int fd = gFiles[block.own].fd;
+	if (ftruncate(fd, block.own_size + static_cast<off_t>(length)) == 0 &&
+	    mmap(at, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, block.own_size) != MAP_FAILED) {
+		const Extent extent{start, length, block.own, block.own_size};
+		block.extents.insert(std::upper_bound(block.extents.begin(), block.extents.end(), extent,
+						      [](const Extent& a, const Extent& b) { return a.start < b.start; }),
+				     extent);
+		++gFiles[block.own].pieces;
+		block.own_size += static_cast<std::int64_t>(length);
+		return;
+	}
+	mmap(at, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+}
+
 // Opens process `pid`'s file of `piece` unless it is open here already; false if it cannot be opened or is not
 // the file named (the descriptor was closed and its number reused).
 bool openFile(pid_t pid, const FilePiece& piece)
@@ -202,8 +225,9 @@ void* allocateShared(std::size_t bytes, std::size_t lead)
 	}
 	const FileKey key{static_cast<std::int64_t>(status.st_dev), static_cast<std::int64_t>(status.st_ino)};
 	std::lock_guard lock(gMutex);
-	gFiles[key] = {fd, 1};
-	gBlocks[reinterpret_cast<std::uintptr_t>(base)] = {bytes, lead, {{0, bytes, key, 0}}};
+	gFiles[key] = {fd, 2};  // its one extent, and the block itself
+	gBlocks[reinterpret_cast<std::uintptr_t>(base)] = {bytes, lead, {{0, bytes, key, 0}}, key,
+							   static_cast<std::int64_t>(bytes)};
 	return static_cast<char*>(base) + lead;
 }
 
@@ -219,6 +243,7 @@ bool releaseShared(void* block)
 		punch(extent);
 		dropPiece(extent.file);
 	}
+	dropPiece(found->second.own);
 	munmap(base, found->second.bytes);
 	gBlocks.erase(found);
 	return true;
@@ -264,11 +289,23 @@ bool describeShared(const void* at, std::size_t bytes, std::size_t most, std::ve
 
 TakenPages::~TakenPages()
 {
+	abandon();
+}
+
+void TakenPages::abandon()
+{
 	if (kept_)
 		return;
 	std::lock_guard lock(gMutex);
-	for (const Taken& taken : taken_)
+	for (const Taken& taken : taken_) {
+		const auto length = static_cast<std::size_t>(taken.length);
+		if (auto* block = findBlock(reinterpret_cast<const void*>(taken.at), length))
+			refill(block->first, block->second, taken.at - block->first, length);
 		dropPiece({taken.device, taken.inode});
+	}
+	taken_.clear();
+	given_.clear();
+	taken_bytes_ = 0;
 	closeUnused();
 }
 
@@ -316,6 +353,8 @@ void TakenPages::keep()
 			continue;
 		for (const Extent& given : cut(block->second, at - block->first, at - block->first + bytes))
 			dropPiece(given.file);
+		// A block that stays (kept in place) must not go on mapping them.
+		refill(block->first, block->second, at - block->first, bytes);
 	}
 	for (const Taken& taken : taken_) {
 		auto* block = findBlock(reinterpret_cast<const void*>(taken.at), static_cast<std::size_t>(taken.length));

@@ -54,7 +54,7 @@ struct FilePiece {
 bool describeShared(const void* at, std::size_t bytes, std::size_t most, std::vector<FilePiece>& pieces);
 
 // What one redistribution takes over and gives away, pending until every process knows it succeeded (keep); a
-// redistribution that fails drops it, and the new blocks it mapped pages into are released whole.
+// redistribution that fails abandons it.
 class TakenPages
 {
 public:
@@ -69,10 +69,14 @@ public:
 	// whole pages), in place of what that block's own file held there (punched out). 0, or an errno value.
 	int take(void* at, pid_t pid, const FilePiece& piece);
 	// The whole pages [at, at + bytes) of a shared block of this process are another block's now (or this
-	// process's new one): once kept, releasing this block leaves them to it.
+	// process's new one): once kept, the range maps fresh pages of this block's own (reading zeros), and those
+	// pages are the taker's alone.
 	void giveAway(const void* at, std::size_t bytes);
 	// The redistribution succeeded: the blocks own what they took and no longer what they gave away.
 	void keep();
+	// It failed: the ranges that took pages over map fresh pages of their blocks' own again (a block kept in place
+	// carries on with them), and the givers keep everything. Also what destroying it without keep() does.
+	void abandon();
 	std::int64_t bytesTaken() const { return taken_bytes_; }
 
 private:
