@@ -275,7 +275,7 @@ bool describeShared(const void* at, std::size_t bytes, std::size_t most, std::ve
 		if (e_end <= covered || extent.start >= end)
 			continue;
 		if (extent.start > covered || pieces.size() == most)
-			return false;  // a gap: pages taken in this very redistribution, not its own yet
+			return false;  // a gap: pages taken in this very redistribution, or private memory (refill)
 		const std::size_t to = std::min(e_end, end);
 		pieces.push_back({static_cast<std::int64_t>(covered) - static_cast<std::int64_t>(from),
 				  static_cast<std::int64_t>(to - covered),
@@ -323,14 +323,18 @@ int TakenPages::take(void* at, pid_t pid, const FilePiece& piece)
 	auto* block = findBlock(at, length);
 	if (!block || !openFile(pid, piece))
 		return EBADF;
-	if (mmap(at, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE, gFiles[key].fd,
-		 piece.file_offset) == MAP_FAILED)
-		return errno;
-	// What the block's own file held there is never read again.
+	const bool mapped = mmap(at, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE,
+				 gFiles[key].fd, piece.file_offset) != MAP_FAILED;
+	const int error = errno;
+	// What the block held there is never read again (the redistribution fails if the mapping did).
 	const std::size_t start = reinterpret_cast<std::uintptr_t>(at) - block->first;
 	for (const Extent& replaced : cut(block->second, start, start + length)) {
 		punch(replaced);
 		dropPiece(replaced.file);
+	}
+	if (!mapped) {
+		refill(block->first, block->second, start, length);  // MAP_FIXED may have unmapped the range
+		return error;
 	}
 	++gFiles[key].pieces;
 	taken_.push_back({reinterpret_cast<std::uintptr_t>(at), piece.length, piece.file_offset, key.device,
