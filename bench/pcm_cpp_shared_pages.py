@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 
@@ -57,8 +58,7 @@ def main():
                 sums = {}
                 for setting in SETTINGS:
                     if opts.warm_mb:
-                        pcm_reconfigure.subprocess.run([first_touch, str(opts.warm_mb), '1'],
-                                                       stdout=pcm_reconfigure.subprocess.DEVNULL, check=True)
+                        subprocess.run([first_touch, str(opts.warm_mb), '1'], stdout=subprocess.DEVNULL, check=True)
                     phases = os.path.join(folder, f'{mb}-{setting}-{r}.jsonl')
                     env = {'MALLEO_POOL_ACTIVE': 2, 'MALLEO_FORCE': FORCE, 'MALLEO_PCM_PHASES': phases,
                            'MALLEO_PCM_SHARED_PAGES': setting}

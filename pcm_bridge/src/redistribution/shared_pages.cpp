@@ -118,6 +118,13 @@ std::vector<Extent> cut(Block& block, std::size_t start, std::size_t end)
 	return removed;
 }
 
+void insertExtent(Block& block, const Extent& extent)
+{
+	block.extents.insert(std::upper_bound(block.extents.begin(), block.extents.end(), extent,
+					      [](const Extent& a, const Extent& b) { return a.start < b.start; }),
+			     extent);
+}
+
 // Joins neighbouring extents that continue each other in one file, so that a block whose pieces come back
 // together stays short to describe.
 void coalesce(Block& block)
@@ -147,10 +154,7 @@ void refill(std::uintptr_t base, Block& block, std::size_t start, std::size_t le
 	const int fd = gFiles[block.own].fd;
 	if (ftruncate(fd, block.own_size + static_cast<off_t>(length)) == 0 &&
 	    mmap(at, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, block.own_size) != MAP_FAILED) {
-		const Extent extent{start, length, block.own, block.own_size};
-		block.extents.insert(std::upper_bound(block.extents.begin(), block.extents.end(), extent,
-						      [](const Extent& a, const Extent& b) { return a.start < b.start; }),
-				     extent);
+		insertExtent(block, {start, length, block.own, block.own_size});
 		++gFiles[block.own].pieces;
 		block.own_size += static_cast<std::int64_t>(length);
 		return;
@@ -366,12 +370,8 @@ void TakenPages::keep()
 			dropPiece({taken.device, taken.inode});
 			continue;
 		}
-		auto& extents = block->second.extents;
-		const Extent extent{taken.at - block->first, static_cast<std::size_t>(taken.length),
-				    {taken.device, taken.inode}, taken.file_offset};
-		extents.insert(std::upper_bound(extents.begin(), extents.end(), extent,
-						[](const Extent& a, const Extent& b) { return a.start < b.start; }),
-			       extent);
+		insertExtent(block->second, {taken.at - block->first, static_cast<std::size_t>(taken.length),
+					     {taken.device, taken.inode}, taken.file_offset});
 	}
 	for (auto& [base, block] : gBlocks)
 		coalesce(block);
