@@ -114,7 +114,7 @@ class Bench:
         self.folder = folder
         self.heat2d = os.path.abspath(opts.heat2d)
         self.warm_mb = opts.warm_mb
-        self.env = dict(opts.env)  # more environment for every launch (set by pcm_compare_builds)
+        self.env = dict(opts.env)  # more environment for every launch (--env; pcm_compare_builds sets it per build)
         self.merge_from = {}  # MiB -> the first probe of the background spawn mode's forced merges
         # bench/first_touch of the heat2d's build: BUILD/examples/heat2d/heat2d_MPI -> BUILD/bench/first_touch
         self.first_touch = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(self.heat2d))), 'bench',
@@ -326,13 +326,18 @@ def arguments():
                     "stop-restart's alike: ob1 (the default, as `malleo run` on a host without InfiniBand or "
                     "Omni-Path) or default (Open MPI's own choice, which first tries cm: about 0.2 s more in every "
                     "MPI_Init and spawn on Debian; docs/performance.md, \"Open MPI's start\")")
-    ap.set_defaults(env={})  # not a command-line option: bench/pcm_compare_builds.py sets it per build
+    ap.add_argument('--env', action='append', default=[], metavar='KEY=VALUE',
+                    help='more environment for every launch, the operations\' and stop-restart\'s alike (repeatable), '
+                    'e.g. MALLEO_PCM_SHARED_PAGES=on')
     return ap
 
 
 def main():
     ap = arguments()
     opts = ap.parse_args()
+    if any('=' not in pair for pair in opts.env):
+        ap.error('--env takes KEY=VALUE')
+    opts.env = dict(pair.split('=', 1) for pair in opts.env)
     opts.heat2d = opts.heat2d or f'build/examples/heat2d/heat2d_{opts.mpi}'
     if not os.access(opts.heat2d, os.X_OK):
         sys.exit(f'{opts.heat2d} is not an executable heat2d (build it, or name it with --heat2d)')
@@ -366,7 +371,8 @@ def main():
     print(f'heat2d, {opts.mpi}, {" and ".join(modes)} mode, {opts.frm} <-> {opts.to} processes, medians of '
           f'{opts.repeats} interleaved rounds (seconds); 1-min load average {min(loads):.1f}-{max(loads):.1f} '
           f'(median {median(loads):.1f}) after each size of each round; {opts.warm_mb} MiB warmed before each launch'
-          + (f'; Open MPI pml {opts.ompi_pml}' if opts.mpi == 'openmpi' else ''))
+          + (f'; Open MPI pml {opts.ompi_pml}' if opts.mpi == 'openmpi' else '')
+          + ''.join(f'; {key}={value}' for key, value in opts.env.items()))
     print('| MiB | mode | operation | reconfiguration | agreement | spawn | activation | redistribution | rebuild | '
           'stop-restart | write | read + scatter | relaunch | stop-restart / operation |')
     print('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')

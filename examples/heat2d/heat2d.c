@@ -334,8 +334,8 @@ static int stop_at_checkpoint(const struct checkpointing *c, double *prevData, d
 	free(all);
 	free(counts);
 	free(displs);
-	free(prevData);
-	free(nextData);
+	PCM_Free(prevData);
+	PCM_Free(nextData);
 	MPI_Bcast(&failed, 1, MPI_INT, 0, PCM_COMM_WORLD);
 	PCM_Finalize(PCM_COMM_WORLD);
 	MPI_Finalize();
@@ -432,7 +432,7 @@ int main(int argc, char **argv)
 		}
 		current_iteration = 0;
 		xDim = o.columns / totalProcessors + (rank < o.columns % totalProcessors);
-		prevData = calloc((size_t)(xDim + 2) * yDim, sizeof(double));
+		prevData = PCM_Alloc((size_t)(xDim + 2) * yDim * sizeof(double));
 		const int first = first_column(xDim, PCM_COMM_WORLD);
 		for (int i = 1; i <= xDim && !ck.restart; ++i)
 			for (int r = 0; r < yDim; ++r)
@@ -446,12 +446,12 @@ int main(int argc, char **argv)
 		PCM_Comm_rank(PCM_COMM_WORLD, &rank);
 		PCM_Load(rank, "iterator", &current_iteration);
 		PCM_Load(rank, "datawidth", &xDim);
-		prevData = calloc((size_t)(xDim + 2) * yDim, sizeof(double));
+		prevData = PCM_Alloc((size_t)(xDim + 2) * yDim * sizeof(double));
 		PCM_Load(rank, "myArray", prevData);
 	}
 	/* Elements each grid holds; the two swap roles every iteration, and a split leaves them larger than needed. */
 	size_t prevCapacity = (size_t)(xDim + 2) * yDim, nextCapacity = prevCapacity;
-	nextData = calloc(nextCapacity, sizeof(double));
+	nextData = PCM_Alloc(nextCapacity * sizeof(double));
 	int first = first_column(xDim, comm);
 
 	for (iterations = current_iteration; iterations < o.iterations; iterations++) {
@@ -480,12 +480,12 @@ int main(int argc, char **argv)
 			double *new_buffer = NULL;
 			PCM_Merge_datacnts(xDim, yDim, &mergecnts, &merge_rank, PCM_COMM_WORLD);
 			if (rank == merge_rank)
-				new_buffer = calloc((size_t)mergecnts, sizeof(double));
+				new_buffer = PCM_Alloc((size_t)mergecnts * sizeof(double));
 			if (PCM_Merge(prevData, PCM_DOUBLE, &xDim, &yDim, new_buffer, mergecnts, &rank,
 				      &totalProcessors, &PCM_COMM_WORLD) != PCM_SUCCESS && rank == 0)
 				fprintf(stderr, "heat2d: %s\n", PCM_Error_string());
 			if (rank == merge_rank) {
-				free(prevData);
+				PCM_Free(prevData);
 				prevData = new_buffer;
 				prevCapacity = (size_t)mergecnts;
 			}
@@ -500,12 +500,12 @@ int main(int argc, char **argv)
 			MPI_Comm_rank(comm, &rank);
 			MPI_Comm_size(comm, &totalProcessors);
 			/* Each step rewrites the second grid's columns and each exchange its ghosts, so it is kept when it
-			 * is large enough and grown by realloc otherwise, not freed and allocated anew: its pages are in
+			 * is large enough and grown by PCM_Realloc otherwise, not freed and allocated anew: its pages are in
 			 * memory already. On a VM with shadow page tables a new grid's first touch costs about 10 us a page
 			 * and freeing a large one slows the next pass over all memory (docs/performance.md, "Machines"). */
 			const size_t needed = (size_t)(xDim + 2) * yDim;
 			if (needed > nextCapacity) {
-				double *grown = realloc(nextData, needed * sizeof(double));
+				double *grown = PCM_Realloc(nextData, needed * sizeof(double));
 				if (!grown) {
 					fprintf(stderr, "heat2d: out of memory for %zu columns\n", (size_t)xDim);
 					MPI_Abort(MPI_COMM_WORLD, 1);
@@ -558,8 +558,8 @@ int main(int argc, char **argv)
 	free(all);
 	free(counts);
 	free(displs);
-	free(prevData);
-	free(nextData);
+	PCM_Free(prevData);
+	PCM_Free(nextData);
 	MPI_Barrier(comm);
 	PCM_Finalize(PCM_COMM_WORLD);
 	MPI_Finalize();

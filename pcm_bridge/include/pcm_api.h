@@ -9,6 +9,7 @@
 #define MALLEO_PCM_API_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,6 +91,15 @@ int PCM_Merge(void *data, int type, int *xDim, int *yDim, void *new_buffer, int 
 	      int *totalProcessors, MPI_Comm *comm);
 int PCM_Merge_Collective(void *data, int type, int *xDim, int *yDim, void *new_buffer, int mergecnts, int *rank,
 			 int *totalProcessors, MPI_Comm *comm);
+
+/* Not in the papers: memory for the distributed data (the columns and, for PCM_Merge, the new buffer) whose pages a
+ * reconfiguration can hand to other processes on the host instead of copying them, with MALLEO_PCM_SHARED_PAGES=on
+ * (docs/pcm-api.md, "Pages taken over"); otherwise calloc, realloc and free. PCM_Alloc's memory reads as zeros,
+ * PCM_Realloc keeps the contents as realloc does, and only PCM_Free frees what they return. Call them after
+ * MPI_PCM_Init. */
+void *PCM_Alloc(size_t bytes);
+void *PCM_Realloc(void *block, size_t bytes);
+void PCM_Free(void *block);
 
 /* Collective over PCM_COMM_WORLD at the end: releases the parked processes. Call before MPI_Finalize. */
 int PCM_Finalize(MPI_Comm comm);

@@ -3,11 +3,13 @@
 // describes the one buffer of the papers' skeleton: columns of yDim elements with a ghost column on each side.
 #include "pcm_api.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 
 #include "page_move.h"
+#include "shared_pages.h"
 #include "session.h"
 
 using malleo::pcm::BaseType;
@@ -269,8 +271,13 @@ __attribute__((visibility("default"))) int PCM_Load(int, const char *key, void *
 		if (!data)
 			return PCM_FAILURE;
 		// By their pages where the program's buffer lies as the session's block does (like_malloc): then neither
-		// is the block's content copied nor do the buffer's fresh pages need a first touch.
-		malleo::pcm::moveOrCopy(data, gJoinedColumns.get(), gJoinedColumnsSize);
+		// is the block's content copied nor do the buffer's fresh pages need a first touch. Between shared blocks
+		// (PCM_Alloc with MALLEO_PCM_SHARED_PAGES=on) the pages are handed over from one file to the other.
+		if (malleo::pcm::insideShared(data, gJoinedColumnsSize) &&
+		    malleo::pcm::insideShared(gJoinedColumns.get(), gJoinedColumnsSize))
+			malleo::pcm::moveShared(data, gJoinedColumns.get(), gJoinedColumnsSize);
+		else
+			malleo::pcm::moveOrCopy(data, gJoinedColumns.get(), gJoinedColumnsSize);
 		gJoinedColumns.reset();
 		return PCM_SUCCESS;
 	}
@@ -279,6 +286,38 @@ __attribute__((visibility("default"))) int PCM_Load(int, const char *key, void *
 		return PCM_FAILURE;
 	std::memcpy(data, found->second.bytes.data(), found->second.bytes.size());
 	return PCM_SUCCESS;
+}
+
+__attribute__((visibility("default"))) void *PCM_Alloc(size_t bytes)
+{
+	if (malleo::pcm::sharesPages() && bytes > malleo::pcm::kPageMoveMin)
+		if (void *block = malleo::pcm::allocateShared(bytes))
+			return block;
+	return std::calloc(1, bytes);
+}
+
+__attribute__((visibility("default"))) void *PCM_Realloc(void *block, size_t bytes)
+{
+	if (!block)
+		return PCM_Alloc(bytes);
+	const std::size_t had = malleo::pcm::sharedBytes(block);
+	if (!had)
+		return std::realloc(block, bytes);  // private memory stays private
+	void *grown = PCM_Alloc(bytes);
+	if (!grown)
+		return nullptr;
+	const std::size_t kept = std::min(bytes, had);
+	if (malleo::pcm::insideShared(grown, kept))
+		malleo::pcm::moveShared(grown, block, kept);
+	else
+		std::memcpy(grown, block, kept);
+	PCM_Free(block);
+	return grown;
+}
+
+__attribute__((visibility("default"))) void PCM_Free(void *block)
+{
+	malleo::pcm::releaseElements(block);
 }
 
 __attribute__((visibility("default"))) int PCM_Reconfigure(MPI_Comm *comm, const char *)

@@ -181,7 +181,7 @@ bool gSharedPages = false;  // MALLEO_PCM_SHARED_PAGES=on (Session::configure)
 
 bool sharesPages()
 {
-	return gSharedPages && !gForMallocedBuffers;
+	return gSharedPages;
 }
 
 std::int64_t firstElement(Distribution distribution, const std::vector<std::int64_t> &counts, int slot)
@@ -725,7 +725,8 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		// Each process's count, and whether it makes shared blocks: if any does, all of them look for pages to
 		// take over (a collective, so the setting of one process decides for all).
 		std::vector<std::int64_t> counts(2 * all.size(), 0);
-		const std::int64_t mine[2] = {joiner ? 0 : move.old_count, sharesPages()};
+		const bool shares = sharesPages() || insideShared(move.old_data, 1) || insideShared(move.new_data, 1);
+		const std::int64_t mine[2] = {joiner ? 0 : move.old_count, shares};
 		MPI_Allgather(mine, 2, MPI_INT64_T, counts.data(), 2, MPI_INT64_T, union_comm);
 		bool any_shares = false;
 		for (std::size_t r = 0; r < all.size(); ++r)

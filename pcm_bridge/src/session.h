@@ -119,7 +119,7 @@ void releaseElements(void *block);
 // slots before it; for the others 0, which lines up the elements a process keeps at the start of its block (an
 // independent buffer's) with their old places.
 std::int64_t firstElement(Distribution distribution, const std::vector<std::int64_t> &counts, int slot);
-// MALLEO_PCM_SHARED_PAGES=on and a program whose buffers the session allocates (not the C API's PCM_Load).
+// MALLEO_PCM_SHARED_PAGES=on: the session's blocks, and PCM_Alloc's, are shared blocks.
 bool sharesPages();
 
 // The program takes what the session receives for it into buffers it mallocs itself (the PCM C API's PCM_Load):

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -257,6 +259,44 @@ bool insideShared(const void* at, std::size_t bytes)
 {
 	std::lock_guard lock(gMutex);
 	return at && findBlock(at, bytes);
+}
+
+std::size_t sharedBytes(const void* block)
+{
+	std::lock_guard lock(gMutex);
+	const auto address = reinterpret_cast<std::uintptr_t>(block);
+	const auto found = gBlocks.find(address - address % pageSize());
+	if (!block || found == gBlocks.end() || found->first + found->second.lead != address)
+		return 0;
+	return found->second.bytes - found->second.lead;
+}
+
+std::size_t moveShared(void* to, void* from, std::size_t bytes)
+{
+	const auto source = reinterpret_cast<std::uintptr_t>(from), target = reinterpret_cast<std::uintptr_t>(to);
+	const std::size_t first = (pageSize() - source % pageSize()) % pageSize();  // to the first whole page
+	const std::size_t last = (source + bytes) / pageSize() * pageSize() - source;
+	std::vector<FilePiece> pieces;
+	if (source % pageSize() == target % pageSize() && first < last && bytes >= last && insideShared(to, bytes) &&
+	    describeShared(static_cast<char*>(from) + first, last - first, SIZE_MAX, pieces)) {
+		TakenPages taken;
+		bool all = true;
+		for (const FilePiece& piece : pieces) {
+			FilePiece whole = piece;
+			whole.offset = 0;
+			all = all && taken.take(static_cast<char*>(to) + first + piece.offset, getpid(), whole) == 0;
+		}
+		if (all) {
+			taken.giveAway(static_cast<char*>(from) + first, last - first);
+			taken.keep();
+			std::memcpy(to, from, first);
+			std::memcpy(static_cast<char*>(to) + last, static_cast<char*>(from) + last, bytes - last);
+			return last - first;
+		}
+		// Not kept: `to` maps fresh pages of its own where it took some, and everything is copied below.
+	}
+	std::memcpy(to, from, bytes);
+	return 0;
 }
 
 bool describeShared(const void* at, std::size_t bytes, std::size_t most, std::vector<FilePiece>& pieces)

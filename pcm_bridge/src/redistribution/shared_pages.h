@@ -36,6 +36,15 @@ bool releaseShared(void* base);
 // Whether [at, at + bytes) lies inside one shared block of this process.
 bool insideShared(const void* at, std::size_t bytes);
 
+// The bytes of the shared block that starts at `block` (as allocateShared was asked for, rounded up to the end of
+// its last page); 0 when `block` is not the start of one.
+std::size_t sharedBytes(const void* block);
+
+// Copies `bytes` from `from` to `to` (inside shared blocks of this process, not overlapping), handing the whole pages
+// between over instead where both sit at the same offset within a page: `to` maps them, and `from` maps fresh pages
+// of its own there (reading zeros). Anything else is copied. Returns the bytes handed over.
+std::size_t moveShared(void* to, void* from, std::size_t bytes);
+
 // A piece of a file behind a range of a shared block: `length` bytes at `offset` from the range's start are the
 // file's bytes at `file_offset`. The file is this process's descriptor `fd`, which another process opens as
 // /proc/<this pid>/fd/<fd>; `device` and `inode` say which file that must be.

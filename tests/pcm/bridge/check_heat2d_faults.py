@@ -7,8 +7,9 @@ stderr line, and still carry out the operations that follow it. With --api cpp, 
 under a merge back after a split whose transfers fail: the survivors grow their blocks in place into the room the
 split left, over their trailing ghost elements, which must be as they were after the failure (heat1d_cpp checks its
 ghosts at every probe that changed nothing and exits with 3 if not). With --api cpp-shared, heat1d_cpp on a rod of
-12 MiB with MALLEO_PCM_SHARED_PAGES=on, under that case and a split whose transfers fail: the new blocks had taken
-the old blocks' pages over before the failure, and the old blocks must still hold them after it."""
+12 MiB with MALLEO_PCM_SHARED_PAGES=on, under that case and a split whose transfers fail; with --api c-shared, heat2d's
+cases on a grid of 12 MiB in shared blocks (PCM_Alloc): the new blocks had taken the old blocks' pages over before a
+transfer failed, and the old blocks must still hold them after it."""
 
 import argparse
 import re
@@ -43,13 +44,14 @@ CPP_CASES = [
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument('--mpi', required=True)
-    ap.add_argument('--api', choices=['c', 'cpp', 'cpp-shared'], default='c',
-                    help='heat2d (c) or heat1d_cpp (cpp, cpp-shared) and its cases')
+    ap.add_argument('--api', choices=['c', 'c-shared', 'cpp', 'cpp-shared'], default='c',
+                    help='heat2d (c, c-shared) or heat1d_cpp (cpp, cpp-shared) and its cases')
     ap.add_argument('program')
     opts = ap.parse_args()
-    cases = {'c': CASES, 'cpp': CPP_CASES, 'cpp-shared': CPP_CASES + [CASES[2]]}[opts.api]
+    shared = opts.api.endswith('-shared')
+    cases = {'c': CASES, 'c-shared': CASES, 'cpp': CPP_CASES, 'cpp-shared': CPP_CASES + [CASES[2]]}[opts.api]
     grid = ['--rows', '20', '--columns', '24', '--iterations', '20']
-    if opts.api == 'cpp-shared':
+    if shared:
         grid = ['--rows', '1024', '--columns', '1536', '--iterations', '20']
     want = pcm_launch.static_checksum(opts.mpi, [opts.program] + grid)
 
@@ -59,7 +61,7 @@ def main():
                'MALLEO_AGREE_TIMEOUT': '0.5'}
         if fault:
             env['MALLEO_FAULT'] = fault
-        if opts.api == 'cpp-shared':
+        if shared:
             env['MALLEO_PCM_SHARED_PAGES'] = 'on'
         proc = pcm_launch.run(opts.mpi, 6, [opts.program] + grid, env)
         problems = []

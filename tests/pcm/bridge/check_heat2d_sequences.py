@@ -13,7 +13,7 @@ an MPI whose memory hooks leave mremap alone, Open MPI). Which one is known from
 it was allocated with at n processes until a merge needs more, which with blocks of hundreds of elements is a merge
 to fewer than n processes; a migration gives the coordinator's slot a new process, allocated at the current size.
 
-With --kept shared (the C++ API with MALLEO_PCM_SHARED_PAGES=on, its rod of rows x columns doubles), every
+With --kept shared (MALLEO_PCM_SHARED_PAGES=on: the C++ API's rod or heat2d's grid, rows x columns doubles), every
 operation's records must show that the executor delivered (copied or sent) nothing of the rod but the pages at the
 ends of each transfer: at most two pages each, and a schedule of `before` and `after` processes has fewer than
 before + after transfers; the rest was kept in place or taken over by its pages (taken_as_pages, not 0)."""
@@ -86,7 +86,8 @@ def shared_problems(records, rod_bytes):
         edges = 2 * 4096 * (record['before'] + record['after']) + rod_bytes // 100
         if record['delivered'] > edges:
             problems.append(f'{at}: {record["delivered"]} bytes delivered by the executor, more than {edges}')
-        if not 0 < record['taken_as_pages'] <= rod_bytes:
+        # A migration of the C API moves its columns through PCM_Store and PCM_Load, outside the redistribution.
+        if record['operation'] != 'migrate' and not 0 < record['taken_as_pages'] <= rod_bytes:
             problems.append(f'{at}: {record["taken_as_pages"]} bytes taken over as pages, not in (0, {rod_bytes}]')
     return problems
 

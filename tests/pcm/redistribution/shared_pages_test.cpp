@@ -167,3 +167,34 @@ TEST_CASE("pieces of one file that come back together are one piece again")
 	CHECK(releaseShared(first));
 	CHECK(releaseShared(second));
 }
+
+TEST_CASE("moving between two blocks of one process hands the whole pages over and copies the ends")
+{
+	const std::size_t bytes = 10 * kPage + 300;
+	auto* from = static_cast<unsigned char*>(allocateShared(bytes, 100));
+	auto* to = static_cast<unsigned char*>(allocateShared(bytes, 100));
+	for (std::size_t k = 0; k < bytes; ++k)
+		from[k] = pattern(k);
+	CHECK(sharedBytes(from) >= bytes);
+	CHECK(sharedBytes(from + 1) == 0);
+	// From 100 bytes into a page: the pages after the first partial one, up to the last whole one.
+	const std::size_t first = kPage - 100, last = first + 10 * kPage;
+	CHECK(moveShared(to, from, bytes) == last - first - (last > bytes ? kPage : 0));
+	for (std::size_t k = 0; k < bytes; ++k)
+		REQUIRE(to[k] == pattern(k));
+	CHECK(from[first] == 0);  // fresh pages of its own where it gave them away
+	CHECK(releaseShared(from));
+	for (std::size_t k = 0; k < bytes; ++k)
+		REQUIRE(to[k] == pattern(k));
+	CHECK(releaseShared(to));
+
+	// Blocks at different offsets within a page: copied.
+	auto* a = static_cast<unsigned char*>(allocateShared(4 * kPage));
+	auto* b = static_cast<unsigned char*>(allocateShared(4 * kPage, 8));
+	std::memset(a, 7, 4 * kPage);
+	CHECK(moveShared(b, a, 4 * kPage - 8) == 0);
+	CHECK(b[0] == 7);
+	CHECK(a[0] == 7);
+	releaseShared(a);
+	releaseShared(b);
+}
