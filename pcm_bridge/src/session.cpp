@@ -861,10 +861,12 @@ bool Session::reconfigure(std::vector<BufferMove> &moves, const Store &replicate
 		phaseTimes().taken(totals[2], totals[3]);
 		for (std::size_t i = 0; i < moves.size(); ++i) {
 			BufferMove &move = moves[i];
-			taken[i].keep();
+			// Before keep(): an element at the end of a run taken over as pages straddles one of them, and is
+			// copied whole from the old block, which maps fresh pages where it gave some away once kept.
 			const std::int64_t pages = !move.discard_old ? 0 :
 				finishLocal(schedules[i], me, pastHalo(move, move.old_data), pastHalo(move, move.new_data),
 					    static_cast<std::size_t>(move.elementBytes()));
+			taken[i].keep();
 			const bool in_place = move.new_data && move.new_data == move.old_data;
 			phaseTimes().kept(in_place ? std::min(move.new_count, move.old_count) * move.elementBytes() : 0, pages);
 			if (in_place && move.new_count > move.old_count)  // zeroed, as allocateElements leaves a halo
