@@ -44,9 +44,10 @@
 //                     block1d only (docs/performance.md, "Redistribution"); or shared, the bridge's shared blocks
 //                     (MALLEO_PCM_SHARED_PAGES=on; pcm_bridge/src/redistribution/shared_pages.h): the old blocks and
 //                     each run's fresh new blocks are shared blocks placed by the global index of their first
-//                     element (block1d; on a page otherwise), and each run takes pages over (takePages) before the executor copies the rest and the
-//                     elements a rank keeps are taken as pages too; --new-buffer, --huge-pages and --kept do not
-//                     apply, and what was taken is handed back after each run, outside the timing
+//                     element (block1d; on a page otherwise), and each run takes pages over (takePages) before the
+//                     executor copies the rest and the elements a rank keeps are taken as pages too; --new-buffer,
+//                     --huge-pages and --kept do not apply, and what was taken is handed back after each run,
+//                     outside the timing
 //   --kept            copied (the default): every rank copies the elements it keeps into its new buffer; as-session:
 //                     as the bridge's session does for the C++ API, a rank whose new elements are the first it holds
 //                     keeps them in its old buffer (no new buffer, nothing copied), and the others move the pages of
@@ -477,13 +478,13 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 			first += layout.counts[static_cast<std::size_t>(slot)];
 		return first;
 	};
-	const auto page = static_cast<std::int64_t>(sysconf(_SC_PAGESIZE));
 	// Shared blocks placed as the session places them: by their first element's global index for block1d, on a
 	// page otherwise.
 	auto lead = [&](const Layout& layout) -> std::int64_t {
 		if (!options.shared)
 			return -1;
-		return options.distribution == Distribution::block1d ? firstElement(layout) * element_bytes % page : 0;
+		const bool block1d = options.distribution == Distribution::block1d;
+		return static_cast<std::int64_t>(sharedLead(block1d ? firstElement(layout) : 0, 0, element_bytes));
 	};
 	Buffer old_buffer(bytes(from), options.huge_old, 1, lead(from));
 	Buffer new_buffer(options.shared ? 0 : bytes(to), options.huge_new, 0);  // shared: one per run

@@ -10,8 +10,6 @@
 #include <numeric>
 #include <stdexcept>
 
-#include <unistd.h>
-
 #include "executor.h"
 #include "manifest.h"
 #include "page_adoption.h"
@@ -195,13 +193,9 @@ void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t eleme
 			std::int64_t first)
 {
 	const auto bytes = static_cast<std::size_t>((count + 2 * halo) * element_bytes) + 1;
-	if (sharesPages() && bytes > kPageMoveMin) {
-		// The block's start sits where its first element's global index puts it within a page (shared_pages.h).
-		const auto page = static_cast<std::int64_t>(sysconf(_SC_PAGESIZE));
-		const auto lead = static_cast<std::size_t>(((first - halo) * element_bytes % page + page) % page);
-		if (void *shared = allocateShared(bytes, lead))
+	if (sharesPages() && bytes > kPageMoveMin)
+		if (void *shared = allocateShared(bytes, sharedLead(first, halo, element_bytes)))
 			return shared;  // reads as zeros
-	}
 	const Placement placement = gForMallocedBuffers ? Placement::like_malloc :
 				    gHugePages          ? Placement::huge_page :
 							  Placement::page;

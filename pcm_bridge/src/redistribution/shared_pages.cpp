@@ -8,7 +8,6 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <tuple>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -21,11 +20,7 @@ namespace {
 
 struct FileKey {
 	std::int64_t device = 0, inode = 0;
-	bool operator<(const FileKey& other) const
-	{
-		return std::tie(device, inode) < std::tie(other.device, other.inode);
-	}
-	bool operator==(const FileKey& other) const = default;
+	auto operator<=>(const FileKey&) const = default;
 };
 
 // A descriptor of a file some block maps, kept while pieces of it are mapped (owned or taken, pending).
@@ -90,6 +85,16 @@ void punch(const Extent& extent)
 	if (file != gFiles.end())
 		fallocate(file->second.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, extent.file_offset,
 			  static_cast<off_t>(extent.length));
+}
+
+// The block whose caller-visible start is `block`, or gBlocks.end().
+std::map<std::uintptr_t, Block>::iterator blockStarting(const void* block)
+{
+	const auto address = reinterpret_cast<std::uintptr_t>(block);
+	const auto found = gBlocks.find(address - address % pageSize());
+	if (!block || found == gBlocks.end() || found->first + found->second.lead != address)
+		return gBlocks.end();
+	return found;
 }
 
 // Takes [start, end) out of a block's extents, cutting those it crosses, and returns what it took.
@@ -240,9 +245,8 @@ void* allocateShared(std::size_t bytes, std::size_t lead)
 bool releaseShared(void* block)
 {
 	std::lock_guard lock(gMutex);
-	const auto address = reinterpret_cast<std::uintptr_t>(block);
-	const auto found = gBlocks.find(address - address % pageSize());
-	if (!block || found == gBlocks.end() || found->first + found->second.lead != address)
+	const auto found = blockStarting(block);
+	if (found == gBlocks.end())
 		return false;
 	void* base = reinterpret_cast<void*>(found->first);
 	for (const Extent& extent : found->second.extents) {
@@ -264,11 +268,14 @@ bool insideShared(const void* at, std::size_t bytes)
 std::size_t sharedBytes(const void* block)
 {
 	std::lock_guard lock(gMutex);
-	const auto address = reinterpret_cast<std::uintptr_t>(block);
-	const auto found = gBlocks.find(address - address % pageSize());
-	if (!block || found == gBlocks.end() || found->first + found->second.lead != address)
-		return 0;
-	return found->second.bytes - found->second.lead;
+	const auto found = blockStarting(block);
+	return found == gBlocks.end() ? 0 : found->second.bytes - found->second.lead;
+}
+
+std::size_t sharedLead(std::int64_t first, std::int64_t halo, std::int64_t element_bytes)
+{
+	const auto page = static_cast<std::int64_t>(pageSize());
+	return static_cast<std::size_t>(((first - halo) * element_bytes % page + page) % page);
 }
 
 std::size_t moveShared(void* to, void* from, std::size_t bytes)
@@ -277,7 +284,7 @@ std::size_t moveShared(void* to, void* from, std::size_t bytes)
 	const std::size_t first = (pageSize() - source % pageSize()) % pageSize();  // to the first whole page
 	const std::size_t last = (source + bytes) / pageSize() * pageSize() - source;
 	std::vector<FilePiece> pieces;
-	if (source % pageSize() == target % pageSize() && first < last && bytes >= last && insideShared(to, bytes) &&
+	if (source % pageSize() == target % pageSize() && first < last && insideShared(to, bytes) &&
 	    describeShared(static_cast<char*>(from) + first, last - first, SIZE_MAX, pieces)) {
 		TakenPages taken;
 		bool all = true;
@@ -412,9 +419,8 @@ void TakenPages::keep()
 		}
 		insertExtent(block->second, {taken.at - block->first, static_cast<std::size_t>(taken.length),
 					     {taken.device, taken.inode}, taken.file_offset});
+		coalesce(block->second);
 	}
-	for (auto& [base, block] : gBlocks)
-		coalesce(block);
 	closeUnused();
 	kept_ = true;
 }

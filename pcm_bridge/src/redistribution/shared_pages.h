@@ -29,6 +29,10 @@ bool sharedPagesWork();
 // Free it with releaseShared.
 void* allocateShared(std::size_t bytes, std::size_t lead = 0);
 
+// The `lead` (allocateShared) that places a block whose first element, after `halo` others, has the global index
+// `first`: every element then sits at the same offset within a page in every block that holds it.
+std::size_t sharedLead(std::int64_t first, std::int64_t halo, std::int64_t element_bytes);
+
 // Unmaps the shared block that starts at `base` and punches out of their files the pages it owns. False (nothing
 // done) when `base` is not the start of a shared block.
 bool releaseShared(void* base);

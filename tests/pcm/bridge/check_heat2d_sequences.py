@@ -14,9 +14,10 @@ it was allocated with at n processes until a merge needs more, which with blocks
 to fewer than n processes; a migration gives the coordinator's slot a new process, allocated at the current size.
 
 With --kept shared (MALLEO_PCM_SHARED_PAGES=on: the C++ API's rod or heat2d's grid, rows x columns doubles), every
-operation's records must show that the executor delivered (copied or sent) nothing of the rod but the pages at the
-ends of each transfer: at most two pages each, and a schedule of `before` and `after` processes has fewer than
-before + after transfers; the rest was kept in place or taken over by its pages (taken_as_pages, not 0)."""
+operation's records must show that the executor delivered (copied or sent) nothing of the data but the ends of each
+transfer: at each end a page, or an element reaching into the next one, and a schedule of `before` and `after`
+processes has fewer than before + after transfers; the rest was kept in place or taken over by its pages
+(taken_as_pages, not 0, but for heat2d's migrations, whose columns travel through PCM_Store)."""
 
 import argparse
 import json

@@ -11,9 +11,9 @@ the program computes on while the processes start, a forced command falling due 
 split happens at a later probe, and a run that ends while its processes start ends cleanly with the split reported
 failed. With --prepared (the C++ API, whose buffers the bridge knows before an operation), every operation that
 started processes must show in the coordinator's phase records that its new processes had allocated and faulted in
-their blocks while they started (joiners_prepared). With --shared (the C++ API on a rod of 12 MiB,
-MALLEO_PCM_SHARED_PAGES=on), every operation must have taken the rod over by its pages but for the pages at the ends
-of its transfers, between the launched and the spawned processes as between processes of one job."""
+their blocks while they started (joiners_prepared). With --shared (MALLEO_PCM_SHARED_PAGES=on, a grid of 1024 x
+1536 doubles: heat1d_cpp's rod or heat2d's columns), every operation must have taken the data over by its pages but
+for the ends of its transfers, between the launched and the spawned processes as between processes of one job."""
 
 import argparse
 import json
@@ -193,12 +193,11 @@ def main():
     ap.add_argument('--prepared', action='store_true',
                     help='check that the new processes prepared their blocks (C++ API programs)')
     ap.add_argument('--shared', action='store_true',
-                    help='buffers in shared blocks; check that the operations took the rod over (heat1d_cpp)')
+                    help='buffers in shared blocks; check that the operations took the data over')
     ap.add_argument('program')
     opts = ap.parse_args()
-    grid = ['--rows', '16', '--columns', '30', '--iterations', '30']
-    if opts.shared:
-        grid = ['--rows', '1024', '--columns', '1536', '--iterations', '30']
+    rows, columns = (1024, 1536) if opts.shared else (16, 30)
+    grid = ['--rows', str(rows), '--columns', str(columns), '--iterations', '30']
     want = pcm_launch.static_checksum(opts.mpi, [opts.program] + grid)
 
     rng = random.Random(opts.seed)
@@ -222,10 +221,13 @@ def main():
                 more, started = unprepared(env['MALLEO_PCM_PHASES'])
                 problems += more
                 spawning += started
-            if opts.shared and os.path.exists(env['MALLEO_PCM_PHASES']):
-                with open(env['MALLEO_PCM_PHASES'], encoding='utf-8') as f:
-                    records = [json.loads(line) for line in f]
-                problems += check_heat2d_sequences.shared_problems(records, 1024 * 1536 * 8)
+            if opts.shared:
+                records = []
+                if os.path.exists(env['MALLEO_PCM_PHASES']):
+                    with open(env['MALLEO_PCM_PHASES'], encoding='utf-8') as f:
+                        records = [json.loads(line) for line in f]
+                # heat2d's elements are columns of `rows` doubles, heat1d_cpp's single doubles: the larger bound.
+                problems += check_heat2d_sequences.shared_problems(records, rows * columns * 8, rows * 8)
                 if len(records) != len(ops):
                     problems.append(f'{len(records)} phase records for {len(ops)} operations')
         print(f'{"ok" if not problems else "FAIL"}: sequence {index} start {start} MALLEO_FORCE={force} '
