@@ -93,10 +93,10 @@ int PCM_Merge_Collective(void *data, int type, int *xDim, int *yDim, void *new_b
 			 int *totalProcessors, MPI_Comm *comm);
 
 /* Not in the papers: memory for the distributed data (the columns and, for PCM_Merge, the new buffer) whose pages a
- * reconfiguration can hand to other processes on the host instead of copying them, with MALLEO_PCM_SHARED_PAGES=on
- * (docs/pcm-api.md, "Pages taken over"); otherwise calloc, realloc and free. PCM_Alloc's memory reads as zeros,
- * PCM_Realloc keeps the contents as realloc does, and only PCM_Free frees what they return. Call them after
- * MPI_PCM_Init. */
+ * reconfiguration can hand to other processes on the host instead of copying them, unless MALLEO_PCM_SHARED_PAGES=off
+ * (docs/pcm-api.md, "Pages taken over"); with it off, and for blocks of 1 MiB or less, calloc, realloc and free.
+ * PCM_Alloc's memory reads as zeros, PCM_Realloc keeps the contents as realloc does, and only PCM_Free frees what
+ * they return. Call them after MPI_PCM_Init. */
 void *PCM_Alloc(size_t bytes);
 void *PCM_Realloc(void *block, size_t bytes);
 void PCM_Free(void *block);

@@ -173,7 +173,7 @@ namespace {
 
 bool gHugePages = false;  // MALLEO_PCM_HUGE_PAGES=on (Session::configure)
 bool gForMallocedBuffers = false;  // allocateForMallocedBuffers
-bool gSharedPages = false;  // MALLEO_PCM_SHARED_PAGES=on (Session::configure)
+bool gSharedPages = false;  // unless MALLEO_PCM_SHARED_PAGES=off (Session::configure)
 
 } // namespace
 
@@ -347,18 +347,16 @@ void Session::configure(bool report)
 		if (!gHugePages && std::strcmp(huge, "off") != 0 && report)
 			std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_HUGE_PAGES=%s is not on or off; using off\n", huge);
 	}
-	gSharedPages = false;
-	if (const char *shared = std::getenv("MALLEO_PCM_SHARED_PAGES"); shared && *shared) {
-		gSharedPages = std::strcmp(shared, "on") == 0;
-		if (!gSharedPages && std::strcmp(shared, "off") != 0 && report)
-			std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_SHARED_PAGES=%s is not on or off; using off\n", shared);
-		if (gSharedPages && !sharedPagesWork()) {
-			gSharedPages = false;
-			if (report)
-				std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_SHARED_PAGES=on, but memfd_create fails here; "
-						     "using off\n");
-		}
-	}
+	// On unless turned off: handing pages over is what makes a reconfiguration faster than copying into fresh memory
+	// (docs/performance.md, "Shared blocks in the bridge"). Where memfd_create fails the blocks are private, said
+	// only to whoever asked for shared ones.
+	const char *shared = std::getenv("MALLEO_PCM_SHARED_PAGES");
+	const bool asked = shared && std::strcmp(shared, "on") == 0;
+	if (shared && *shared && !asked && std::strcmp(shared, "off") != 0 && report)
+		std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_SHARED_PAGES=%s is not on or off; using on\n", shared);
+	gSharedPages = !(shared && std::strcmp(shared, "off") == 0) && sharedPagesWork();
+	if (asked && !gSharedPages && report)
+		std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_SHARED_PAGES=on, but memfd_create fails here; using off\n");
 }
 
 // Commands are left with the application's root agent, the one hosting world rank 0 of the launch, under the id

@@ -119,7 +119,8 @@ void releaseElements(void *block);
 // slots before it; for the others 0, which lines up the elements a process keeps at the start of its block (an
 // independent buffer's) with their old places.
 std::int64_t firstElement(Distribution distribution, const std::vector<std::int64_t> &counts, int slot);
-// MALLEO_PCM_SHARED_PAGES=on: the session's blocks, and PCM_Alloc's, are shared blocks.
+// Unless MALLEO_PCM_SHARED_PAGES=off (or memfd_create fails): the session's blocks, and PCM_Alloc's, are shared
+// blocks. Off until the session is configured (MPI_Init).
 bool sharesPages();
 
 // The program takes what the session receives for it into buffers it mallocs itself (the PCM C API's PCM_Load):

@@ -58,10 +58,11 @@ def main():
             if ops:
                 break
         seen.update(sizes)
-        env = {'MALLEO_POOL_ACTIVE': start, 'MALLEO_FORCE': force, 'MALLEO_PCM_VERBOSE': 1}
+        env = {'MALLEO_POOL_ACTIVE': start, 'MALLEO_FORCE': force, 'MALLEO_PCM_VERBOSE': 1,
+               'MALLEO_PCM_SHARED_PAGES': 'on' if opts.shared else 'off'}
         with tempfile.TemporaryDirectory() as tmp:
             if opts.shared:
-                env.update(MALLEO_PCM_SHARED_PAGES='on', MALLEO_PCM_PHASES=os.path.join(tmp, 'phases.jsonl'))
+                env['MALLEO_PCM_PHASES'] = os.path.join(tmp, 'phases.jsonl')
             proc = pcm_launch.run(opts.mpi, opts.world, args, env)
             if opts.shared and os.path.exists(env['MALLEO_PCM_PHASES']):
                 with open(env['MALLEO_PCM_PHASES'], encoding='utf-8') as f:

@@ -61,8 +61,7 @@ def main():
                'MALLEO_AGREE_TIMEOUT': '0.5'}
         if fault:
             env['MALLEO_FAULT'] = fault
-        if shared:
-            env['MALLEO_PCM_SHARED_PAGES'] = 'on'
+        env['MALLEO_PCM_SHARED_PAGES'] = 'on' if shared else 'off'
         proc = pcm_launch.run(opts.mpi, 6, [opts.program] + grid, env)
         problems = []
         if proc.returncode != 0:

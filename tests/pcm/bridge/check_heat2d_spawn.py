@@ -75,8 +75,10 @@ def sequence(rng, weights):
 
 
 def base_env(spawn='wait'):
+    """Private buffers, whose joiners prepare their blocks while they start; --shared's sequences turn shared blocks
+    on."""
     return {'MALLEO_PCM_MODE': 'spawn', 'MALLEO_PCM_SPAWN': spawn, 'MALLEO_NODE': 'n1',
-            'MALLEO_NODES': ';'.join(f'{n}={c}' for n, c in sorted(NODES.items()))}
+            'MALLEO_NODES': ';'.join(f'{n}={c}' for n, c in sorted(NODES.items())), 'MALLEO_PCM_SHARED_PAGES': 'off'}
 
 
 BACKGROUND = re.compile(r'^malleo-pcm: split at iteration (\d+) took [0-9.]+ s: .* \(processes started in the '
