@@ -42,7 +42,7 @@
 //   --method          executor (the bridge's) or shm: the bandwidth experiment's same-node alternative, a pipeline
 //                     through an MPI shared-memory window (sender copies a chunk in, receiver copies it out),
 //                     block1d only (docs/performance.md, "Redistribution"); or shared, the bridge's shared blocks
-//                     (MALLEO_PCM_SHARED_PAGES=on; pcm_bridge/src/redistribution/shared_pages.h): the old blocks and
+//                     (the default since 2026-11-26; pcm_bridge/src/redistribution/shared_pages.h): the old blocks and
 //                     each run's fresh new blocks are shared blocks placed by the global index of their first
 //                     element (block1d; on a page otherwise), and each run takes pages over (takePages) before the
 //                     executor copies the rest and the elements a rank keeps are taken as pages too; --new-buffer,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -985,7 +986,9 @@ void Session::finish()
 		return;
 	std::vector<std::int64_t> message(planWords(world_size_) + 1, 0);
 	message[0] = kExit;
-	sendToParked(parked(), message);
+	for (int w : sendToParked(parked(), message))
+		std::fprintf(stderr, "malleo-pcm: world rank %d, parked, did not take the end of the run within %g s; "
+				     "finalizing without it\n", w, agree_timeout_);
 }
 
 std::vector<int> Session::parked() const
@@ -1000,23 +1003,32 @@ std::vector<int> Session::parked() const
 // Open MPI completes a blocking send of more than 256 bytes (the shared-memory transport's inline limit) only once
 // the receiver has taken it: a parked receiver takes it at its next test, up to 16 ms later, measured at 12-16 ms
 // per message. So the sends start, the receivers are woken, and then the sends complete.
-void Session::sendToParked(const std::vector<int> &ranks, const std::vector<std::int64_t> &message,
-			   const std::vector<char> &text)
+std::vector<int> Session::sendToParked(const std::vector<int> &ranks, const std::vector<std::int64_t> &message,
+				       const std::vector<char> &text)
 {
-	std::vector<MPI_Request> requests;
+	std::vector<MPI_Request> requests;  // per rank: the message's, then the text's
 	for (int w : ranks) {
 		requests.emplace_back();
 		MPI_Isend(message.data(), static_cast<int>(message.size()), MPI_INT64_T, w, kTagParked, control_,
 			  &requests.back());
-		if (!text.empty()) {
-			requests.emplace_back();
+		requests.emplace_back(MPI_REQUEST_NULL);
+		if (!text.empty())
 			MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, w, kTagParked, control_,
 				  &requests.back());
-		}
 	}
 	for (int w : ranks)
 		wake(w);
-	MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(agree_timeout_);
+	std::vector<int> missing;
+	for (std::size_t i = 0; i < requests.size(); ++i) {
+		const std::chrono::duration<double> left = deadline - std::chrono::steady_clock::now();
+		if (requests[i] == MPI_REQUEST_NULL || waitSleepingFor(&requests[i], MPI_STATUS_IGNORE, left.count()))
+			continue;
+		MPI_Request_free(&requests[i]);
+		if (missing.empty() || missing.back() != ranks[i / 2])
+			missing.push_back(ranks[i / 2]);
+	}
+	return missing;
 }
 
 void Session::wake(int world_rank) const

@@ -252,9 +252,12 @@ private:
 	void failUnplanned(Operation op, std::int64_t iteration, const std::string &why);
 	// After a message to a parked process: cuts its sleep short when it is on this host.
 	void wake(int world_rank) const;
-	// Sends `message` (and `text` after it, if any) to each of `ranks`, parked processes, waking them.
-	void sendToParked(const std::vector<int> &ranks, const std::vector<std::int64_t> &message,
-			  const std::vector<char> &text = {});
+	// Sends `message` (and `text` after it, if any) to each of `ranks`, parked processes, waking them, and waits
+	// at most the agreement timeout for them to take it. Returns the ranks that did not: a parked process that died
+	// (a launcher that lets the job go on, such as Open MPI's mpirun --enable-recovery) never does, and its
+	// requests are left to MPI (freed), so that the run goes on without it.
+	std::vector<int> sendToParked(const std::vector<int> &ranks, const std::vector<std::int64_t> &message,
+				      const std::vector<char> &text = {});
 	// The world ranks of the processes that are not active.
 	std::vector<int> parked() const;
 	int unionRank(const std::vector<int> &all, int world_rank) const;
