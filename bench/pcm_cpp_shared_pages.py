@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
@@ -43,9 +42,7 @@ def main():
     program = os.path.abspath(opts.program)
     if not os.access(program, os.X_OK):
         ap.error(f'{opts.program} is not an executable program')
-    first_touch = os.path.join(os.path.dirname(program), '..', '..', '..', 'bench', 'first_touch')
-    if opts.warm_mb and not os.access(first_touch, os.X_OK):
-        ap.error(f'{first_touch} is not built (ninja -C BUILD bench/first_touch), or use --warm-mb 0')
+    warm = pcm_reconfigure.memory_warmer(program, opts.warm_mb)
     try:
         sizes = [int(s) for s in opts.sizes_mb.split(',')]
     except ValueError:
@@ -57,8 +54,7 @@ def main():
             for mb in sizes:
                 sums = {}
                 for setting in SETTINGS:
-                    if opts.warm_mb:
-                        subprocess.run([first_touch, str(opts.warm_mb), '1'], stdout=subprocess.DEVNULL, check=True)
+                    warm()
                     phases = os.path.join(folder, f'{mb}-{setting}-{r}.jsonl')
                     env = {'MALLEO_POOL_ACTIVE': 2, 'MALLEO_FORCE': FORCE, 'MALLEO_PCM_PHASES': phases,
                            'MALLEO_PCM_SHARED_PAGES': setting}

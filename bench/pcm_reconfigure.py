@@ -98,6 +98,21 @@ def launch(mpi, ranks, program, env_for_ranks, pml=None):
     return time.monotonic() - start, proc
 
 
+def memory_warmer(program, warm_mb):
+    """A function that touches and frees warm_mb MiB of memory (see the module's header; 0: does nothing), with the
+    bench/first_touch of the build that holds `program` (the nearest folder above it that has one)."""
+    if not warm_mb:
+        return lambda: None
+    build = os.path.dirname(os.path.abspath(program))
+    while build != '/' and not os.access(os.path.join(build, 'bench', 'first_touch'), os.X_OK):
+        build = os.path.dirname(build)
+    first_touch = os.path.join(build, 'bench', 'first_touch')
+    if not os.access(first_touch, os.X_OK):
+        sys.exit(f'no bench/first_touch in a folder above {program} (ninja -C BUILD bench/first_touch), '
+                 'or use --warm-mb 0')
+    return lambda: subprocess.run([first_touch, str(warm_mb), '1'], stdout=subprocess.DEVNULL, check=True)
+
+
 def checksum(proc):
     found = re.findall(r'^checksum ([0-9a-f]{16})$', proc.stdout, re.M)
     return found[0] if len(found) == 1 else None
@@ -113,22 +128,16 @@ class Bench:
         self.opts = opts
         self.folder = folder
         self.heat2d = os.path.abspath(opts.heat2d)
-        self.warm_mb = opts.warm_mb
         self.env = dict(opts.env)  # more environment for every launch (--env; pcm_compare_builds sets it per build)
         self.merge_from = {}  # MiB -> the first probe of the background spawn mode's forced merges
-        # bench/first_touch of the heat2d's build: BUILD/examples/heat2d/heat2d_MPI -> BUILD/bench/first_touch
-        self.first_touch = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(self.heat2d))), 'bench',
-                                        'first_touch')
-        if self.warm_mb and not os.access(self.first_touch, os.X_OK):
-            sys.exit(f'{self.first_touch} is not built (ninja -C BUILD bench/first_touch), or use --warm-mb 0')
+        self.warm = memory_warmer(self.heat2d, opts.warm_mb)
         # heat2d --times (since 2026-11-25) gives the iterations around each operation; an older build runs without.
         usage = subprocess.run([self.heat2d, '--help'], capture_output=True, text=True, stdin=subprocess.DEVNULL)
         self.times = '--times' in usage.stdout + usage.stderr
 
     def launch(self, ranks, program, env_for_ranks):
         """launch(), after warming --warm-mb MiB of memory (see the module's header)."""
-        if self.warm_mb:
-            subprocess.run([self.first_touch, str(self.warm_mb), '1'], stdout=subprocess.DEVNULL, check=True)
+        self.warm()
         return launch(self.opts.mpi, ranks, program, dict(env_for_ranks, **self.env),
                       None if self.opts.ompi_pml == 'default' else self.opts.ompi_pml)
 
@@ -139,7 +148,6 @@ class Bench:
 
     def phases(self, what, megabytes, ranks, iterations, env, expected):
         """The bridge's phase records of one run, which must be the operations `expected`, in order (None: any)."""
-        o = self.opts
         path = os.path.join(self.folder, 'phases.json')
         if os.path.exists(path):
             os.remove(path)

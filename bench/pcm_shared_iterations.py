@@ -17,7 +17,6 @@ bench/pcm_reconfigure.py does.
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -40,9 +39,7 @@ def main():
     program = os.path.abspath(opts.heat2d)
     if not os.access(program, os.X_OK):
         ap.error(f'{opts.heat2d} is not an executable program')
-    first_touch = os.path.join(os.path.dirname(program), '..', '..', 'bench', 'first_touch')
-    if opts.warm_mb and not os.access(first_touch, os.X_OK):
-        ap.error(f'{first_touch} is not built (ninja -C BUILD bench/first_touch), or use --warm-mb 0')
+    warm = pcm_reconfigure.memory_warmer(program, opts.warm_mb)
     if min(opts.size_mb, opts.ranks, opts.rounds) < 1 or opts.iterations < 3:
         ap.error('--size-mb, --ranks and --rounds must be positive, --iterations at least 3')
 
@@ -51,8 +48,7 @@ def main():
     for _ in range(opts.rounds):
         sums = {}
         for setting in SETTINGS:
-            if opts.warm_mb:
-                subprocess.run([first_touch, str(opts.warm_mb), '1'], stdout=subprocess.DEVNULL, check=True)
+            warm()
             wall, proc = pcm_reconfigure.launch(opts.mpi, opts.ranks, [program] + grid,
                                                 {'MALLEO_PCM_SHARED_PAGES': setting})
             sums[setting] = pcm_reconfigure.checksum(proc)

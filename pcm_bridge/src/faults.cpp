@@ -23,6 +23,8 @@ std::string parseFaults(const std::string &text, Faults &out)
 		const std::int64_t i = std::strtoll(iteration.c_str(), nullptr, 10);
 		if (kind == "agree-timeout")
 			faults.agree_timeout.insert(i);
+		else if (kind == "die")
+			faults.die.insert(i);
 		else if (kind == "refuse")
 			faults.refuse.insert(i);
 		else if (kind == "redistribute")
@@ -31,7 +33,7 @@ std::string parseFaults(const std::string &text, Faults &out)
 			faults.spawn.insert(i);
 		else
 			return "MALLEO_FAULT: unknown kind '" + kind +
-			       "' (agree-timeout, refuse, redistribute or spawn)";
+			       "' (agree-timeout, die, refuse, redistribute or spawn)";
 		start = end + 1;
 	}
 	out = faults;

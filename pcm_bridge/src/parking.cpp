@@ -71,4 +71,18 @@ bool waitSleepingFor(MPI_Request *request, MPI_Status *status, double seconds)
 	}
 }
 
+std::vector<std::size_t> completeSendsFor(std::vector<MPI_Request> &requests, double seconds)
+{
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+	std::vector<std::size_t> pending;
+	for (std::size_t i = 0; i < requests.size(); ++i) {
+		const std::chrono::duration<double> left = deadline - std::chrono::steady_clock::now();
+		if (requests[i] == MPI_REQUEST_NULL || waitSleepingFor(&requests[i], MPI_STATUS_IGNORE, left.count()))
+			continue;
+		MPI_Request_free(&requests[i]);
+		pending.push_back(i);
+	}
+	return pending;
+}
+
 } // namespace malleo::pcm

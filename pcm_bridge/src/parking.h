@@ -12,6 +12,7 @@
 
 #include <csignal>
 #include <cstdint>
+#include <vector>
 
 namespace malleo::pcm {
 
@@ -45,5 +46,9 @@ int waitSleeping(MPI_Request *request, MPI_Status *status, int max_sleep_us = 16
 
 // As waitSleeping, but gives up after `seconds`: returns true when the request completed (it is then null).
 bool waitSleepingFor(MPI_Request *request, MPI_Status *status, double seconds);
+
+// Completes the sends `requests` (null ones allowed) within `seconds` in all. Those still pending then are freed (MPI
+// finishes them in the background, or never: a peer that died), and their indices returned.
+std::vector<std::size_t> completeSendsFor(std::vector<MPI_Request> &requests, double seconds);
 
 } // namespace malleo::pcm

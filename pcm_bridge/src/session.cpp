@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -530,6 +530,7 @@ bool Session::agree()
 	prepare[0] = kPrepare;
 	const auto encoded = encodePlan(plan_, membership_);
 	std::copy(encoded.begin(), encoded.end(), prepare.begin() + 1);
+	const double deadline = MPI_Wtime() + agree_timeout_;  // a joiner that died holds up its plan until then
 	sendToParked(plan_.joiners, prepare);
 
 	const int tag = kTagVoteBase + static_cast<int>(plan_.epoch % 8000);
@@ -540,7 +541,6 @@ bool Session::agree()
 
 	std::int64_t reason = kAgreed;
 	std::int64_t culprit = -1;
-	const double deadline = MPI_Wtime() + agree_timeout_;
 	for (std::size_t i = 0; i < others.size(); ++i) {
 		const double left = std::max(0.0, deadline - MPI_Wtime());
 		if (!waitSleepingFor(&requests[i], MPI_STATUS_IGNORE, left)) {
@@ -555,11 +555,15 @@ bool Session::agree()
 			culprit = others[i];
 		}
 	}
+	// A participant that died does not take its decision: over TCP (to a spawned process) a blocking send to it
+	// would wait forever.
 	const std::int64_t decision[3] = {plan_.epoch, reason, culprit};
-	for (int w : others)
-		MPI_Send(decision, 3, MPI_INT64_T, w, kTagDecision, control_);
+	std::vector<MPI_Request> sends(others.size());
+	for (std::size_t i = 0; i < others.size(); ++i)
+		MPI_Isend(decision, 3, MPI_INT64_T, others[i], kTagDecision, control_, &sends[i]);
 	for (int w : plan_.joiners)
 		wake(w);  // they wait for the decision sleeping
+	completeSendsFor(sends, agree_timeout_);
 	if (reason == kAgreed)
 		return true;
 	char why[256];
@@ -583,6 +587,8 @@ bool Session::participantVote(bool sleeping)
 	const bool designated = !others.empty() && others.back() == world_rank_;
 	const bool silent = designated && faults_.agree_timeout.count(plan_.iteration);
 	const bool refuse = designated && faults_.refuse.count(plan_.iteration);
+	if (designated && faults_.die.count(plan_.iteration))
+		raise(SIGKILL);
 	if (!silent) {
 		const std::int64_t vote[2] = {plan_.epoch, refuse ? 0 : 1};
 		MPI_Send(vote, 2, MPI_INT64_T, coordinator,
@@ -1018,16 +1024,10 @@ std::vector<int> Session::sendToParked(const std::vector<int> &ranks, const std:
 	}
 	for (int w : ranks)
 		wake(w);
-	const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(agree_timeout_);
 	std::vector<int> missing;
-	for (std::size_t i = 0; i < requests.size(); ++i) {
-		const std::chrono::duration<double> left = deadline - std::chrono::steady_clock::now();
-		if (requests[i] == MPI_REQUEST_NULL || waitSleepingFor(&requests[i], MPI_STATUS_IGNORE, left.count()))
-			continue;
-		MPI_Request_free(&requests[i]);
+	for (std::size_t i : completeSendsFor(requests, agree_timeout_))
 		if (missing.empty() || missing.back() != ranks[i / 2])
 			missing.push_back(ranks[i / 2]);
-	}
 	return missing;
 }
 

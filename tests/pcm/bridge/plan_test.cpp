@@ -64,8 +64,10 @@ TEST_CASE("injected faults")
 	CHECK(faults.agree_timeout.count(5));
 	CHECK(faults.refuse.count(7));
 	CHECK(faults.redistribute.count(9));
-	REQUIRE(parseFaults("spawn@4", faults).empty());
+	REQUIRE(parseFaults("spawn@4,die@6", faults).empty());
 	CHECK(faults.spawn.count(4));
+	CHECK(faults.die.count(6));
+	CHECK_FALSE(faults.die.count(4));
 	CHECK_FALSE(parseFaults("crash@3", faults).empty());
 	CHECK_FALSE(parseFaults("refuse@", faults).empty());
 }
