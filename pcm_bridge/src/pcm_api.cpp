@@ -270,11 +270,10 @@ __attribute__((visibility("default"))) int PCM_Load(int, const char *key, void *
 	if (key && gJoinedColumns && std::strcmp(key, PCM_KEY_DATA) == 0) {
 		if (!data)
 			return PCM_FAILURE;
-		// By their pages where the program's buffer lies as the session's block does (like_malloc): then neither
-		// is the block's content copied nor do the buffer's fresh pages need a first touch. Between shared blocks
-		// (PCM_Alloc with MALLEO_PCM_SHARED_PAGES=on) the pages are handed over from one file to the other.
-		if (malleo::pcm::insideShared(data, gJoinedColumnsSize) &&
-		    malleo::pcm::insideShared(gJoinedColumns.get(), gJoinedColumnsSize))
+		// By their pages where the program's buffer lies as the session's block does: then neither is the block's
+		// content copied nor do the buffer's fresh pages need a first touch. A shared block (the default) hands its
+		// pages to a buffer from PCM_Alloc; a private one (like_malloc) moves them to a malloced buffer.
+		if (malleo::pcm::insideShared(gJoinedColumns.get(), gJoinedColumnsSize))
 			malleo::pcm::moveShared(data, gJoinedColumns.get(), gJoinedColumnsSize);
 		else
 			malleo::pcm::moveOrCopy(data, gJoinedColumns.get(), gJoinedColumnsSize);
@@ -306,11 +305,7 @@ __attribute__((visibility("default"))) void *PCM_Realloc(void *block, size_t byt
 	void *grown = PCM_Alloc(bytes);
 	if (!grown)
 		return nullptr;
-	const std::size_t kept = std::min(bytes, had);
-	if (malleo::pcm::insideShared(grown, kept))
-		malleo::pcm::moveShared(grown, block, kept);
-	else
-		std::memcpy(grown, block, kept);
+	malleo::pcm::moveShared(grown, block, std::min(bytes, had));  // copied if `grown` is private memory
 	PCM_Free(block);
 	return grown;
 }

@@ -44,9 +44,10 @@ bool insideShared(const void* at, std::size_t bytes);
 // its last page); 0 when `block` is not the start of one.
 std::size_t sharedBytes(const void* block);
 
-// Copies `bytes` from `from` to `to` (inside shared blocks of this process, not overlapping), handing the whole pages
-// between over instead where both sit at the same offset within a page: `to` maps them, and `from` maps fresh pages
-// of its own there (reading zeros). Anything else is copied. Returns the bytes handed over.
+// Copies `bytes` from `from` to `to` (not overlapping), handing the whole pages between over instead where both lie
+// in shared blocks of this process at the same offset within a page: `to` maps them, and `from` maps fresh pages of
+// its own there (reading zeros). Anything else (other offsets, private memory on either side) is copied. Returns the
+// bytes handed over.
 std::size_t moveShared(void* to, void* from, std::size_t bytes);
 
 // A piece of a file behind a range of a shared block: `length` bytes at `offset` from the range's start are the

@@ -195,6 +195,11 @@ TEST_CASE("moving between two blocks of one process hands the whole pages over a
 	CHECK(moveShared(b, a, 4 * kPage - 8) == 0);
 	CHECK(b[0] == 7);
 	CHECK(a[0] == 7);
+	// Into private memory: copied, and the block keeps its pages.
+	std::vector<unsigned char> plain(4 * kPage);
+	CHECK(moveShared(plain.data(), a, 4 * kPage) == 0);
+	CHECK(plain[4 * kPage - 1] == 7);
+	CHECK(a[4 * kPage - 1] == 7);
 	releaseShared(a);
 	releaseShared(b);
 }
