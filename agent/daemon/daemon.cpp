@@ -135,11 +135,14 @@ void Daemon::apply(CoreOutputs &out)
 		if (!transport_->sendPeer(s.endpoint, s.message))
 			log_->debug("dropped {} to {}: not connected or queue full",
 				    s.message["type"].get<std::string>(), s.endpoint);
+	if (uint64_t closed = transport_->outgoingSocketsClosedForRoom(); closed > socketsClosedForRoom_) {
+		core_->count("sockets.closed_for_room", closed - socketsClosedForRoom_);
+		socketsClosedForRoom_ = closed;
+	}
 	for (const nlohmann::json &event : out.events) {
 		const std::string &type = event["type"].get_ref<const std::string &>();
 		if (type == "rejected")
-			log_->warn("rejected {} message ({}): {}", event["channel"].get<std::string>(),
-				   event["reason"].get<std::string>(), event["detail"].get<std::string>());
+			logRejection(event);
 		else if (type == "peer_up" || type == "peer_down" || type == "joined" ||
 			 type == "wrm_answered" || type == "wrm_reply" || type == "action" ||
 			 type == "app_registered" || type == "app_gone" || type.starts_with("command_"))
@@ -162,6 +165,18 @@ void Daemon::apply(CoreOutputs &out)
 	out.clear();
 }
 
+void Daemon::logRejection(const nlohmann::json &event)
+{
+	const std::string channel = event["channel"].get<std::string>();
+	const std::string reason = event["reason"].get<std::string>();
+	LogLimiter::Verdict v = rejectionLog_.admit(channel + "." + reason, now());
+	if (v.suppressedBefore)
+		log_->warn("{} more {} messages rejected ({}) in the last 10 s, not logged", v.suppressedBefore,
+			   channel, reason);
+	if (v.log)
+		log_->warn("rejected {} message ({}): {}", channel, reason, event["detail"].get<std::string>());
+}
+
 void Daemon::handlePeer()
 {
 	for (int i = 0; i < kBatch; ++i) {
@@ -169,10 +184,17 @@ void Daemon::handlePeer()
 		if (!in)
 			return;
 		double t = now();
-		if (in->rejection)
-			core_->onRejected(Channel::Peer, *in->rejection, t, out_);
-		else
-			core_->onPeerMessage(in->message, t, out_);
+		// The schema checks what a message holds; this guard is for what it missed:
+		// no message from the network may end the agent.
+		try {
+			if (in->rejection)
+				core_->onRejected(Channel::Peer, *in->rejection, t, out_);
+			else
+				core_->onPeerMessage(in->message, t, out_);
+		} catch (const std::exception &e) {
+			out_.clear();
+			core_->onRejected(Channel::Peer, {"handler_error", e.what()}, t, out_);
+		}
 		apply(out_);
 	}
 }
@@ -202,8 +224,16 @@ void Daemon::handleRequests(zmq::socket_t &inbox, Channel channel)
 			reply["code"] = in->rejection->reason;
 			reply["text"] = in->rejection->detail;
 		} else {
-			reply = local ? core_->onLocalRequest(in->message, t, out_)
-				      : core_->onRemoteRequest(in->message, t, out_);
+			try {
+				reply = local ? core_->onLocalRequest(in->message, t, out_)
+					      : core_->onRemoteRequest(in->message, t, out_);
+			} catch (const std::exception &e) {
+				out_.clear();
+				core_->onRejected(channel, {"handler_error", e.what()}, t, out_);
+				reply = makeMessage("error", config_.core.id, 0);
+				reply["code"] = "handler_error";
+				reply["text"] = "the agent could not handle this request";
+			}
 		}
 		if (!local) {
 			transport_->sendRemote(in->routingId, reply);

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "core.h"
+#include "log_limiter.h"
 #include "zmq_transport.h"
 
 namespace malleo {
@@ -36,6 +37,7 @@ private:
 	void handleLocal();
 	void handleRemote();
 	void handleRequests(zmq::socket_t &inbox, Channel channel);
+	void logRejection(const nlohmann::json &event);
 	double now() const;
 
 	AgentConfig config_;
@@ -49,6 +51,8 @@ private:
 	std::set<std::string> subscribers_;
 	std::deque<Message> recentEvents_; // replayed to a new subscriber
 	CoreOutputs out_;
+	LogLimiter rejectionLog_{5, 10.0}; // lines per channel and reason, per 10 s
+	uint64_t socketsClosedForRoom_ = 0;
 	std::string socketPath_;
 	std::string agentFile_;
 };

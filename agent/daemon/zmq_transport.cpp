@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "zmq_transport.h"
 
+#include <algorithm>
+
 #include <zmq_addon.hpp>
 
 namespace malleo {
@@ -75,24 +77,38 @@ bool ZmqTransport::sendPeer(const std::string &endpoint, const Message &message)
 {
 	auto it = dealers_.find(endpoint);
 	if (it == dealers_.end()) {
-		zmq::socket_t dealer(context_, zmq::socket_type::dealer);
-		dealer.set(zmq::sockopt::routing_id, selfId_);
-		dealer.set(zmq::sockopt::sndhwm, kSendHighWaterMark);
-		dealer.set(zmq::sockopt::sndtimeo, 0);
-		dealer.set(zmq::sockopt::linger, 0);
+		if (dealers_.size() >= kMaxOutgoingSockets)
+			closeLeastRecentDealer();
 		try {
+			zmq::socket_t dealer(context_, zmq::socket_type::dealer);
+			dealer.set(zmq::sockopt::routing_id, selfId_);
+			dealer.set(zmq::sockopt::sndhwm, kSendHighWaterMark);
+			dealer.set(zmq::sockopt::sndtimeo, 0);
+			dealer.set(zmq::sockopt::linger, 0);
 			dealer.connect(endpoint);
+			it = dealers_.emplace(endpoint, Dealer{std::move(dealer), 0}).first;
 		} catch (const zmq::error_t &) {
-			return false; // a malformed endpoint from the network
+			return false; // a malformed endpoint from the network, or no socket left
 		}
-		it = dealers_.emplace(endpoint, std::move(dealer)).first;
 	}
+	it->second.lastUse = ++uses_;
 	WireFrames frames = encodeMessage(message, ++sequence_, jsonText_);
 	std::array<zmq::const_buffer, 2> parts = {zmq::buffer(frames.header), zmq::buffer(frames.body)};
 	try {
-		return zmq::send_multipart(it->second, parts, zmq::send_flags::dontwait).has_value();
+		return zmq::send_multipart(it->second.socket, parts, zmq::send_flags::dontwait).has_value();
 	} catch (const zmq::error_t &) {
 		return false;
+	}
+}
+
+void ZmqTransport::closeLeastRecentDealer()
+{
+	auto oldest = std::min_element(dealers_.begin(), dealers_.end(), [](const auto &a, const auto &b) {
+		return a.second.lastUse < b.second.lastUse;
+	});
+	if (oldest != dealers_.end()) {
+		dealers_.erase(oldest);
+		++dealersClosedForRoom_;
 	}
 }
 
@@ -126,8 +142,8 @@ bool ZmqTransport::reply(zmq::socket_t &socket, const std::string &routingId, co
 void ZmqTransport::close(int lingerMs)
 {
 	for (auto &[endpoint, dealer] : dealers_) {
-		dealer.set(zmq::sockopt::linger, lingerMs);
-		dealer.close();
+		dealer.socket.set(zmq::sockopt::linger, lingerMs);
+		dealer.socket.close();
 	}
 	dealers_.clear();
 	peerInbox_.close();

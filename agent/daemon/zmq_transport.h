@@ -51,11 +51,23 @@ public:
 	bool sendLocal(const std::string &routingId, const Message &message);
 	bool sendRemote(const std::string &routingId, const Message &message);
 
+	// Outgoing sockets opened at most: far above any view, well below ZeroMQ's
+	// 1,023 sockets, so endpoints named by strangers cannot exhaust them.
+	static constexpr std::size_t kMaxOutgoingSockets = 512;
+	std::size_t outgoingSockets() const { return dealers_.size(); }
+	uint64_t outgoingSocketsClosedForRoom() const { return dealersClosedForRoom_; }
+
 	// Gives queued messages (a leave) up to `lingerMs` to go out, then closes.
 	void close(int lingerMs);
 
 private:
 	bool reply(zmq::socket_t &socket, const std::string &routingId, const Message &message);
+	void closeLeastRecentDealer();
+
+	struct Dealer {
+		zmq::socket_t socket;
+		uint64_t lastUse;
+	};
 
 	std::string selfId_;
 	std::size_t maxMessageBytes_;
@@ -65,7 +77,9 @@ private:
 	zmq::socket_t peerInbox_;
 	zmq::socket_t localInbox_;
 	zmq::socket_t remoteInbox_;
-	std::map<std::string, zmq::socket_t> dealers_;
+	std::map<std::string, Dealer> dealers_;
+	uint64_t uses_ = 0;
+	uint64_t dealersClosedForRoom_ = 0;
 };
 
 } // namespace malleo

@@ -74,6 +74,7 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 		r.number("gossip_interval", config.core.gossipInterval, 0, 3600);
 		r.number("join_retry", config.core.joinRetry, 0.01, 3600);
 		r.integer("max_candidates", config.core.maxCandidates, 1, 1 << 20);
+		r.integer("max_peers", config.core.maxPeers, 1, 1 << 16);
 		r.finish();
 		if (!r.error().empty())
 			return r.error();

@@ -88,8 +88,10 @@ void Core::reject(Channel channel, const Rejection &rejection, const Message *me
 			std::string endpoint;
 			if (auto it = peers_.find(from->get<std::string>()); it != peers_.end())
 				endpoint = it->second.endpoint;
+			// A refused message may hold anything: every field is checked for its type before use.
+			auto type = message->find("type");
 			auto said = message->find("endpoint");
-			if (endpoint.empty() && message->value("type", "") == "hello" &&
+			if (endpoint.empty() && type != message->end() && *type == "hello" &&
 			    said != message->end() && said->is_string() && said->size() <= 256)
 				endpoint = said->get<std::string>();
 			bool answerable = rejection.reason == "unknown_type" ||
@@ -135,25 +137,57 @@ void Core::onPeerMessage(const Message &message, double now, CoreOutputs &out)
 
 // ---------------------------------------------------------------- membership
 
-void Core::refreshPeer(const std::string &id, const std::string &endpoint,
-		       const std::string &group, const NodeProfile &profile, double now,
-		       CoreOutputs &out)
+PeerEntry *Core::refreshPeer(const std::string &id, const std::string &endpoint,
+			     const std::string &group, const NodeProfile &profile, double now,
+			     CoreOutputs &out)
 {
-	auto [it, inserted] = peers_.try_emplace(id);
-	PeerEntry &peer = it->second;
-	if (inserted) {
-		peer.id = id;
+	auto it = peers_.find(id);
+	if (it == peers_.end()) {
+		if (peers_.size() >= config_.maxPeers && !evictPeer(now, out)) {
+			counters_.add("peers.refused_full");
+			return nullptr;
+		}
+		it = peers_.try_emplace(id).first;
+		it->second.id = id;
 		counters_.add("peers.joined");
 		emit({{"type", "peer_up"}, {"peer", id}, {"endpoint", endpoint}}, now, out);
-	} else if (peer.endpoint != endpoint) {
-		out.disconnects.push_back(peer.endpoint);
+	} else if (it->second.endpoint != endpoint) {
+		out.disconnects.push_back(it->second.endpoint);
 	}
+	PeerEntry &peer = it->second;
 	peer.endpoint = endpoint;
 	peer.group = group;
 	peer.profile = profile;
 	peer.lastHeard = now;
 	candidates_.erase(id);
 	helloSentAt_.erase(endpoint);
+	return &peer;
+}
+
+// A full table makes room for a newcomer by dropping the peer heard from longest ago among those this
+// agent did not choose for its view: the ones it chose are the overlay it keeps, whoever else calls.
+bool Core::evictPeer(double now, CoreOutputs &out)
+{
+	auto victim = peers_.end();
+	for (auto it = peers_.begin(); it != peers_.end(); ++it)
+		if (!it->second.inView && (victim == peers_.end() || it->second.lastHeard < victim->second.lastHeard))
+			victim = it;
+	if (victim == peers_.end())
+		return false;
+	dropPeer(victim->first, "evicted", now, out);
+	return true;
+}
+
+PeerEntry *Core::acceptPeer(const Message &m, double now, CoreOutputs &out)
+{
+	NodeProfile profile;
+	const std::string &type = m["type"].get_ref<const std::string &>();
+	if (std::string err = fromJson(m["profile"], profile); !err.empty()) {
+		reject(Channel::Peer, {"bad_field", type + ": " + err}, &m, now, out);
+		return nullptr;
+	}
+	return refreshPeer(m["from"].get<std::string>(), m["endpoint"].get<std::string>(), m.value("group", ""),
+			   profile, now, out);
 }
 
 void Core::dropPeer(const std::string &id, const char *why, double now, CoreOutputs &out)
@@ -347,20 +381,13 @@ void Core::gossip(double now, CoreOutputs &out)
 
 void Core::onHello(const Message &m, double now, CoreOutputs &out)
 {
-	NodeProfile profile;
-	if (std::string err = fromJson(m["profile"], profile); !err.empty()) {
-		reject(Channel::Peer, {"bad_field", "hello: " + err}, &m, now, out);
+	PeerEntry *greeter = acceptPeer(m, now, out);
+	if (!greeter)
 		return;
-	}
-	const std::string &from = m["from"].get_ref<const std::string &>();
-	const std::string &endpoint = m["endpoint"].get_ref<const std::string &>();
-	refreshPeer(from, endpoint, m.value("group", ""), profile, now, out);
-	peers_.at(from).inPeerView = true; // it greets the agents it chose (or its seeds)
-	if (!joined_) {
-		joined_ = true;
-		emit({{"type", "joined"}, {"via", from}}, now, out);
-		wrmOnJoinPending_ = config_.wrmOnJoin;
-	}
+	greeter->inPeerView = true; // it greets the agents it chose (or its seeds)
+	const std::string from = greeter->id;
+	const std::string endpoint = greeter->endpoint;
+	markJoined(from, now, out);
 
 	std::vector<std::string> ids;
 	for (const auto &[id, peer] : peers_)
@@ -380,19 +407,19 @@ void Core::onHello(const Message &m, double now, CoreOutputs &out)
 
 void Core::onWelcome(const Message &m, double now, CoreOutputs &out)
 {
-	NodeProfile profile;
-	if (std::string err = fromJson(m["profile"], profile); !err.empty()) {
-		reject(Channel::Peer, {"bad_field", "welcome: " + err}, &m, now, out);
+	if (!acceptPeer(m, now, out))
 		return;
-	}
-	refreshPeer(m["from"].get<std::string>(), m["endpoint"].get<std::string>(),
-		    m.value("group", ""), profile, now, out);
 	learnCandidates(m["peers"], now);
-	if (!joined_) {
-		joined_ = true;
-		emit({{"type", "joined"}, {"via", m["from"]}}, now, out);
-		wrmOnJoinPending_ = config_.wrmOnJoin;
-	}
+	markJoined(m["from"].get<std::string>(), now, out);
+}
+
+void Core::markJoined(const std::string &via, double now, CoreOutputs &out)
+{
+	if (joined_)
+		return;
+	joined_ = true;
+	emit({{"type", "joined"}, {"via", via}}, now, out);
+	wrmOnJoinPending_ = config_.wrmOnJoin;
 }
 
 void Core::onGossip(const Message &m, double now, CoreOutputs &out)
@@ -405,14 +432,8 @@ void Core::onGossip(const Message &m, double now, CoreOutputs &out)
 
 void Core::onHeartbeat(const Message &m, double now, CoreOutputs &out)
 {
-	NodeProfile profile;
-	if (std::string err = fromJson(m["profile"], profile); !err.empty()) {
-		reject(Channel::Peer, {"bad_field", "heartbeat: " + err}, &m, now, out);
-		return;
-	}
-	const std::string &from = m["from"].get_ref<const std::string &>();
-	refreshPeer(from, m["endpoint"].get<std::string>(), m.value("group", ""), profile, now, out);
-	peers_.at(from).inPeerView = m.value("in_view", true);
+	if (PeerEntry *peer = acceptPeer(m, now, out))
+		peer->inPeerView = m.value("in_view", true);
 }
 
 void Core::onUnlink(const Message &m, double now, CoreOutputs &out)

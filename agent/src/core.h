@@ -76,6 +76,8 @@ public:
 	void leave(double now, CoreOutputs &out);
 
 	const Counters &counters() const { return counters_; }
+	// Counts what the adapters around the core saw (sockets closed to make room, ...).
+	void count(const std::string &name, uint64_t n = 1) { counters_.add(name, n); }
 	const std::map<std::string, PeerEntry> &peers() const { return peers_; }
 	const std::map<std::string, ApplicationInfo> &applications() const { return apps_; }
 	const CoreConfig &config() const { return config_; }
@@ -110,9 +112,13 @@ private:
 	void reject(Channel channel, const Rejection &rejection, const Message *message,
 		    double now, CoreOutputs &out);
 
-	void refreshPeer(const std::string &id, const std::string &endpoint,
-			 const std::string &group, const NodeProfile &profile, double now,
-			 CoreOutputs &out);
+	// Adds or updates a peer; nullptr when the table is full of peers this agent chose.
+	PeerEntry *refreshPeer(const std::string &id, const std::string &endpoint, const std::string &group,
+			       const NodeProfile &profile, double now, CoreOutputs &out);
+	bool evictPeer(double now, CoreOutputs &out);
+	void markJoined(const std::string &via, double now, CoreOutputs &out);
+	// The profile, endpoint and group of a hello, welcome or heartbeat, checked and recorded.
+	PeerEntry *acceptPeer(const Message &m, double now, CoreOutputs &out);
 	void dropPeer(const std::string &id, const char *why, double now, CoreOutputs &out);
 	void learnCandidates(const nlohmann::json &entries, double now);
 	nlohmann::json describePeers(const std::vector<std::string> &ids, double now) const;

@@ -22,6 +22,7 @@ struct CoreConfig {
 	double gossipInterval = 1.0;
 	double joinRetry = 1.0;
 	unsigned maxCandidates = 256;
+	unsigned maxPeers = 256; // peers kept at once; a newcomer past it evicts one outside the view
 
 	// decisions
 	double decisionInterval = 1.0; // seconds between calls of the decision module's onTick

@@ -57,6 +57,36 @@ TEST_SUITE("core")
 		CHECK(net.node("b").counters().get("rx.welcome") == 1);
 	}
 
+	TEST_CASE("a full peer table evicts the peer heard from longest ago outside the view, never one in it")
+	{
+		TestNetwork net;
+		CoreConfig config = agentConfig("a");
+		config.maxPeers = 3;
+		net.add(config, "p2p", {{"view_size", 1}});
+		auto hello = [&](const std::string &id) {
+			Message m = makeMessage("hello", id, 1);
+			m["endpoint"] = "tcp://" + id;
+			m["agent_version"] = "1";
+			m["profile"] = toJson(NodeProfile{});
+			net.inject("a", encodeMessage(m, 1));
+			net.run(0.1);
+		};
+		for (int i = 0; i < 8; ++i)
+			hello("x" + std::to_string(i));
+		const auto &peers = net.node("a").core->peers();
+		CHECK(peers.size() == 3);
+		CHECK(peers.count("x7") == 1);
+		CHECK(net.node("a").counters().get("peers.joined") == 8);
+		CHECK(net.node("a").counters().get("peers.dropped.evicted") == 5);
+		// The one peer of a's view stays however old; the others are the ones heard from last.
+		int inView = 0;
+		for (const auto &[id, peer] : peers) {
+			inView += peer.inView;
+			CHECK((peer.inView || id >= "x6"));
+		}
+		CHECK(inView == 1);
+	}
+
 	TEST_CASE("sixteen agents with one seed each form one connected overlay with bounded views")
 	{
 		TestNetwork net;

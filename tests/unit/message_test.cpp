@@ -57,6 +57,45 @@ TEST_SUITE("message")
 		CHECK(decode(f, out)->reason == "undecodable");
 	}
 
+	TEST_CASE("nesting past the limit is refused before parsing, in MessagePack and in JSON text")
+	{
+		auto nested = [](std::size_t depth) {
+			Message m = heartbeat();
+			Message extra = 1;
+			for (std::size_t i = 0; i < depth; ++i)
+				extra = Message::array({extra});
+			m["extra"] = extra;
+			return m;
+		};
+		for (bool json : {false, true}) {
+			Message out;
+			// The envelope is one level, so kMaxMessageDepth - 1 levels fit in a field.
+			CHECK_FALSE(decode(encodeMessage(nested(kMaxMessageDepth - 1), 1, json), out));
+			CHECK(decode(encodeMessage(nested(kMaxMessageDepth), 1, json), out)->reason == "too_deep");
+			// Bytes that look like containers inside strings are not nesting.
+			Message m = heartbeat();
+			// (U+2011 is e2 80 91 in UTF-8, U+0710 dc 90: a fixarray and an array 16 outside a string.)
+			m["extra"] = std::string(5000, '[') + "\u2011\u0710\u2011";
+			CHECK_FALSE(decode(encodeMessage(m, 1, json), out));
+			CHECK(out == m);
+		}
+		// Every MessagePack container form counts: array 16 and map 32 at depth 40.
+		std::string body;
+		for (int i = 0; i < 40; ++i)
+			body += i % 2 ? std::string("\xdc\x00\x01", 3) : std::string("\xdf\x00\x00\x00\x01\xa1k", 7);
+		body += '\xc0';
+		WireFrames f = encodeMessage(heartbeat(), 1);
+		f.body = body;
+		Message out;
+		CHECK(decode(f, out)->reason == "too_deep");
+		// Strings must be text: MessagePack would carry any bytes.
+		f.body = "\x81\xa1k\xa2\xc3\x28";
+		CHECK(decode(f, out)->detail == "a string is not valid UTF-8");
+		// A truncated container is left to the parser, which refuses it.
+		f.body = std::string("\xdd\xff\xff\xff\xff\x90", 6);
+		CHECK(decode(f, out)->reason == "undecodable");
+	}
+
 	TEST_CASE("envelope and fields are validated against the schema")
 	{
 		Message m = heartbeat();

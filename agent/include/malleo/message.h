@@ -30,6 +30,9 @@ constexpr uint8_t kWireFlagJson = 0x01;
 constexpr std::size_t kWireHeaderSize = 8;
 constexpr std::size_t kDefaultMaxMessageBytes = 64 * 1024;
 constexpr std::size_t kMaxIdLength = 64;
+// No message of the schema nests more than a few levels; the limit keeps the
+// parsers' recursion far from the stack's end.
+constexpr std::size_t kMaxMessageDepth = 32;
 
 enum class Channel {
 	Peer,  // agent ↔ agent, over TCP
@@ -38,7 +41,7 @@ enum class Channel {
 };
 
 // Why a message was refused; `reason` is a short key used for counters
-// ("bad_header", "oversized", "undecodable", "bad_envelope", "newer_version",
+// ("bad_header", "oversized", "too_deep", "undecodable", "bad_envelope", "newer_version",
 // "unknown_type", "wrong_channel", "bad_field"), `detail` is one line for logs.
 struct Rejection {
 	std::string reason;
