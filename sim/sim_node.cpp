@@ -2,7 +2,6 @@
 #include "sim_node.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 
@@ -10,8 +9,6 @@ namespace malleo::sim {
 
 namespace {
 
-// APW samples σ_i is computed over, as the host profiling module's default window.
-constexpr std::size_t kStabilityWindow = 10;
 // Context switches per second of a core that is not oversubscribed, and per
 // runnable task beyond the cores: the scheduler's 4 ms slices.
 constexpr double kBaseCtxsw = 200.0;
@@ -157,17 +154,8 @@ NodeProfile SimNode::sample(double now, int64_t processes)
 	p.apw = 1.0 - p.upw;
 	p.ctxswRate = kBaseCtxsw * cores + kCtxswPerExcessTask * std::max(0.0, demand - cores);
 
-	apwWindow_.push_back(p.apw);
-	if (apwWindow_.size() > kStabilityWindow)
-		apwWindow_.pop_front();
-	double mean = 0.0;
-	for (double a : apwWindow_)
-		mean += a;
-	mean /= static_cast<double>(apwWindow_.size());
-	double var = 0.0;
-	for (double a : apwWindow_)
-		var += (a - mean) * (a - mean);
-	p.sigma = std::min(1.0, std::sqrt(var / static_cast<double>(apwWindow_.size())));
+	apwWindow_.push(p.apw);
+	p.sigma = apwWindow_.sigma();
 	return p;
 }
 

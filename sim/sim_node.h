@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "core.h"
 #include "module_registry.h"
 #include "scenario.h"
+#include "stability.h"
 
 namespace malleo::sim {
 
@@ -90,7 +90,7 @@ private:
 	ModuleHandle protocol_;
 	ModuleHandle decision_;
 	std::unique_ptr<Core> core_;
-	std::deque<double> apwWindow_; // σ_i as the host module computes it
+	StabilityWindow apwWindow_; // σ_i as the host profiling module computes it, over its default window
 	bool overlay_ = true;	       // add the application's processes to the profile
 };
 
