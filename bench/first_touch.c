@@ -3,7 +3,7 @@
  * freeing them, and times the first touch of each (one madvise(MADV_POPULATE_WRITE), as the redistribution's executor
  * does for a new buffer). On a VM that hands free memory back to its host (free page reporting), the first buffers
  * come from memory the guest freed recently and are fast, the later ones cost a host fault per page
- * (docs/performance.md, "Reconfiguration").
+ * (docs/performance.md, "Machines").
  *
  * KIND: 4k (the default) as above; huge: each buffer 2 MiB aligned and advised MADV_HUGEPAGE first (transparent huge
  * pages in madvise mode; MALLEO_PCM_HUGE_PAGES=on); move: instead, each round fills a buffer and times moving its

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // What starting MPI processes costs: MPI_Init of the launched processes (wall and CPU time) and MPI_Comm_spawn of
-// children from rank 0, which is what a spawn-mode split waits for (docs/performance.md, "Open MPI's start").
+// children from rank 0, which is what a spawn-mode split waits for (docs/notes/open-mpi-pml.md).
 //
 //	mpirun -n 1 build/bench/mpi_start [SPAWNS [CHILDREN]]
 //

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # MPI_Init and MPI_Comm_spawn under Open MPI's default point-to-point choice and with ob1 named (what `malleo run`
 # does on a host without InfiniBand or Omni-Path devices), interleaved round by round; medians over all rounds
-# (docs/performance.md, "Open MPI's start").
+# (docs/performance.md, "Machines"; docs/notes/open-mpi-pml.md).
 #
 #	bench/mpi_start.sh [ROUNDS [SPAWNS]]	(needs build/bench/mpi_start; BUILD=dir for another build directory)
 set -euo pipefail

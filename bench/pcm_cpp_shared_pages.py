@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The C++ API's real splits and merges with its buffers in private memory (MALLEO_PCM_SHARED_PAGES=off) and in
 shared blocks whose pages the new blocks take over (on, the default), interleaved round-robin so both see the same
-machine (docs/performance.md, "Shared blocks in the bridge").
+machine (docs/performance.md, "Reconfiguration").
 
 Each launch runs tests/pcm/bridge/heat1d_cpp (the C++ API's 1D heat rod: a block1d buffer of doubles with ghost
 elements) on 4 processes in pool mode, 2 active: MALLEO_FORCE=split@2:2,merge@5:2, a split 2 -> 4 and a merge back

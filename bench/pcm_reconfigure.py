@@ -333,7 +333,7 @@ def arguments():
                     help="Open MPI's point-to-point layer for every launch, the in-memory operations' and "
                     "stop-restart's alike: ob1 (the default, as `malleo run` on a host without InfiniBand or "
                     "Omni-Path) or default (Open MPI's own choice, which first tries cm: about 0.2 s more in every "
-                    "MPI_Init and spawn on Debian; docs/performance.md, \"Open MPI's start\")")
+                    "MPI_Init and spawn on Debian; docs/notes/open-mpi-pml.md)")
     ap.add_argument('--env', action='append', default=[], metavar='KEY=VALUE',
                     help='more environment for every launch, the operations\' and stop-restart\'s alike (repeatable), '
                     'e.g. MALLEO_PCM_SHARED_PAGES=on')

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """What shared blocks cost a program that is never reconfigured: heat2d left alone with its grids in shared blocks
 (MALLEO_PCM_SHARED_PAGES=on, the default) and in private memory (off), launched alternately so both see the same
-machine (docs/performance.md, "Shared blocks by default").
+machine (docs/performance.md, "Reconfiguration").
 
 Each launch runs heat2d on --ranks processes over a grid of the size asked (1024 rows of doubles) for --iterations
 steps with --times. Reported per setting, medians over the rounds: the first iteration (its first pass over both

@@ -100,7 +100,7 @@ bool hasFastNetworkDevice()
 // Open MPI's point-to-point layer for a run on this host alone, unless the user chose one: on a host without
 // InfiniBand or Omni-Path devices it picks ob1 anyway, but only after trying the cm layer, whose Omni-Path
 // libraries (Debian links libpsm2 and libinfinipath) sleep about 0.1 s each while they load: 0.2 s of every
-// process's MPI_Init and of every spawn (docs/performance.md, "Open MPI's start").
+// process's MPI_Init and of every spawn (docs/notes/open-mpi-pml.md).
 bool chooseOb1(const RunOptions &run)
 {
 	const char *chosen = std::getenv("OMPI_MCA_pml");
