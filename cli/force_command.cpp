@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include <malleo/message.h>
+
 #include "agent_client.h"
 #include "commands.h"
 #include "human_units.h"
@@ -21,35 +23,23 @@ namespace malleo::cli {
 
 namespace {
 
-// As MALLEO_FORCE bounds them (docs/pcm-api.md).
-constexpr long long kCountMax = 1000000;
-constexpr long long kWeightMax = 1000000;
-
-bool positiveInteger(const std::string &text, long long max, long long &value)
+// Digits only, few enough to fit: the range is checkCommand's.
+bool parseDigits(const std::string &text, long long &value)
 {
-	if (text.empty() || text.size() > 7 || text.find_first_not_of("0123456789") != std::string::npos)
+	if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
 		return false;
 	value = std::stoll(text);
-	return value >= 1 && value <= max;
+	return true;
 }
 
 std::optional<Failure> checkInput(const ForceOptions &force, nlohmann::json &fields)
 {
-	if (force.op != "split" && force.op != "merge" && force.op != "migrate")
-		return Failure{kExitBadInput,
-			       fmt::format("force: unknown operation '{}' (split, merge or migrate)", force.op)};
 	long long count = 0;
-	if (!positiveInteger(force.count, kCountMax, count))
-		return Failure{kExitBadInput,
-			       fmt::format("force: count '{}' is not an integer from 1 to {}", force.count, kCountMax)};
+	if (!parseDigits(force.count, count))
+		return Failure{kExitBadInput, fmt::format("force: count '{}' is not a positive integer", force.count)};
 	fields = {{"app", force.app}, {"op", force.op}, {"count", count}};
-	if (force.node) {
-		if (force.op == "merge")
-			return Failure{kExitBadInput, "force: a merge takes no --node"};
-		if (force.node->empty())
-			return Failure{kExitBadInput, "force: --node is empty"};
+	if (force.node)
 		fields["node"] = *force.node;
-	}
 	if (force.weights) {
 		nlohmann::json weights = nlohmann::json::array();
 		std::size_t start = 0;
@@ -57,10 +47,10 @@ std::optional<Failure> checkInput(const ForceOptions &force, nlohmann::json &fie
 			const std::size_t comma = force.weights->find(',', start);
 			const std::string w = force.weights->substr(start, comma == std::string::npos ? comma : comma - start);
 			long long value = 0;
-			if (!positiveInteger(w, kWeightMax, value))
-				return Failure{kExitBadInput,
-					       fmt::format("force: weight '{}' in --weights {} is not an integer from 1 to {}",
-							   w, *force.weights, kWeightMax)};
+			if (!parseDigits(w, value))
+				return Failure{kExitBadInput, fmt::format("force: weight '{}' in --weights {} is not a "
+									  "positive integer",
+									  w, *force.weights)};
 			weights.push_back(value);
 			if (comma == std::string::npos)
 				break;
@@ -68,6 +58,10 @@ std::optional<Failure> checkInput(const ForceOptions &force, nlohmann::json &fie
 		}
 		fields["weights"] = std::move(weights);
 	}
+	// The agent refuses what checkCommand refuses; asking it here first saves an agent the round trip and the
+	// user a refusal counted there.
+	if (std::optional<std::string> problem = checkCommand(fields))
+		return Failure{kExitBadInput, "force: " + *problem};
 	return std::nullopt;
 }
 

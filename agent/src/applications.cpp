@@ -16,8 +16,6 @@ namespace {
 constexpr std::size_t kSizesKept = 16;
 // Weight of a new iteration time in the running estimate of its configuration.
 constexpr double kIterationWeight = 0.3;
-// A weight of a command, as the bridge bounds it (kMaxWeight, pcm_bridge/src/command.h).
-constexpr int64_t kWeightMax = 1000000;
 
 Message ack(std::string_view self, const Message &request)
 {
@@ -210,29 +208,15 @@ Message Core::onForce(const Message &m, double now, CoreOutputs &out)
 		counters_.add("commands.refused." + code);
 		return refusal(config_.id, code, text);
 	};
-	if (op != "split" && op != "merge" && op != "migrate")
-		return refuse("bad_field",
-			      fmt::format("force: 'op' is '{}', expected split, merge or migrate", op));
+	// The schema checked the fields' types and sizes; this is the rest of what makes a command (the same rules
+	// the bridge applies to what it polls), refused as a field of this request.
+	if (std::optional<std::string> problem = checkCommand(m))
+		return refuse("bad_field", "force: " + *problem);
 	const int64_t count = m["count"].get<int64_t>();
-	if (count < 1)
-		return refuse("bad_field", "force: 'count' must be at least 1");
-	std::string node;
-	if (m.contains("node")) {
-		node = m["node"].get<std::string>();
-		if (node.empty())
-			return refuse("bad_field", "force: 'node' is empty");
-		if (op == "merge")
-			return refuse("bad_field", "force: a merge takes no node");
-	}
+	const std::string node = m.value("node", std::string());
 	std::vector<int64_t> weights;
 	if (m.contains("weights"))
-		for (const nlohmann::json &w : m["weights"]) {
-			if (!w.is_number_integer() || w.get<int64_t>() < 1 || w.get<int64_t>() > kWeightMax)
-				return refuse("bad_field",
-					      fmt::format("force: 'weights' must be integers from 1 to {}",
-							  kWeightMax));
-			weights.push_back(w.get<int64_t>());
-		}
+		weights = m["weights"].get<std::vector<int64_t>>();
 
 	auto it = apps_.find(appId);
 	if (it == apps_.end())

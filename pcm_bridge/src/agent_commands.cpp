@@ -6,10 +6,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 #include <zmq.h>
+
+#include <malleo/message.h>
 
 // MALLEO_App_id and MALLEO_Agent_endpoint, declared weak there: the bridge runs with or without the profiler.
 #include "malleo_pmpi.h"
@@ -18,15 +22,11 @@ namespace malleo::pcm {
 
 namespace {
 
-// The agent's wire format (agent/include/malleo/message.h): an 8-byte header frame, then a MessagePack body.
-constexpr std::uint8_t kWireMagic = 0x6d;
-constexpr std::uint8_t kWireVersion = 1;
-constexpr std::uint8_t kWireFlagJson = 0x01;
-constexpr std::size_t kWireHeaderSize = 8;
-constexpr int kMaxReplyBytes = 65536;
+// The wire format is the agent's own (malleo_wire, <malleo/message.h>): its envelope, codec and limits.
 constexpr const char *kClientName = "malleo-pcm";
-// The agent refuses longer texts (its schema's limit is 512 characters).
+// The agent refuses longer texts; a little below its limit, as the bridge has always cut them.
 constexpr std::size_t kMaxText = 500;
+static_assert(kMaxText <= kResultTextMax);
 // Polls queued while the agent is away: one is enough to be answered when it comes.
 constexpr int kSendQueue = 4;
 // A poll unanswered this long is given up and sent again (an agent that restarted lost it).
@@ -40,8 +40,8 @@ double now()
 	return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-// The fields of a `command` reply, checked as the agent checks what it receives: a reply that does not fit is no
-// command at all.
+// The fields of a `command` reply, checked by the rules the agent checks `force` by (checkCommand): a reply that
+// does not fit is no command at all. The agent's replies are not in its schema's table, which lists what it takes.
 bool commandFromReply(const nlohmann::json &reply, Command &command, std::uint64_t &id, std::string &problem)
 {
 	const auto op = reply.find("op");
@@ -51,42 +51,21 @@ bool commandFromReply(const nlohmann::json &reply, Command &command, std::uint64
 	}
 	if (*op == "none")
 		return false;
-	if (!operationFromName(op->get<std::string>(), command.op)) {
-		problem = "a command with op '" + op->get<std::string>().substr(0, 16) + "'";
+	if (std::optional<std::string> bad = checkCommand(reply)) {
+		problem = "a command that cannot be carried out (" + *bad + ")";
 		return false;
 	}
 	const auto commandId = reply.find("command");
-	const auto count = reply.find("count");
-	if (commandId == reply.end() || !commandId->is_number_unsigned() || commandId->get<std::uint64_t>() == 0 ||
-	    count == reply.end() || !count->is_number_unsigned() || count->get<std::uint64_t>() < 1 ||
-	    count->get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxCommandCount)) {
-		problem = "a command without a valid id or count";
+	if (commandId == reply.end() || !commandId->is_number_unsigned() || commandId->get<std::uint64_t>() == 0) {
+		problem = "a command without a valid id";
 		return false;
 	}
+	operationFromName(op->get<std::string>(), command.op);
 	id = commandId->get<std::uint64_t>();
-	command.count = static_cast<int>(count->get<std::uint64_t>());
-	if (const auto node = reply.find("node"); node != reply.end()) {
-		if (!node->is_string() || node->get_ref<const std::string &>().empty() ||
-		    node->get_ref<const std::string &>().size() > 255) {
-			problem = "a command with a bad node";
-			return false;
-		}
-		command.node = node->get<std::string>();
-	}
-	if (const auto weights = reply.find("weights"); weights != reply.end()) {
-		if (!weights->is_array() || weights->size() > kMaxWeights) {
-			problem = "a command with bad weights";
-			return false;
-		}
-		for (const auto &w : *weights) {
-			if (!w.is_number_unsigned() || w.get<std::uint64_t>() < 1 ||
-			    w.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxWeight)) {
-				problem = "a command with bad weights";
-				return false;
-			}
-			command.weights.push_back(static_cast<std::int64_t>(w.get<std::uint64_t>()));
-		}
-	}
+	command.count = static_cast<int>(reply.find("count")->get<std::int64_t>());
+	command.node = reply.value("node", std::string());
+	if (const auto weights = reply.find("weights"); weights != reply.end())
+		command.weights = weights->get<std::vector<std::int64_t>>();
 	return true;
 }
 
@@ -175,7 +154,7 @@ bool AgentCommands::connect()
 		return false;
 	}
 	const int zero = 0, queue = kSendQueue;
-	const std::int64_t maxBytes = kMaxReplyBytes;
+	const std::int64_t maxBytes = kDefaultMaxMessageBytes;
 	zmq_setsockopt(socket_, ZMQ_LINGER, &zero, sizeof(zero));
 	zmq_setsockopt(socket_, ZMQ_SNDHWM, &queue, sizeof(queue));
 	zmq_setsockopt(socket_, ZMQ_MAXMSGSIZE, &maxBytes, sizeof(maxBytes));
@@ -187,28 +166,25 @@ bool AgentCommands::connect()
 	return true;
 }
 
-bool AgentCommands::send(const std::string &body)
+bool AgentCommands::send(const nlohmann::json &message)
 {
-	const std::uint32_t seq = ++sequence_;
-	const std::uint8_t header[kWireHeaderSize] = {kWireMagic,	      kWireVersion,	      0, 0,
-						      std::uint8_t(seq >> 24), std::uint8_t(seq >> 16),
-						      std::uint8_t(seq >> 8),  std::uint8_t(seq)};
+	const WireFrames frames = encodeMessage(message, ++sequence_);
 	// Once the first frame is queued ZeroMQ queues the second too: a message goes whole or not at all.
-	return zmq_send(socket_, header, sizeof(header), ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0 &&
-	       zmq_send(socket_, body.data(), body.size(), ZMQ_DONTWAIT) >= 0;
+	return zmq_send(socket_, frames.header.data(), frames.header.size(), ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0 &&
+	       zmq_send(socket_, frames.body.data(), frames.body.size(), ZMQ_DONTWAIT) >= 0;
 }
 
 void AgentCommands::sendPoll(std::int64_t iteration, int active)
 {
-	const nlohmann::json poll = {{"v", 1},	       {"type", "poll"},	{"from", kClientName},
-				     {"id", nextId_++}, {"app", app_},		{"iteration", iteration},
-				     {"size", active}};
-	const std::vector<std::uint8_t> body = nlohmann::json::to_msgpack(poll);
+	Message poll = makeMessage("poll", kClientName, nextId_++);
+	poll["app"] = app_;
+	poll["iteration"] = iteration;
+	poll["size"] = active;
 	const double t = now();
 	if (firstPollAt_ == 0.0)
 		firstPollAt_ = t;
 	nextPollAt_ = t + interval_;
-	if (!send(std::string(body.begin(), body.end()))) {
+	if (!send(poll)) {
 		warn("the agent at " + endpoint_ + " takes no messages (absent or slow); polling on");
 		return;
 	}
@@ -233,18 +209,18 @@ void AgentCommands::drain()
 			more = zmq_msg_more(&part);
 			zmq_msg_close(&part);
 		}
-		const bool headerOk = frames.size() == 2 && frames[0].size() == kWireHeaderSize &&
-				      std::uint8_t(frames[0][0]) == kWireMagic && std::uint8_t(frames[0][1]) == kWireVersion;
-		if (!headerOk) {
+		if (frames.size() != 2) {
 			warn("an unreadable reply from the agent at " + endpoint_ + " (bad framing); ignored");
 			continue;
 		}
-		nlohmann::json reply;
-		try {
-			reply = (std::uint8_t(frames[0][2]) & kWireFlagJson) ? nlohmann::json::parse(frames[1])
-									    : nlohmann::json::from_msgpack(frames[1]);
-		} catch (const std::exception &) {
-			warn("an unreadable reply from the agent at " + endpoint_ + " (bad body); ignored");
+		auto bytes = [](const std::string &frame) {
+			return std::span(reinterpret_cast<const std::uint8_t *>(frame.data()), frame.size());
+		};
+		Message reply;
+		if (std::optional<Rejection> bad =
+			    decodeMessage(bytes(frames[0]), bytes(frames[1]), kDefaultMaxMessageBytes, reply)) {
+			warn("an unreadable reply from the agent at " + endpoint_ + " (" + bad->reason + ": " +
+			     bad->detail + "); ignored");
 			continue;
 		}
 		accept(reply);
@@ -336,16 +312,13 @@ void AgentCommands::finish(std::int64_t iteration, bool ok, const std::string &t
 	if (line.empty())
 		line = std::string(operationName(taken_->op)) + " at iteration " + std::to_string(iteration) + ": " +
 		       std::to_string(before) + " -> " + std::to_string(after) + " processes";
-	nlohmann::json result = {{"v", 1},
-				 {"type", "result"},
-				 {"from", kClientName},
-				 {"id", nextId_++},
-				 {"app", app_},
-				 {"command", takenId_},
-				 {"ok", ok},
-				 {"text", line.substr(0, kMaxText)},
-				 {"iteration", taken_->iteration},
-				 {"duration", now() - takenAt_}};
+	Message result = makeMessage("result", kClientName, nextId_++);
+	result["app"] = app_;
+	result["command"] = takenId_;
+	result["ok"] = ok;
+	result["text"] = line.substr(0, kMaxText);
+	result["iteration"] = taken_->iteration;
+	result["duration"] = now() - takenAt_;
 	if (before >= 0)
 		result["before"] = before;
 	if (after >= 0)
@@ -353,8 +326,7 @@ void AgentCommands::finish(std::int64_t iteration, bool ok, const std::string &t
 	if (bytes >= 0)
 		result["bytes"] = bytes;
 	taken_.reset();
-	const std::vector<std::uint8_t> body = nlohmann::json::to_msgpack(result);
-	if (!send(std::string(body.begin(), body.end())))
+	if (!send(result))
 		warn("the agent at " + endpoint_ + " takes no messages: the result of command " +
 		     std::to_string(takenId_) + " is lost");
 }

@@ -60,7 +60,7 @@ private:
 	void drain();
 	void accept(const nlohmann::json &reply);
 	void sendPoll(std::int64_t iteration, int active);
-	bool send(const std::string &body);
+	bool send(const nlohmann::json &message);
 	void warn(const std::string &line);
 
 	enum class State { unconfigured, off, on };

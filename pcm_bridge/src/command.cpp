@@ -6,6 +6,9 @@
 #include <cerrno>
 #include <cstdlib>
 
+// A command's bounds are the wire format's, whichever way it comes (kCommandCountMax, kCommandWeightMax).
+#include <malleo/wire.h>
+
 namespace malleo::pcm {
 
 const char *operationName(Operation op)
@@ -81,7 +84,7 @@ std::string parseEntry(const std::string &entry, Command &command)
 		start = slash + 1;
 	}
 	const std::string &count = parts.front();
-	if (!parseInteger(count, 1, value) || value > kMaxCommandCount)
+	if (!parseInteger(count, 1, value) || value > kCommandCountMax)
 		return "'" + entry + "': count '" + count + "' is not a positive integer";
 	command.count = static_cast<int>(value);
 	for (std::size_t i = 1; i < parts.size(); ++i) {
@@ -93,7 +96,7 @@ std::string parseEntry(const std::string &entry, Command &command)
 				const auto comma = part.find(',', start);
 				const std::string weight =
 					part.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-				if (!parseInteger(weight, 1, value) || value > kMaxWeight)
+				if (!parseInteger(weight, 1, value) || value > kCommandWeightMax)
 					return "'" + entry + "': weight '" + weight + "' is not a positive integer";
 				command.weights.push_back(value);
 				if (comma == std::string::npos)

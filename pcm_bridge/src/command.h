@@ -20,12 +20,6 @@ const char *operationName(Operation op);
 // The operation named `name` (split, merge or migrate; not none), or false.
 bool operationFromName(const std::string &name, Operation &op);
 
-// Bounds on a command's process count and on each weight, wherever a command comes from (MALLEO_FORCE, the agent;
-// the agent checks `force` against the same numbers, agent/src/applications.cpp).
-constexpr std::int64_t kMaxCommandCount = 1000000;
-constexpr std::int64_t kMaxWeight = 1000000;
-constexpr std::size_t kMaxWeights = 4096;
-
 struct Command {
 	Operation op = Operation::none;
 	std::int64_t iteration = 0;  // the probe (0-based) at which it applies

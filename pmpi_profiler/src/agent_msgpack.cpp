@@ -110,4 +110,72 @@ void MsgpackWriter::boolean(bool value)
 	putByte(value ? 0xc3 : 0xc2);
 }
 
+namespace {
+
+constexpr const char *kClientName = "malleo-pmpi";
+
+void beginMessage(MsgpackWriter &w, const char *type, uint64_t id, const MessageOrigin &origin,
+		  uint32_t extraFields)
+{
+	w.mapHeader(6 + extraFields);
+	w.string("v");
+	w.unsignedInt(kSchemaVersion);
+	w.string("type");
+	w.string(type);
+	w.string("from");
+	w.string(kClientName);
+	w.string("id");
+	w.unsignedInt(id);
+	w.string("app");
+	w.string(origin.app, origin.appLength);
+	w.string("rank");
+	w.unsignedInt(origin.rank);
+}
+
+} // namespace
+
+void writeRegister(MsgpackWriter &w, uint64_t id, const MessageOrigin &origin, uint64_t pid,
+		   uint64_t size)
+{
+	beginMessage(w, "register", id, origin, 4);
+	w.string("pid");
+	w.unsignedInt(pid);
+	w.string("size");
+	w.unsignedInt(size);
+	// Only the PCM bridge knows whether the application can change its size.
+	w.string("malleable");
+	w.boolean(false);
+	w.string("units");
+	w.unsignedInt(1);
+}
+
+void writeAppReport(MsgpackWriter &w, uint64_t id, const MessageOrigin &origin,
+		    const AppReport &report)
+{
+	const bool withTimes = report.iterationTimeCount > 0;
+	beginMessage(w, "app_report", id, origin,
+		     2 + (withTimes ? 1 : 0) + (report.withBytes ? 2 : 0));
+	w.string("cpu_share");
+	w.real(report.cpuShare);
+	w.string("active");
+	w.boolean(report.active);
+	if (withTimes) {
+		w.string("iteration_times");
+		w.arrayHeader(uint32_t(report.iterationTimeCount));
+		for (size_t i = 0; i < report.iterationTimeCount; ++i)
+			w.real(report.iterationTimes[i]);
+	}
+	if (report.withBytes) {
+		w.string("bytes_local");
+		w.real(report.bytesLocal);
+		w.string("bytes_remote");
+		w.real(report.bytesRemote);
+	}
+}
+
+void writeDeregister(MsgpackWriter &w, uint64_t id, const MessageOrigin &origin)
+{
+	beginMessage(w, "deregister", id, origin, 0);
+}
+
 } // namespace malleo::pmpi

@@ -33,13 +33,10 @@ namespace {
 
 std::atomic<bool> gActive{true};  // setReportedActive: written by the application's thread, read by the reporter's
 
-constexpr uint8_t kWireMagic = 0x6d;
-constexpr uint8_t kWireVersion = 1;
-constexpr uint64_t kSchemaVersion = 1;
-constexpr const char *kClientName = "malleo-pmpi";
-// The agent refuses more than 1024 iteration times per report; at 1 report per second only a program
-// with sub-millisecond iterations has more, and the agent's running estimate needs the latest ones.
-constexpr size_t kMaxIterationTimes = 1024;
+// The agent refuses more than kReportIterationTimesMax (1024) iteration times per report; at 1
+// report per second only a program with sub-millisecond iterations has more, and the agent's running
+// estimate needs the latest ones.
+constexpr size_t kMaxIterationTimes = kReportIterationTimesMax;
 constexpr size_t kBodyBytes = 16384;
 // Reports queued while the agent is absent or slow: a few seconds' worth, then they are dropped.
 constexpr int kSendHighWaterMark = 16;
@@ -71,7 +68,7 @@ private:
 	bool open();
 	void close();
 	void send(const MsgpackWriter &body);
-	void beginMessage(MsgpackWriter &w, const char *type, uint32_t extraFields);
+	MessageOrigin origin() const { return {setup_.app.c_str(), setup_.app.size(), uint64_t(setup_.rank)}; }
 	void sendRegister();
 	void sendReport();
 	void sendDeregister();
@@ -83,6 +80,7 @@ private:
 	void *context_ = nullptr;
 	void *socket_ = nullptr;
 	uint8_t body_[kBodyBytes];
+	double times_[kMaxIterationTimes];
 	uint32_t sequence_ = 0;
 	uint64_t sent_ = 0;
 	uint64_t refused_ = 0; // the send queue was full: dropped at once
@@ -138,9 +136,8 @@ void Reporter::send(const MsgpackWriter &body)
 {
 	if (body.overflow)
 		return;
-	const uint32_t seq = ++sequence_;
-	const uint8_t header[8] = {kWireMagic,	   kWireVersion,      0, 0, uint8_t(seq >> 24),
-				   uint8_t(seq >> 16), uint8_t(seq >> 8), uint8_t(seq)};
+	uint8_t header[kWireHeaderSize];
+	writeWireHeader(header, ++sequence_);
 	// Once the first frame is queued ZeroMQ queues the second too: a message goes whole or not at all.
 	if (zmq_send(socket_, header, sizeof(header), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
 	    zmq_send(socket_, body.data, body.size, ZMQ_DONTWAIT) < 0) {
@@ -150,36 +147,11 @@ void Reporter::send(const MsgpackWriter &body)
 	++sent_;
 }
 
-void Reporter::beginMessage(MsgpackWriter &w, const char *type, uint32_t extraFields)
-{
-	w.mapHeader(6 + extraFields);
-	w.string("v");
-	w.unsignedInt(kSchemaVersion);
-	w.string("type");
-	w.string(type);
-	w.string("from");
-	w.string(kClientName);
-	w.string("id");
-	w.unsignedInt(sequence_ + 1);
-	w.string("app");
-	w.string(setup_.app.c_str(), setup_.app.size());
-	w.string("rank");
-	w.unsignedInt(uint64_t(setup_.rank));
-}
-
 void Reporter::sendRegister()
 {
 	MsgpackWriter w{body_, sizeof(body_)};
-	beginMessage(w, "register", 4);
-	w.string("pid");
-	w.unsignedInt(uint64_t(getpid()));
-	w.string("size");
-	w.unsignedInt(uint64_t(setup_.size));
-	// Only the PCM bridge knows whether the application can change its size.
-	w.string("malleable");
-	w.boolean(false);
-	w.string("units");
-	w.unsignedInt(1);
+	// The envelope's id is the message's sequence number.
+	writeRegister(w, sequence_ + 1, origin(), uint64_t(getpid()), uint64_t(setup_.size));
 	send(w);
 	needRegister_ = false;
 }
@@ -215,48 +187,40 @@ void Reporter::sendReport()
 
 	// Bytes are per iteration: with no iteration ended since the last report that had bytes, they
 	// wait for the next one; a program without marks never reports them (no guessing).
-	bool withBytes = false;
-	uint64_t local = 0, remote = 0;
+	AppReport report;
+	report.cpuShare = cpuShare;
+	report.active = gActive.load(std::memory_order_relaxed);
 	if (perPeer() && iterationsSinceBytes_ > 0) {
+		uint64_t local = 0, remote = 0;
 		sumPeerBytes(&local, &remote);
-		withBytes = true;
-	}
-	const bool withTimes = setup_.rank == 0 && !ends.empty();
-
-	MsgpackWriter w{body_, sizeof(body_)};
-	beginMessage(w, "app_report", 2 + (withTimes ? 1 : 0) + (withBytes ? 2 : 0));
-	w.string("cpu_share");
-	w.real(cpuShare);
-	w.string("active");
-	w.boolean(gActive.load(std::memory_order_relaxed));
-	if (withTimes) {
-		const double nsPer = nsPerTick();
-		const size_t first = ends.size() > kMaxIterationTimes ? ends.size() - kMaxIterationTimes : 0;
-		w.string("iteration_times");
-		w.arrayHeader(uint32_t(ends.size() - first));
-		for (size_t i = 0; i < ends.size(); ++i) {
-			const uint64_t start = i == 0 ? previous.ticks : ends[i - 1].ticks;
-			if (i >= first)
-				w.real(double(ends[i].ticks - start) * nsPer * 1e-9);
-		}
-	}
-	if (withBytes) {
 		const double n = double(iterationsSinceBytes_);
-		w.string("bytes_local");
-		w.real(double(local - lastBytesLocal_) / n);
-		w.string("bytes_remote");
-		w.real(double(remote - lastBytesRemote_) / n);
+		report.withBytes = true;
+		report.bytesLocal = double(local - lastBytesLocal_) / n;
+		report.bytesRemote = double(remote - lastBytesRemote_) / n;
 		lastBytesLocal_ = local;
 		lastBytesRemote_ = remote;
 		iterationsSinceBytes_ = 0;
 	}
+	if (setup_.rank == 0 && !ends.empty()) {
+		const double nsPer = nsPerTick();
+		const size_t first = ends.size() > kMaxIterationTimes ? ends.size() - kMaxIterationTimes : 0;
+		for (size_t i = first; i < ends.size(); ++i) {
+			const uint64_t start = i == 0 ? previous.ticks : ends[i - 1].ticks;
+			times_[i - first] = double(ends[i].ticks - start) * nsPer * 1e-9;
+		}
+		report.iterationTimes = times_;
+		report.iterationTimeCount = ends.size() - first;
+	}
+
+	MsgpackWriter w{body_, sizeof(body_)};
+	writeAppReport(w, sequence_ + 1, origin(), report);
 	send(w);
 }
 
 void Reporter::sendDeregister()
 {
 	MsgpackWriter w{body_, sizeof(body_)};
-	beginMessage(w, "deregister", 0);
+	writeDeregister(w, sequence_ + 1, origin());
 	send(w);
 }
 

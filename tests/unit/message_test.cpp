@@ -139,4 +139,39 @@ TEST_SUITE("message")
 		j = toJson(p);
 		CHECK(fromJson(j, p) == "");
 	}
+
+	TEST_CASE("a command's rules are one function, with the wire format's limits")
+	{
+		auto problem = [](nlohmann::json fields) { return checkCommand(fields).value_or(""); };
+		CHECK(problem({{"op", "split"}, {"count", 2}}) == "");
+		CHECK(problem({{"op", "migrate"}, {"count", kCommandCountMax}, {"node", std::string(kMaxIdLength, 'n')},
+			       {"weights", std::vector<int64_t>(kCommandWeightsMax, kCommandWeightMax)}}) == "");
+		// As MessagePack decodes them: non-negative integers are unsigned.
+		CHECK(problem({{"op", "merge"}, {"count", uint64_t{1}}, {"weights", {uint64_t{1}, uint64_t{3}}}}) == "");
+
+		CHECK(problem({{"op", "grow"}, {"count", 1}}).find("split, merge or migrate") != std::string::npos);
+		CHECK(problem({{"count", 1}}) != "");
+		CHECK(problem({{"op", "split"}}) != "");
+		CHECK(problem({{"op", "split"}, {"count", 0}}) == "'count' must be at least 1");
+		CHECK(problem({{"op", "split"}, {"count", uint64_t{0}}}) == "'count' must be at least 1");
+		CHECK(problem({{"op", "split"}, {"count", -1}}) == "'count' must be at least 1");
+		CHECK(problem({{"op", "split"}, {"count", 1.5}}) != "");
+		CHECK(problem({{"op", "split"}, {"count", kCommandCountMax + 1}}) != "");
+		CHECK(problem({{"op", "split"}, {"count", 1}, {"node", ""}}) == "'node' is empty");
+		CHECK(problem({{"op", "split"}, {"count", 1}, {"node", std::string(kMaxIdLength + 1, 'n')}}) != "");
+		CHECK(problem({{"op", "merge"}, {"count", 1}, {"node", "n2"}}) == "a merge takes no node");
+		CHECK(problem({{"op", "split"}, {"count", 1}, {"weights", {1, 0}}}) != "");
+		CHECK(problem({{"op", "split"}, {"count", 1}, {"weights", {uint64_t{0}}}}) != "");
+		CHECK(problem({{"op", "split"}, {"count", 1}, {"weights", {kCommandWeightMax + 1}}}) != "");
+		CHECK(problem({{"op", "split"}, {"count", 1}, {"weights", {1.5}}}) != "");
+		CHECK(problem({{"op", "split"}, {"count", 1}, {"weights", "1,2"}}) != "");
+		CHECK(problem({{"op", "split"}, {"count", 1},
+			       {"weights", std::vector<int64_t>(kCommandWeightsMax + 1, 1)}}) != "");
+		// The schema bounds what it can say with the same numbers.
+		Message force = makeMessage("force", "cli", 1);
+		force.update({{"app", "heat"}, {"op", "split"}, {"count", kCommandCountMax + 1}});
+		CHECK(validateMessage(force, Channel::Local)->reason == "bad_field");
+		force["count"] = kCommandCountMax;
+		CHECK_FALSE(validateMessage(force, Channel::Local));
+	}
 }

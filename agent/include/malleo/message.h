@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The message schema: one envelope and one table of message types for every
 // channel (agent ↔ agent, process ↔ agent, CLI ↔ agent). docs/protocol.md
-// describes it for people; agent/src/message_schema.cpp is the table itself.
+// describes it for people; agent/wire/message_schema.cpp is the table itself.
+// Library malleo_wire (agent/wire/): the agent's core, the CLI, the simulator
+// and the PCM bridge link it; the PMPI profiler shares only <malleo/wire.h>.
 //
 // On the wire a message is two ZeroMQ frames: an 8-byte header (magic 0x6d,
 // envelope version, flags, reserved, big-endian sequence number) checked before
@@ -19,20 +21,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <malleo/wire.h>
+
 namespace malleo {
 
 using Message = nlohmann::json;
-
-constexpr unsigned kSchemaVersion = 1;
-constexpr uint8_t kWireMagic = 0x6d;
-constexpr uint8_t kWireVersion = 1;
-constexpr uint8_t kWireFlagJson = 0x01;
-constexpr std::size_t kWireHeaderSize = 8;
-constexpr std::size_t kDefaultMaxMessageBytes = 64 * 1024;
-constexpr std::size_t kMaxIdLength = 64;
-// No message of the schema nests more than a few levels; the limit keeps the
-// parsers' recursion far from the stack's end.
-constexpr std::size_t kMaxMessageDepth = 32;
 
 enum class Channel {
 	Peer,  // agent ↔ agent, over TCP
@@ -66,6 +59,13 @@ std::optional<Rejection> validateMessage(const Message &message, Channel channel
 
 // Builds an envelope of the given type.
 Message makeMessage(std::string_view type, std::string_view from, uint64_t id);
+
+// What a reconfiguration command must be to be carried out: `op` split, merge or
+// migrate, `count` from 1 to kCommandCountMax, `node`? a non-empty name (not with
+// a merge), `weights`? up to kCommandWeightsMax integers from 1 to
+// kCommandWeightMax. Checks the fields of a `force` or of a `command` reply
+// whose op is not none; returns one line saying what is wrong.
+std::optional<std::string> checkCommand(const Message &fields);
 
 // The message types the schema knows, for docs and tests.
 std::vector<std::string> messageTypes(Channel channel);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The schema of every message, as one declarative table. Adding an optional
 // field needs no version bump; removing or renaming one bumps kSchemaVersion.
+// The limits shared with the clients are in <malleo/wire.h>; a command's rules
+// beyond the table's are checkCommand() (command_check.cpp).
 #include <malleo/message.h>
 
 #include <array>
@@ -32,10 +34,6 @@ constexpr std::size_t kVisitedMax = 64;
 constexpr std::size_t kRankMax = 1u << 24;
 constexpr std::size_t kPidMax = (1u << 31) - 1;
 constexpr std::size_t kUnitsMax = std::size_t{1} << 40;
-// A command's process count and weights, as the bridge bounds them (pcm_bridge/src/command.h).
-constexpr std::size_t kCommandCountMax = 1000000;
-constexpr std::size_t kWeightsMax = 4096;
-constexpr std::size_t kReasonMax = 512;
 
 // clang-format off
 const std::vector<TypeSpec> &schema()
@@ -81,7 +79,7 @@ const std::vector<TypeSpec> &schema()
 					   {"op", Kind::String, true, 16},
 					   {"count", Kind::UInt, true, kCommandCountMax},
 					   {"node", Kind::String, false, kMaxIdLength},
-					   {"weights", Kind::Array, false, kWeightsMax}}},
+					   {"weights", Kind::Array, false, kCommandWeightsMax}}},
 		// MPI processes ↔ local agent
 		{"register",  Channel::Local, {{"app", Kind::Id, true, kMaxIdLength},
 					   {"rank", Kind::UInt, true, kRankMax},
@@ -93,7 +91,7 @@ const std::vector<TypeSpec> &schema()
 					    {"rank", Kind::UInt, true, kRankMax},
 					    {"size", Kind::UInt, false, kRankMax},
 					    {"units", Kind::UInt, false, kUnitsMax},
-					    {"iteration_times", Kind::Array, false, 1024},
+					    {"iteration_times", Kind::Array, false, kReportIterationTimesMax},
 					    {"bytes_local", Kind::Number, false, 0},
 					    {"bytes_remote", Kind::Number, false, 0},
 					    {"cpu_share", Kind::Number, false, 0},
@@ -106,7 +104,7 @@ const std::vector<TypeSpec> &schema()
 		{"result",    Channel::Local, {{"app", Kind::Id, true, kMaxIdLength},
 					   {"command", Kind::UInt, true, 0},
 					   {"ok", Kind::Bool, true, 0},
-					   {"text", Kind::String, false, kReasonMax},
+					   {"text", Kind::String, false, kResultTextMax},
 					   {"iteration", Kind::UInt, false, 0},
 					   {"before", Kind::UInt, false, kRankMax},
 					   {"after", Kind::UInt, false, kRankMax},

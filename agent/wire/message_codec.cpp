@@ -148,14 +148,9 @@ bool allStringsUtf8(const Message &m)
 WireFrames encodeMessage(const Message &message, uint32_t sequence, bool jsonText)
 {
 	WireFrames frames;
-	frames.header = {kWireMagic,
-			 kWireVersion,
-			 static_cast<uint8_t>(jsonText ? kWireFlagJson : 0),
-			 0,
-			 static_cast<uint8_t>(sequence >> 24),
-			 static_cast<uint8_t>(sequence >> 16),
-			 static_cast<uint8_t>(sequence >> 8),
-			 static_cast<uint8_t>(sequence)};
+	uint8_t header[kWireHeaderSize];
+	writeWireHeader(header, sequence, jsonText ? kWireFlagJson : 0);
+	frames.header.assign(header, header + kWireHeaderSize);
 	if (jsonText) {
 		frames.body = message.dump();
 	} else {

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// The wire format's numbers, defined once for everything that speaks to an agent (docs/protocol.md, "Framing").
+//
+// This header is deliberately plain: no JSON library, no containers, no allocation, nothing to link. The PMPI
+// profiler, which lives inside unmodified MPI programs and writes its few messages by hand into a fixed buffer,
+// includes it for the header and the limits; everything else uses the codec and the schema in <malleo/message.h>
+// (library malleo_wire, agent/wire/), which include this.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace malleo {
+
+// The body's envelope {"v": kSchemaVersion, "type", "from", "id"}; removing or renaming a field bumps it.
+constexpr unsigned kSchemaVersion = 1;
+
+// The header frame: magic, envelope version, flags, reserved 0, then the sequence number (u32, big-endian).
+constexpr std::uint8_t kWireMagic = 0x6d;
+constexpr std::uint8_t kWireVersion = 1;
+constexpr std::uint8_t kWireFlagJson = 0x01; // the body is JSON text instead of MessagePack
+constexpr std::size_t kWireHeaderSize = 8;
+
+// A body larger than this is refused (agent.max_message_bytes defaults to it); clients size their replies by it.
+constexpr std::size_t kDefaultMaxMessageBytes = 64 * 1024;
+// Agent ids, application ids, groups and node names.
+constexpr std::size_t kMaxIdLength = 64;
+// No message of the schema nests more than a few levels; the limit keeps the
+// parsers' recursion far from the stack's end.
+constexpr std::size_t kMaxMessageDepth = 32;
+
+// A reconfiguration command, wherever it comes from or goes (malleo force, the agent's `force` and `command`,
+// MALLEO_FORCE): its process count, each weight, and how many weights.
+constexpr std::int64_t kCommandCountMax = 1000000;
+constexpr std::int64_t kCommandWeightMax = 1000000;
+constexpr std::size_t kCommandWeightsMax = 4096;
+
+// An app_report's iteration_times, and the text of a result.
+constexpr std::size_t kReportIterationTimesMax = 1024;
+constexpr std::size_t kResultTextMax = 512;
+
+// Writes the header frame of a message into `out`.
+inline void writeWireHeader(std::uint8_t (&out)[kWireHeaderSize], std::uint32_t sequence, std::uint8_t flags = 0)
+{
+	out[0] = kWireMagic;
+	out[1] = kWireVersion;
+	out[2] = flags;
+	out[3] = 0;
+	out[4] = static_cast<std::uint8_t>(sequence >> 24);
+	out[5] = static_cast<std::uint8_t>(sequence >> 16);
+	out[6] = static_cast<std::uint8_t>(sequence >> 8);
+	out[7] = static_cast<std::uint8_t>(sequence);
+}
+
+} // namespace malleo
