@@ -36,7 +36,7 @@ struct Options {
 void addGlobalOptions(CLI::App &app, GlobalOptions &g)
 {
 	app.add_option("--agent", g.agent,
-		       "local endpoint of the agent (default: $MALLEO_AGENT, else ipc:///run/malleo/agent.sock)");
+		       "local endpoint of the agent (default: $MALLEO_AGENT, else ipc:///run/malleo/agent.sock as root, ipc://$XDG_RUNTIME_DIR/malleo/agent.sock otherwise)");
 	app.add_option("--node", g.node, "talk to this node of the virtual cluster (e.g. n2)");
 	app.add_option("--cluster-dir", g.clusterDir,
 		       "directory of the virtual cluster (default: $MALLEO_CLUSTER_DIR, else /tmp/malleo-cluster-<uid>)");

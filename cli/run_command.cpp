@@ -19,8 +19,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <malleo/run_dir.h>
+
 #include "commands.h"
 #include "failure.h"
+#include "target.h"
 
 namespace fs = std::filesystem;
 
@@ -49,8 +52,23 @@ std::optional<std::string> findProfiler(const std::string &mpi, Failure &failure
 	return std::nullopt;
 }
 
+// The agent the ranks report to: the one every other command would talk to (--agent, --node, MALLEO_AGENT, else the
+// default agent, else the virtual cluster's first node). Empty when only the default is left: the profiler finds it
+// by the same rule when it runs, and a run without any agent is a profile alone. Nullopt with the failure said when
+// an explicit choice names no agent (an unknown --node).
+std::optional<std::string> rankAgent(const GlobalOptions &options, Failure &failure)
+{
+	const bool chosen = !options.agent.empty() || !options.node.empty() || std::getenv("MALLEO_AGENT");
+	std::optional<Target> target = singleTarget(options, failure);
+	if (!target)
+		return chosen ? std::nullopt : std::optional<std::string>(std::string());
+	if (!chosen && target->endpoint == defaultAgentEndpoint())
+		return std::string();
+	return target->endpoint;
+}
+
 // What the ranks get: the preload and the MALLEO_ switches that concern them.
-std::vector<std::pair<std::string, std::string>> rankEnvironment(const GlobalOptions &options,
+std::vector<std::pair<std::string, std::string>> rankEnvironment(const std::string &agent,
 								 const std::string &library,
 								 const std::string &profileDir)
 {
@@ -59,10 +77,7 @@ std::vector<std::pair<std::string, std::string>> rankEnvironment(const GlobalOpt
 	    {"LD_PRELOAD", library},
 	    {"MALLEO_PROFILE", mode && *mode ? mode : "full"},
 	    {"MALLEO_PROFILE_DIR", profileDir}};
-	const char *agent = std::getenv("MALLEO_AGENT");
-	if (!options.agent.empty())
-		env.emplace_back("MALLEO_AGENT", options.agent);
-	else if (agent)
+	if (!agent.empty())
 		env.emplace_back("MALLEO_AGENT", agent);
 	if (const char *interval = std::getenv("MALLEO_REPORT_INTERVAL"))
 		env.emplace_back("MALLEO_REPORT_INTERVAL", interval);
@@ -205,7 +220,10 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 
 	// A second of slack: file times may be coarser than the clock.
 	const auto start = fs::file_time_type::clock::now() - std::chrono::seconds(1);
-	std::vector<std::pair<std::string, std::string>> env = rankEnvironment(options, *library, profileDir);
+	const std::optional<std::string> agent = rankAgent(options, failure);
+	if (!agent)
+		return report(failure);
+	std::vector<std::pair<std::string, std::string>> env = rankEnvironment(*agent, *library, profileDir);
 	addPool(run, env);
 	const int status = runLauncher(launcherCommand(run, env), failure);
 	if (status < 0)

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <malleo/run_dir.h>
+
 #include "cluster_file.h"
 
 namespace malleo::cli {
@@ -52,6 +54,12 @@ std::optional<Target> explicitTarget(const GlobalOptions &options, Failure &fail
 	return std::nullopt;
 }
 
+Failure noDefaultAgent()
+{
+	return {kExitBadInput, "no default agent for a user other than root without XDG_RUNTIME_DIR: "
+			       "give --agent, --node or MALLEO_AGENT"};
+}
+
 } // namespace
 
 std::string clusterDir(const GlobalOptions &options)
@@ -72,14 +80,19 @@ std::optional<Target> singleTarget(const GlobalOptions &options, Failure &failur
 		return std::nullopt;
 	// On a machine that runs no system agent but a virtual cluster, the
 	// cluster's first node is the agent meant: `malleo status` just works.
+	const std::string fallback = defaultAgentEndpoint();
 	std::error_code ec;
-	if (!std::filesystem::exists(kDefaultAgentEndpoint + std::strlen("ipc://"), ec)) {
+	if (fallback.empty() || !std::filesystem::exists(fallback.substr(std::strlen("ipc://")), ec)) {
 		Failure ignored;
 		std::optional<ClusterFile> cluster = readClusterFile(clusterDir(options), ignored);
 		if (cluster && !cluster->nodes.empty())
 			return Target{cluster->nodes.front().name, cluster->nodes.front().local};
 	}
-	return Target{kDefaultAgentEndpoint, kDefaultAgentEndpoint};
+	if (fallback.empty()) {
+		failure = noDefaultAgent();
+		return std::nullopt;
+	}
+	return Target{fallback, fallback};
 }
 
 std::optional<std::vector<Target>> watchTargets(const GlobalOptions &options, Failure &failure)
@@ -94,7 +107,12 @@ std::optional<std::vector<Target>> watchTargets(const GlobalOptions &options, Fa
 	if (!cluster) {
 		if (!failure.line.empty())
 			return std::nullopt;
-		return std::vector<Target>{{kDefaultAgentEndpoint, kDefaultAgentEndpoint}};
+		const std::string fallback = defaultAgentEndpoint();
+		if (fallback.empty()) {
+			failure = noDefaultAgent();
+			return std::nullopt;
+		}
+		return std::vector<Target>{{fallback, fallback}};
 	}
 	std::vector<Target> targets;
 	for (const ClusterNode &node : cluster->nodes)

@@ -16,8 +16,6 @@
 
 namespace malleo::cli {
 
-constexpr const char *kDefaultAgentEndpoint = "ipc:///run/malleo/agent.sock";
-
 struct Target {
 	std::string name;     // the node name, or the endpoint when there is none
 	std::string endpoint; // the agent's local endpoint
@@ -27,8 +25,9 @@ struct Target {
 std::string clusterDir(const GlobalOptions &options);
 
 // The one agent a command such as `status` talks to: --agent, --node or
-// MALLEO_AGENT, else the default endpoint when its socket exists, else the
-// first node of the virtual cluster when one is up, else the default endpoint.
+// MALLEO_AGENT, else the default endpoint (malleo/run_dir.h) when its socket exists,
+// else the first node of the virtual cluster when one is up, else the default
+// endpoint; a failure when there is no default (not root, no XDG_RUNTIME_DIR).
 std::optional<Target> singleTarget(const GlobalOptions &options, Failure &failure);
 
 // A client of singleTarget()'s agent (its endpoint: client->endpoint()); null with the failure said.

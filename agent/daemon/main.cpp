@@ -17,6 +17,7 @@
 #include <malleo/decision_module.h>
 #include <malleo/profiling_module.h>
 #include <malleo/protocol_module.h>
+#include <malleo/run_dir.h>
 
 #include "config.h"
 #include "daemon.h"
@@ -36,15 +37,6 @@ int fail(const std::string &line)
 {
 	std::cerr << "malleod: " << line << '\n';
 	return kExitBadInput;
-}
-
-std::string defaultRunDir()
-{
-	if (geteuid() == 0)
-		return "/run/malleo";
-	if (const char *xdg = std::getenv("XDG_RUNTIME_DIR"))
-		return std::string(xdg) + "/malleo";
-	return fmt::format("/tmp/malleo-{}", geteuid());
 }
 
 std::string defaultId()
@@ -158,6 +150,9 @@ int main(int argc, char **argv)
 		config.core.id = defaultId();
 	if (config.runDir.empty())
 		config.runDir = defaultRunDir();
+	if (config.runDir.empty())
+		return fail("no run directory: give --run-dir (or agent.run_dir), or set XDG_RUNTIME_DIR "
+			    "(the default as root is /run/malleo)");
 	if (spdlog::level::from_str(config.logLevel) == spdlog::level::off && config.logLevel != "off")
 		return fail(fmt::format("config key 'agent.log_level': unknown level '{}' (trace, debug, "
 					"info, warn, error, critical, off)",

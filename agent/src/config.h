@@ -27,7 +27,7 @@ struct AgentConfig {
 	// Where coordinators on other nodes reach this agent for `poll` and `result` (docs/protocol.md): empty means
 	// listen's host with any port, "off" nowhere.
 	std::string appListen;
-	std::string runDir;    // empty: /run/malleo as root, else $XDG_RUNTIME_DIR/malleo or /tmp
+	std::string runDir;    // empty: defaultRunDir() (malleo/run_dir.h)
 	std::string logLevel = "info";
 	double tick = 0.1;
 	double profileInterval = 1.0;

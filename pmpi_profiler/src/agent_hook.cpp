@@ -9,9 +9,12 @@
 #include <unistd.h>
 #include <vector>
 
+#include <malleo/run_dir.h>
+
 #include "agent_reporter.h"
 #include "job_report.h"
 #include "lifecycle.h"
+
 #include "malleo_pmpi.h"
 #include "mpi_include.h"
 
@@ -19,7 +22,6 @@ namespace malleo::pmpi {
 
 namespace {
 
-constexpr const char *kDefaultSocket = "/run/malleo/agent.sock";
 constexpr size_t kMaxAppId = 64; // the agent's limit on ids (agent/include/malleo/message.h)
 
 // The id this process registers with (MALLEO_App_id) and the agent it reports to (MALLEO_Agent_endpoint): the PCM
@@ -44,8 +46,9 @@ std::string agentEndpoint()
 	const char *value = std::getenv("MALLEO_AGENT");
 	if (value)
 		return !*value || !std::strcmp(value, "off") || !std::strcmp(value, "none") ? "" : value;
-	if (access(kDefaultSocket, F_OK) == 0)
-		return std::string("ipc://") + kDefaultSocket;
+	const std::string endpoint = defaultAgentEndpoint();
+	if (!endpoint.empty() && access(endpoint.c_str() + std::strlen("ipc://"), F_OK) == 0)
+		return endpoint;
 	return {};
 }
 

@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`malleo run` reaches the agent every other command would: under a virtual cluster, `--node n2 run` makes the
+ranks report to n2's agent (and not n1's), `--cluster-dir` is honoured, an unknown node is refused in one line before
+anything starts, and `--agent off` reaches none. Real agents (`malleo cluster up`), real mpirun, real heat2d.
+
+usage: run_target_test.py HEAT2D_OPENMPI"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from harness import MALLEO, SKIP, check, wait_for
+
+
+def cli(cluster_dir, *args, timeout=30):
+    return subprocess.run([MALLEO, "--cluster-dir", cluster_dir, *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def apps(cluster_dir, node):
+    r = cli(cluster_dir, "--node", node, "apps", "--json")
+    check(r.returncode == 0, f"malleo --node {node} apps answers ({r.stderr.strip()})")
+    return json.loads(r.stdout)["apps"]
+
+
+def main():
+    heat2d = sys.argv[1]
+    if not os.path.exists(heat2d):
+        print(f"skip: {heat2d} not built")
+        return SKIP
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env.pop("MALLEO_AGENT", None)
+    cluster_dir = tempfile.mkdtemp(prefix="malleo-run-target-")
+    work = tempfile.mkdtemp(prefix="malleo-run-target-work-")
+    up = cli(cluster_dir, "cluster", "up", "--nodes", "2", "--profiling", "static")
+    check(up.returncode == 0, f"a virtual cluster of 2 nodes starts ({up.stderr.strip()})")
+    try:
+        # An unknown node: one line, nothing launched.
+        r = subprocess.run([MALLEO, "--cluster-dir", cluster_dir, "--node", "n9", "run", "-n", "1", "--profile-dir",
+                            work, "--", heat2d], capture_output=True, text=True, env=env, timeout=30)
+        check(r.returncode == 2 and "n9" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
+              f"--node n9 run: refused in one line naming the node (exit {r.returncode}: {r.stderr.strip()})")
+        check(not os.listdir(work), "nothing ran: no report was written")
+
+        # --node n2: the ranks report to n2's agent; n1 sees nothing. Paced so that it outlives the look.
+        run = subprocess.Popen([MALLEO, "--cluster-dir", cluster_dir, "--node", "n2", "run", "-n", "2",
+                                "--profile-dir", work, "--", heat2d, "--iterations", "300", "--pace", "20"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        try:
+            seen = wait_for(lambda: [a for a in apps(cluster_dir, "n2")
+                                     if a["id"].startswith(os.path.basename(heat2d) + "-")], timeout=30)
+            check(bool(seen), "--node n2 run: the application registers with n2's agent")
+            check(len(seen[0]["processes"]) == 2, f"both ranks report to n2 ({len(seen[0]['processes'])})")
+            check(apps(cluster_dir, "n1") == [], "n1's agent has no application")
+            output, _ = run.communicate(timeout=120)
+            check(run.returncode == 0, f"the run ends well ({run.returncode})\n{output}")
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+    finally:
+        down = cli(cluster_dir, "cluster", "down")
+        check(down.returncode == 0, f"the cluster stops ({down.stderr.strip()})")
+    shutil.rmtree(cluster_dir, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
