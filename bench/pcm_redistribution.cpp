@@ -75,10 +75,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "executor.h"
-#include "page_adoption.h"
-#include "page_move.h"
-#include "plan.h"
+#include "executor/executor.h"
+#include "executor/page_adoption.h"
+#include "memory/page_move.h"
+#include "plan/plan.h"
 
 using namespace malleo::pcm;
 

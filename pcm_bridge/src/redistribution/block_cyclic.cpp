@@ -17,7 +17,7 @@
 // gives the fewest steps possible: the largest number of partners of any one rank.
 #include <algorithm>
 
-#include "distribution_schedules.h"
+#include "redistribution/distribution_schedules.h"
 
 namespace malleo::pcm::detail {
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Layout checks, local sizes and the dispatch to the schedule of each distribution.
-#include "schedule.h"
+#include "redistribution/schedule.h"
 
 #include <limits>
 #include <numeric>
 #include <set>
 #include <stdexcept>
 
-#include "distribution_schedules.h"
+#include "redistribution/distribution_schedules.h"
 
 namespace malleo::pcm {
 
@@ -174,6 +174,32 @@ bool keepsInPlace(const Schedule& schedule, int rank, std::int64_t held)
 				kept = kept && (transfer.from == rank ? source == destination : destination >= held);
 			});
 	return kept;
+}
+
+std::int64_t elementCount(const std::vector<Segment>& segments)
+{
+	std::int64_t total = 0;
+	for (const Segment& segment : segments)
+		total += segment.count;
+	return total;
+}
+
+std::vector<Segment> slice(const std::vector<Segment>& segments, std::int64_t skip, std::int64_t count)
+{
+	std::vector<Segment> result;
+	for (const Segment& segment : segments) {
+		if (count <= 0)
+			break;
+		if (skip >= segment.count) {
+			skip -= segment.count;
+			continue;
+		}
+		const std::int64_t take = std::min(segment.count - skip, count);
+		result.push_back({segment.offset + skip, take});
+		skip = 0;
+		count -= take;
+	}
+	return result;
 }
 
 }  // namespace malleo::pcm

@@ -97,6 +97,12 @@ void forEachChunk(const Transfer& transfer, Chunk chunk)
 // from others.
 bool keepsInPlace(const Schedule& schedule, int rank, std::int64_t held = INT64_MAX);
 
+// The elements a segment list holds.
+std::int64_t elementCount(const std::vector<Segment>& segments);
+
+// Elements [skip, skip + count) of a segment list, read in order.
+std::vector<Segment> slice(const std::vector<Segment>& segments, std::int64_t skip, std::int64_t count);
+
 // Local element count of the process in slot `slot` of a layout.
 std::int64_t localCount(const Layout& layout, int slot);
 

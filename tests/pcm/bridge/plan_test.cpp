@@ -4,9 +4,9 @@
 #include <doctest/doctest.h>
 
 #include "command.h"
-#include "faults.h"
-#include "nodes.h"
-#include "plan.h"
+#include "plan/faults.h"
+#include "plan/nodes.h"
+#include "plan/plan.h"
 
 #include <algorithm>
 #include <cmath>

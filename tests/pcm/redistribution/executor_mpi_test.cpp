@@ -29,8 +29,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "executor.h"
-#include "page_move.h"
+#include "executor/executor.h"
+#include "memory/page_move.h"
 #include "simulated_ranks.h"
 
 using namespace malleo::pcm;

@@ -12,7 +12,7 @@
 
 #include <doctest/doctest.h>
 
-#include "page_move.h"
+#include "memory/page_move.h"
 
 using namespace malleo::pcm;
 

@@ -13,7 +13,7 @@
 
 #include <doctest/doctest.h>
 
-#include "shared_pages.h"
+#include "memory/shared_pages.h"
 
 using namespace malleo::pcm;
 

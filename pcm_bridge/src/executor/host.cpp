@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "host.h"
+#include "executor/host.h"
 
 #include <cstdio>
 #include <functional>

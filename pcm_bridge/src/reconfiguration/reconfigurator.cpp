@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "session.h"
+#include "reconfiguration/reconfigurator.h"
 
 #include <algorithm>
 #include <array>
@@ -11,13 +11,13 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "executor.h"
-#include "manifest.h"
-#include "page_adoption.h"
-#include "page_move.h"
-#include "parking.h"
-#include "world_publisher.h"
-#include "phase_times.h"
+#include "executor/executor.h"
+#include "reconfiguration/manifest.h"
+#include "executor/page_adoption.h"
+#include "memory/page_move.h"
+#include "reconfiguration/parking.h"
+#include "reconfiguration/world_publisher.h"
+#include "reconfiguration/phase_times.h"
 
 namespace malleo::pcm {
 

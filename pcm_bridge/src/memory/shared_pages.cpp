@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "shared_pages.h"
+#include "memory/shared_pages.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "nodes.h"
+#include "plan/nodes.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -8,9 +8,9 @@
 #include <cstring>
 #include <memory>
 
-#include "page_move.h"
-#include "shared_pages.h"
-#include "session.h"
+#include "memory/page_move.h"
+#include "memory/shared_pages.h"
+#include "reconfiguration/reconfigurator.h"
 
 using malleo::pcm::BaseType;
 using malleo::pcm::Blob;

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <new>
 
-#include "page_move.h"
-#include "session.h"
+#include "memory/page_move.h"
+#include "reconfiguration/reconfigurator.h"
 
 #define MALLEO_PCM_EXPORT __attribute__((visibility("default")))
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "page_move.h"
+#include "memory/page_move.h"
 
 #include <algorithm>
 #include <cerrno>

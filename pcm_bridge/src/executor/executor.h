@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "schedule.h"
+#include "redistribution/schedule.h"
 
 namespace malleo::pcm {
 

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "session.h"
+#include "reconfiguration/reconfigurator.h"
 
 namespace malleo::pcm {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "manifest.h"
+#include "reconfiguration/manifest.h"
 
 #include <cstring>
 

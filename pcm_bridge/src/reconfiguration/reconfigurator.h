@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "command_source.h"
-#include "faults.h"
-#include "nodes.h"
-#include "parking.h"
-#include "plan.h"
-#include "schedule.h"
+#include "plan/faults.h"
+#include "plan/nodes.h"
+#include "reconfiguration/parking.h"
+#include "plan/plan.h"
+#include "redistribution/schedule.h"
 
 namespace malleo::pcm {
 

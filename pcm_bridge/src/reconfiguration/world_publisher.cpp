@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "world_publisher.h"
+#include "reconfiguration/world_publisher.h"
 
 #include <cstdio>
 #include <cstdlib>

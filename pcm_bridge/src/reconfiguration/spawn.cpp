@@ -16,11 +16,11 @@
 #include <unistd.h>
 #include <utility>
 
-#include "manifest.h"
-#include "page_move.h"
-#include "phase_times.h"
-#include "session.h"
-#include "world_publisher.h"
+#include "reconfiguration/manifest.h"
+#include "memory/page_move.h"
+#include "reconfiguration/phase_times.h"
+#include "reconfiguration/reconfigurator.h"
+#include "reconfiguration/world_publisher.h"
 
 namespace malleo::pcm {
 

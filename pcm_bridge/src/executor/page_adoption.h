@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "schedule.h"
-#include "shared_pages.h"
+#include "redistribution/schedule.h"
+#include "memory/shared_pages.h"
 
 namespace malleo::pcm {
 

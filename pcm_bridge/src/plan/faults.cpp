@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "faults.h"
+#include "plan/faults.h"
 
 #include <cstdlib>
 

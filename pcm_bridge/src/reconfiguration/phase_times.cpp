@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "phase_times.h"
+#include "reconfiguration/phase_times.h"
 
 #include <mpi.h>
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "parking.h"
+#include "reconfiguration/parking.h"
 
 #include <algorithm>
 #include <chrono>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "host.h"
+#include "executor/host.h"
 
 namespace malleo::pcm {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "page_adoption.h"
-#include "host.h"
+#include "executor/page_adoption.h"
+#include "executor/host.h"
 
 #include <algorithm>
 #include <vector>

@@ -21,32 +21,22 @@
 // not stop the others: every rank still posts everything its peers expect, so all of them come back, and the first
 // error is reported.
 //
-// Between two processes on one host that may access each other's memory, a transfer is "direct": the receiver reads
-// the sender's old buffer itself with process_vm_readv, and the sender writes into the receiver's new buffer with
-// process_vm_writev, each a share of the elements chosen so that every process copies about as much, and each tells
-// the other when its share is done. That is the single copy Open MPI's shared-memory transport makes for a large
-// message too, but it needs nothing from the other end once the buffers' addresses are known, where MPI's rendezvous
-// waits for the sender to post its send (a sender without a core delays its receiver: more processes than cores is
-// the usual case during a split); and between processes of different MPI jobs (spawn mode: every MPI_Comm_spawn call
-// is a job of its own) Open MPI 4.1 has no shared memory at all, its messages go through TCP over loopback. See
-// DirectPeers.
-#include "executor.h"
-#include "host.h"
-#include "page_move.h"
+// Between two processes on one host that may access each other's memory, a transfer is "direct" (direct_copies.h):
+// each end copies a share of it itself, and tells the other when its share is done.
+#include "executor/executor.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <deque>
-#include <utility>
 #include <vector>
 
 #include <sched.h>
-#include <sys/uio.h>
-#include <unistd.h>
+
+#include "executor/direct_copies.h"
+#include "memory/page_move.h"
 
 namespace malleo::pcm {
 
@@ -98,33 +88,6 @@ int describe(const void* base, const std::vector<Segment>& segments, MPI_Datatyp
 	return MPI_SUCCESS;
 }
 
-std::int64_t elements(const std::vector<Segment>& segments)
-{
-	std::int64_t total = 0;
-	for (const Segment& segment : segments)
-		total += segment.count;
-	return total;
-}
-
-// Elements [skip, skip + count) of a segment list, read in order.
-std::vector<Segment> slice(const std::vector<Segment>& segments, std::int64_t skip, std::int64_t count)
-{
-	std::vector<Segment> result;
-	for (const Segment& segment : segments) {
-		if (count <= 0)
-			break;
-		if (skip >= segment.count) {
-			skip -= segment.count;
-			continue;
-		}
-		const std::int64_t take = std::min(segment.count - skip, count);
-		result.push_back({segment.offset + skip, take});
-		skip = 0;
-		count -= take;
-	}
-	return result;
-}
-
 // A local transfer's runs, `copy(to, from, bytes)` for each one that is not already where it belongs. `Byte` is
 // const char where the old buffer is only read (execute), char where its pages may move out (finishLocal).
 template<typename Byte, typename Copy>
@@ -151,11 +114,11 @@ int preflight(const Schedule& schedule, int rank, int size, const void* old_buff
 			for (const Segment& segment : *segments)
 				if (segment.offset < 0 || segment.count < 0)
 					return MPI_ERR_ARG;
-		if (elements(transfer.source) != elements(transfer.destination))
+		if (elementCount(transfer.source) != elementCount(transfer.destination))
 			return MPI_ERR_ARG;
-		if (transfer.from == rank && old_buffer == nullptr && elements(transfer.source) > 0)
+		if (transfer.from == rank && old_buffer == nullptr && elementCount(transfer.source) > 0)
 			return MPI_ERR_BUFFER;
-		if (transfer.to == rank && new_buffer == nullptr && elements(transfer.destination) > 0)
+		if (transfer.to == rank && new_buffer == nullptr && elementCount(transfer.destination) > 0)
 			return MPI_ERR_BUFFER;
 	}
 	// A new buffer that is the old one may only keep elements where they are and receive past them: anything
@@ -174,228 +137,6 @@ bool isContiguous(MPI_Datatype element, MPI_Aint extent)
 	MPI_Type_get_true_extent(element, &true_lb, &true_extent);
 	return lb == 0 && true_lb == 0 && static_cast<MPI_Aint>(size) == extent && true_extent == extent;
 }
-
-// How a transfer between two ranks travels. A message is MPI's (between processes of one job on one host, Open MPI
-// and MPICH copy it with the receiver's process_vm_readv themselves). A direct transfer is this executor's own: the
-// receiver reads its first `pulled` elements from the sender's old buffer (process_vm_readv), the sender writes the
-// rest into the receiver's new buffer (process_vm_writev), and each end that copied tells the other when it is done.
-struct Route {
-	bool direct = false;
-	std::int64_t pulled = 0;
-};
-
-// Below this many bytes a transfer is not shared between its two ends: a second copier would cost a system call and
-// an acknowledgement for little.
-constexpr std::int64_t kShareMin = std::int64_t{64} << 10;
-
-// Routes every transfer of a schedule, the same on every rank. Two processes on one host whose memory the copier may
-// access (the probe below) move data directly; any other pair, and any element type that is not plain bytes, by MPI
-// messages. Were the receiver to copy everything, a rank that only sends would idle while a rank that receives from
-// several copies it all (a merge's survivor), and with more processes than cores every copier that idles is a core
-// that could have been copying. So each direct transfer is shared between its ends so that every rank copies about
-// as much: starting from the receivers' doing it all, a few passes over the transfers move each one's split point
-// to even out the loads of its two ends (like a diffusion; in a 4 -> 2 merge each of the four copies about 3/4 of
-// a block, where the receivers alone would copy 1 and 2 blocks).
-class DirectPeers
-{
-	// What the ranks tell each other about themselves: six int64 words.
-	struct Peer {
-		std::int64_t status, host, pid, old_buffer, new_buffer, probe;
-	};
-
-public:
-	// Collective over `comm`. `status`: whether this rank can run the schedule (preflight); the ranks agree on it
-	// in the same gather, and on any error all of them return one (this rank's own, or the first other) before
-	// looking at the schedule. `contiguous`: the element type is plain bytes (the same on every rank); otherwise
-	// every transfer is a message. `extent`: the bytes of an element.
-	int setUp(MPI_Comm comm, int rank, int status, const void* old_buffer, void* new_buffer, bool contiguous,
-		  MPI_Aint extent, const Schedule& schedule)
-	{
-		int size = 0;
-		MPI_Comm_size(comm, &size);
-		const auto n = static_cast<std::size_t>(size);
-		base_ = schedule.transfers.data();
-		routes_.assign(schedule.transfers.size(), Route{});
-		const Peer mine{status, hostKey(), static_cast<std::int64_t>(getpid()),
-				reinterpret_cast<std::intptr_t>(old_buffer), reinterpret_cast<std::intptr_t>(new_buffer),
-				reinterpret_cast<std::intptr_t>(&kProbeWord)};
-		peers_.resize(n);
-		int rc = MPI_Allgather(&mine, 6, MPI_INT64_T, peers_.data(), 6, MPI_INT64_T, comm);
-		if (rc != MPI_SUCCESS)
-			return rc;
-		if (status != MPI_SUCCESS)
-			return status;
-		for (const Peer& peer : peers_)
-			if (peer.status != MPI_SUCCESS)
-				return static_cast<int>(peer.status);
-		// Probed only towards the ranks this one exchanges data with, once each.
-		std::vector<int> reachable(n, -1);  // -1: not probed
-		auto reaches = [&](int q) {
-			int& known = reachable[static_cast<std::size_t>(q)];
-			const auto& peer = peers_[static_cast<std::size_t>(q)];
-			if (known < 0)
-				known = contiguous && peer.host == mine.host && accessible(peer);
-			return known;
-		};
-		// reach[2 i]: transfer i's receiver may access its sender's memory, reach[2 i + 1]: the sender the
-		// receiver's. Each end fills in its own, and one reduction gives every rank the same table, as large as
-		// the schedule (for block1d, a few entries per process) rather than one entry per pair of processes.
-		std::vector<int> reach(2 * schedule.transfers.size(), 0);
-		for (std::size_t i = 0; i < schedule.transfers.size(); ++i) {
-			const Transfer& transfer = schedule.transfers[i];
-			if (transfer.from == transfer.to)
-				continue;
-			if (transfer.to == rank)
-				reach[2 * i] = reaches(transfer.from);
-			if (transfer.from == rank)
-				reach[2 * i + 1] = reaches(transfer.to);
-		}
-		rc = MPI_Allreduce(MPI_IN_PLACE, reach.data(), static_cast<int>(reach.size()), MPI_INT, MPI_MAX, comm);
-		if (rc != MPI_SUCCESS)
-			return rc;
-
-		share(schedule, reach, n, extent);
-		return MPI_SUCCESS;
-	}
-
-	bool direct(const Transfer& transfer) const { return route(transfer).direct; }
-	// Elements of a transfer the receiver copies directly, and the sender (0 and 0 for a message or a local copy).
-	std::int64_t pulled(const Transfer& transfer) const { return route(transfer).pulled; }
-	std::int64_t pushed(const Transfer& transfer) const
-	{
-		return direct(transfer) ? elements(transfer.source) - pulled(transfer) : 0;
-	}
-
-	// Copies the receiver's share from the sender's old buffer into this rank's new buffer.
-	int pull(const Transfer& transfer, void* new_buffer, MPI_Aint extent) const
-	{
-		const Peer& peer = peers_[static_cast<std::size_t>(transfer.from)];
-		const std::int64_t count = pulled(transfer);
-		return copy(process_vm_readv, peer, vectors(new_buffer, slice(transfer.destination, 0, count), extent),
-			    vectors(peer.old_buffer, slice(transfer.source, 0, count), extent));
-	}
-
-	// Copies the sender's share from this rank's old buffer into the receiver's new buffer.
-	int push(const Transfer& transfer, const void* old_buffer, MPI_Aint extent) const
-	{
-		const Peer& peer = peers_[static_cast<std::size_t>(transfer.to)];
-		const std::int64_t skip = pulled(transfer), count = pushed(transfer);
-		return copy(process_vm_writev, peer, vectors(old_buffer, slice(transfer.source, skip, count), extent),
-			    vectors(peer.new_buffer, slice(transfer.destination, skip, count), extent));
-	}
-
-private:
-	static constexpr std::uint64_t kProbeWord = 0x6d616c6c656f2121ULL;
-	static constexpr int kSharePasses = 8;
-
-	const Route& route(const Transfer& transfer) const
-	{
-		return routes_[static_cast<std::size_t>(&transfer - base_)];
-	}
-
-	// The routes and shares (see the class's comment). Integer arithmetic on data every rank has, so every rank
-	// computes the same.
-	void share(const Schedule& schedule, const std::vector<int>& reach, std::size_t n, MPI_Aint extent)
-	{
-		std::vector<std::int64_t> load(n, 0);  // elements each rank copies
-		std::vector<std::pair<std::size_t, std::int64_t>> shared;  // transfers both ends may copy, their elements
-		for (std::size_t i = 0; i < schedule.transfers.size(); ++i) {
-			const Transfer& transfer = schedule.transfers[i];
-			const auto from = static_cast<std::size_t>(transfer.from), to = static_cast<std::size_t>(transfer.to);
-			const bool can_pull = reach[2 * i], can_push = reach[2 * i + 1];
-			const std::int64_t count = elements(transfer.source);
-			if (from == to || (!can_pull && !can_push))
-				continue;
-			routes_[i] = {true, can_pull ? count : 0};
-			load[can_pull ? to : from] += count;
-			if (can_pull && can_push && count * extent >= 2 * kShareMin)
-				shared.emplace_back(i, count);
-		}
-		const std::int64_t least = (kShareMin + extent - 1) / extent;
-		for (int pass = 0; pass < kSharePasses; ++pass)
-			for (const auto& [i, count] : shared) {
-				const Transfer& transfer = schedule.transfers[i];
-				const auto from = static_cast<std::size_t>(transfer.from);
-				const auto to = static_cast<std::size_t>(transfer.to);
-				std::int64_t& pulled = routes_[i].pulled;
-				// The two ends' loads without this transfer, and the split that evens them out.
-				const std::int64_t receiver = load[to] - pulled, sender = load[from] - (count - pulled);
-				std::int64_t even = std::clamp<std::int64_t>((sender - receiver + count) / 2, 0, count);
-				if (even < least)
-					even = 0;
-				else if (count - even < least)
-					even = count;
-				load[to] = receiver + even;
-				load[from] = sender + count - even;
-				pulled = even;
-			}
-	}
-
-	// Whether this process may access the peer's memory: it reads a known word of it (ptrace rules may forbid it;
-	// the same rules govern writing).
-	static bool accessible(const Peer& peer)
-	{
-		std::uint64_t word = 0;
-		iovec local{&word, sizeof word};
-		iovec remote{reinterpret_cast<void*>(static_cast<std::intptr_t>(peer.probe)), sizeof word};
-		return process_vm_readv(static_cast<pid_t>(peer.pid), &local, 1, &remote, 1, 0) ==
-			       static_cast<ssize_t>(sizeof word) &&
-		       word == kProbeWord;
-	}
-
-	// The segments of a buffer at `base` (here or in a peer, where it is an address the peer gave).
-	static std::vector<iovec> vectors(std::intptr_t base, const std::vector<Segment>& segments, MPI_Aint extent)
-	{
-		std::vector<iovec> result;
-		for (const Segment& segment : segments)
-			result.push_back({reinterpret_cast<char*>(base + segment.offset * extent),
-					  static_cast<std::size_t>(segment.count * extent)});
-		return result;
-	}
-	static std::vector<iovec> vectors(const void* base, const std::vector<Segment>& segments, MPI_Aint extent)
-	{
-		return vectors(reinterpret_cast<std::intptr_t>(base), segments, extent);
-	}
-
-	// process_vm_readv/writev take at most IOV_MAX vectors a call and may stop short; this goes on until all is
-	// copied.
-	using CopyCall = ssize_t (*)(pid_t, const iovec*, unsigned long, const iovec*, unsigned long, unsigned long);
-	static int copy(CopyCall call, const Peer& peer, std::vector<iovec> local, std::vector<iovec> remote)
-	{
-		const auto pid = static_cast<pid_t>(peer.pid);
-		std::size_t l = 0, r = 0;
-		while (l < local.size() && r < remote.size()) {
-			const auto nl = static_cast<unsigned long>(std::min<std::size_t>(local.size() - l, IOV_MAX));
-			const auto nr = static_cast<unsigned long>(std::min<std::size_t>(remote.size() - r, IOV_MAX));
-			const ssize_t got = call(pid, &local[l], nl, &remote[r], nr, 0);
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got <= 0)
-				return MPI_ERR_OTHER;
-			advance(local, l, static_cast<std::size_t>(got));
-			advance(remote, r, static_cast<std::size_t>(got));
-		}
-		return l == local.size() && r == remote.size() ? MPI_SUCCESS : MPI_ERR_OTHER;
-	}
-
-	static void advance(std::vector<iovec>& vectors, std::size_t& index, std::size_t bytes)
-	{
-		while (bytes > 0 && index < vectors.size()) {
-			const std::size_t step = std::min(bytes, vectors[index].iov_len);
-			vectors[index].iov_base = static_cast<char*>(vectors[index].iov_base) + step;
-			vectors[index].iov_len -= step;
-			bytes -= step;
-			if (vectors[index].iov_len == 0)
-				++index;
-		}
-		while (index < vectors.size() && vectors[index].iov_len == 0)
-			++index;
-	}
-
-	const Transfer* base_ = nullptr;
-	std::vector<Route> routes_;  // [transfer index in the schedule]; a local transfer's is never direct
-	std::vector<Peer> peers_;
-};
 
 class StepRunner
 {
@@ -427,7 +168,7 @@ public:
 					post(*transfer, old_buffer, transfer->source, true);
 				else if (direct_.pulled(*transfer) > 0)
 					awaitAck(transfer->to);
-				result_.bytes_sent += elements(transfer->source) * element_size_;
+				result_.bytes_sent += elementCount(transfer->source) * element_size_;
 			}
 		for (const Transfer* transfer : step)
 			if (transfer->from == rank_ && transfer->to == rank_) {
