@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The C++ API over the session: here the bridge owns the buffers, so probe() can move them itself.
+// The C++ API (include/malleo/pcm.hpp) over the reconfigurator: here the bridge owns the buffers, so probe() can move
+// them itself.
 #include "malleo/pcm.hpp"
 
 #include <cstdio>
@@ -69,8 +70,8 @@ MALLEO_PCM_EXPORT Session &Session::start(int *argc, char ***argv)
 {
 	static Session session;
 	// probe() parks the processes that leave and can return to them, on every process of this program.
-	pcm::Session::get().reuseLeavers();
-	if (pcm::Session::get().start(argc, argv) != MPI_SUCCESS) {
+	pcm::Reconfigurator::get().reuseLeavers();
+	if (pcm::Reconfigurator::get().start(argc, argv) != MPI_SUCCESS) {
 		std::fprintf(stderr, "malleo-pcm: MPI_Init failed\n");
 		std::exit(1);
 	}
@@ -79,10 +80,10 @@ MALLEO_PCM_EXPORT Session &Session::start(int *argc, char ***argv)
 
 void Session::place(Buffer &buffer, std::int64_t count)
 {
-	// Not a collective: a joined process places its buffers while the others compute. The session knows the
+	// Not a collective: a joined process places its buffers while the others compute. The reconfigurator knows the
 	// shares of the current configuration (balanced or weighted), so the offset follows from the global count.
 	buffer.count_ = count;
-	const auto counts = pcm::Session::get().currentCounts(buffer.global_);
+	const auto counts = pcm::Reconfigurator::get().currentCounts(buffer.global_);
 	buffer.offset_ = 0;
 	for (int slot = 0; slot < rank(); ++slot)
 		buffer.offset_ += counts[static_cast<std::size_t>(slot)];
@@ -106,7 +107,7 @@ MALLEO_PCM_EXPORT Buffer &Session::distribute(const std::string &name, Distribut
 	buffer->element_length_ = element_length;
 	buffer->halo_ = halo;
 	buffer->global_ = global_count;
-	pcm::Session::get().expectBuffer(specOf(name, distribution, type, element_length, halo), global_count);
+	pcm::Reconfigurator::get().expectBuffer(specOf(name, distribution, type, element_length, halo), global_count);
 
 	if (!receive(*buffer))
 		allocate(*buffer);
@@ -116,7 +117,7 @@ MALLEO_PCM_EXPORT Buffer &Session::distribute(const std::string &name, Distribut
 
 void Session::allocate(Buffer &buffer)
 {
-	const auto counts = pcm::Session::get().currentCounts(buffer.global_);
+	const auto counts = pcm::Reconfigurator::get().currentCounts(buffer.global_);
 	const auto count = counts[static_cast<std::size_t>(rank())];
 	void *storage = pcm::allocateElements(count, buffer.halo_, buffer.elementBytes(), true,
 					      pcm::firstElement(static_cast<pcm::Distribution>(buffer.distribution_), counts,
@@ -128,10 +129,10 @@ void Session::allocate(Buffer &buffer)
 
 bool Session::receive(Buffer &buffer)
 {
-	for (auto &move : pcm::Session::get().joinedBuffers()) {
+	for (auto &move : pcm::Reconfigurator::get().joinedBuffers()) {
 		if (move.spec.name != buffer.name_ || !move.new_data)
 			continue;
-		// A joined process had no buffer: the session allocated the one it received into.
+		// A joined process had no buffer: the reconfigurator allocated the one it received into.
 		adopt(buffer, move.new_data, move.new_count);
 		move.new_data = nullptr;
 		move.allocated = false;
@@ -142,7 +143,7 @@ bool Session::receive(Buffer &buffer)
 
 void Session::rejoin()
 {
-	auto &session = pcm::Session::get();
+	auto &reconfigurator = pcm::Reconfigurator::get();
 	for (auto &buffer : buffers_) {
 		if (receive(*buffer))
 			continue;
@@ -150,7 +151,7 @@ void Session::rejoin()
 		allocate(*buffer);
 	}
 	// In place: the program holds references to these bytes (replicate() returned them).
-	const auto &joined = session.joinedReplicated();
+	const auto &joined = reconfigurator.joinedReplicated();
 	for (auto &[name, bytes] : replicated_)
 		if (auto found = joined.find(name); found != joined.end() && found->second.bytes.size() == bytes.size())
 			std::memcpy(bytes.data(), found->second.bytes.data(), bytes.size());
@@ -158,7 +159,7 @@ void Session::rejoin()
 
 MALLEO_PCM_EXPORT std::vector<unsigned char> &Session::replicatedBytes(const std::string &name, std::size_t size, const void *initial)
 {
-	const auto &joined = pcm::Session::get().joinedReplicated();
+	const auto &joined = pcm::Reconfigurator::get().joinedReplicated();
 	std::vector<unsigned char> bytes(size);
 	if (auto found = joined.find(name); found != joined.end() && found->second.bytes.size() == size)
 		bytes = found->second.bytes;
@@ -170,11 +171,11 @@ MALLEO_PCM_EXPORT std::vector<unsigned char> &Session::replicatedBytes(const std
 
 MALLEO_PCM_EXPORT ProbeResult Session::probe()
 {
-	auto &session = pcm::Session::get();
+	auto &reconfigurator = pcm::Reconfigurator::get();
 	ProbeResult result;
-	const bool activation = session.activationProbe();
-	const auto outcome = session.decide();
-	result.operation = operation(session.plan().op);
+	const bool activation = reconfigurator.activationProbe();
+	const auto outcome = reconfigurator.decide();
+	result.operation = operation(reconfigurator.plan().op);
 	if (activation) {
 		// The operation that activated this spare process happened at this probe, for the others too.
 		result.joined = true;
@@ -186,7 +187,7 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 	}
 	if (outcome == pcm::Outcome::failed) {
 		result.failed = true;
-		result.error = session.error();
+		result.error = reconfigurator.error();
 		return result;
 	}
 	std::vector<pcm::BufferMove> moves;
@@ -208,10 +209,10 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 		blob.bytes = bytes;
 		replicated[name] = std::move(blob);
 	}
-	const bool leaving = session.leaving();
-	if (!session.reconfigure(moves, replicated, {})) {
+	const bool leaving = reconfigurator.leaving();
+	if (!reconfigurator.reconfigure(moves, replicated, {})) {
 		result.failed = true;
-		result.error = session.error();
+		result.error = reconfigurator.error();
 		return result;
 	}
 	if (leaving) {
@@ -220,12 +221,12 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 			buffer->count_ = 0;
 			buffer->offset_ = 0;
 		}
-		if (!session.parkAfterLeaving()) {
+		if (!reconfigurator.parkAfterLeaving()) {
 			result.left = true;
 			return result;
 		}
 		rejoin();
-		result.operation = operation(session.plan().op);
+		result.operation = operation(reconfigurator.plan().op);
 		result.joined = true;
 		return result;
 	}
@@ -241,7 +242,7 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 			pcm::freePagesLazily(buffer.storage_.get() + used + 1, room);
 			place(buffer, move.new_count);
 		} else {
-			adopt(buffer, move.new_data, move.new_count);  // the session allocated it
+			adopt(buffer, move.new_data, move.new_count);  // the reconfigurator allocated it
 		}
 	}
 	return result;
@@ -249,36 +250,36 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 
 MALLEO_PCM_EXPORT bool Session::joined() const
 {
-	return pcm::Session::get().startStatus() != pcm::StartStatus::started;
+	return pcm::Reconfigurator::get().startStatus() != pcm::StartStatus::started;
 }
 
 MALLEO_PCM_EXPORT MPI_Comm Session::comm() const
 {
-	return pcm::Session::get().comm();
+	return pcm::Reconfigurator::get().comm();
 }
 
 MALLEO_PCM_EXPORT int Session::rank() const
 {
-	return pcm::Session::get().rank();
+	return pcm::Reconfigurator::get().rank();
 }
 
 MALLEO_PCM_EXPORT int Session::size() const
 {
-	return pcm::Session::get().size();
+	return pcm::Reconfigurator::get().size();
 }
 
 MALLEO_PCM_EXPORT std::int64_t Session::probes() const
 {
-	return pcm::Session::get().probes();
+	return pcm::Reconfigurator::get().probes();
 }
 
 MALLEO_PCM_EXPORT void Session::finish()
 {
-	auto &session = pcm::Session::get();
-	if (session.comm() != MPI_COMM_NULL)
-		session.finish();
+	auto &reconfigurator = pcm::Reconfigurator::get();
+	if (reconfigurator.comm() != MPI_COMM_NULL)
+		reconfigurator.finish();
 	else
-		session.waitForEnd();  // returns at once after a probe() that returned left: the end has come
+		reconfigurator.waitForEnd();  // returns at once after a probe() that returned left: the end has come
 	MPI_Finalize();
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The PCM C API over the session. The application owns its buffers here (unlike the C++ API), so each call
+// The PCM C API over the reconfigurator. The application owns its buffers here (unlike the C++ API), so each call
 // describes the one buffer of the papers' skeleton: columns of yDim elements with a ghost column on each side.
 #include "pcm_api.h"
 
@@ -18,7 +18,7 @@ using malleo::pcm::BufferMove;
 using malleo::pcm::Distribution;
 using malleo::pcm::Operation;
 using malleo::pcm::Outcome;
-using malleo::pcm::Session;
+using malleo::pcm::Reconfigurator;
 using malleo::pcm::StartStatus;
 using malleo::pcm::Store;
 
@@ -31,7 +31,7 @@ namespace {
 Store gStore;           // PCM_Store'd values of this process
 std::string gError;     // PCM_Error_string
 
-// The columns a process activated by a split received: the session's buffer itself, handed over by the first
+// The columns a process activated by a split received: the reconfigurator's buffer itself, handed over by the first
 // PCM_Load of PCM_KEY_DATA and released then, rather than a copy kept in gStore for the whole run.
 struct FreeBytes {
 	void operator()(void *bytes) const { malleo::pcm::releaseElements(bytes); }
@@ -71,47 +71,47 @@ Blob intBlob(int value)
 }
 
 // After a split activated this process: the keys of Fig. 6, from the manifest and the received columns.
-void storeJoinedSplit(Session &session)
+void storeJoinedSplit(Reconfigurator &reconfigurator)
 {
-	for (const auto &[key, blob] : session.joinedReplicated())
+	for (const auto &[key, blob] : reconfigurator.joinedReplicated())
 		gStore[key] = blob;
-	for (auto &move : session.joinedBuffers()) {
+	for (auto &move : reconfigurator.joinedBuffers()) {
 		if (move.spec.name != PCM_KEY_DATA)
 			continue;
 		gJoinedColumnsSize = static_cast<std::size_t>((move.new_count + 2 * move.spec.halo) * move.elementBytes());
-		gJoinedColumns.reset(move.new_data);  // a joined process has no buffer of its own: the session allocated it
+		gJoinedColumns.reset(move.new_data);  // a joined process has no buffer of its own: the reconfigurator allocated it
 		gStore[PCM_KEY_DATAWIDTH] = intBlob(static_cast<int>(move.new_count));
 		move.new_data = nullptr;
 		move.allocated = false;
 	}
-	session.joinedBuffers().clear();
+	reconfigurator.joinedBuffers().clear();
 }
 
-[[noreturn]] void leave(Session &session)
+[[noreturn]] void leave(Reconfigurator &reconfigurator)
 {
 	gStore.clear();
 	gJoinedColumns.reset();
 	PCM_COMM_WORLD = MPI_COMM_NULL;
-	session.waitForEnd();
+	reconfigurator.waitForEnd();
 	MPI_Finalize();
 	std::exit(0);
 }
 
-void updateWorld(Session &session, int *rank, int *total, MPI_Comm *comm)
+void updateWorld(Reconfigurator &reconfigurator, int *rank, int *total, MPI_Comm *comm)
 {
-	PCM_COMM_WORLD = session.comm();
+	PCM_COMM_WORLD = reconfigurator.comm();
 	if (comm)
-		*comm = session.comm();
+		*comm = reconfigurator.comm();
 	if (rank)
-		*rank = session.rank();
+		*rank = reconfigurator.rank();
 	if (total)
-		*total = session.size();
+		*total = reconfigurator.size();
 }
 
 int split(void *data, int type, int *iterations, int *xDim, int *yDim, int *rank, int *total, MPI_Comm *comm)
 {
-	Session &session = Session::get();
-	if (session.plan().op != Operation::split || !validType(type))
+	Reconfigurator &reconfigurator = Reconfigurator::get();
+	if (reconfigurator.plan().op != Operation::split || !validType(type))
 		return PCM_FAILURE;
 	BufferMove move;
 	move.spec.name = PCM_KEY_DATA;
@@ -129,8 +129,8 @@ int split(void *data, int type, int *iterations, int *xDim, int *yDim, int *rank
 	replicated[PCM_KEY_ITERATOR] = intBlob(*iterations);
 	replicated[PCM_KEY_DATAROWS] = intBlob(*yDim);
 	std::vector<BufferMove> moves{move};
-	if (!session.reconfigure(moves, replicated, {})) {
-		gError = session.error();
+	if (!reconfigurator.reconfigure(moves, replicated, {})) {
+		gError = reconfigurator.error();
 		return PCM_FAILURE;
 	}
 	// Balanced blocks never grow on a split (balancedCounts), and weighted ones were checked against capacity.
@@ -143,17 +143,17 @@ int split(void *data, int type, int *iterations, int *xDim, int *yDim, int *rank
 		malleo::pcm::releaseElements(done.new_data);
 	}
 	*xDim = static_cast<int>(done.new_count);
-	updateWorld(session, rank, total, comm);
+	updateWorld(reconfigurator, rank, total, comm);
 	return PCM_SUCCESS;
 }
 
 int merge(void *data, int type, int *xDim, int *yDim, void *new_buffer, int mergecnts, int *rank, int *total,
 	  MPI_Comm *comm)
 {
-	Session &session = Session::get();
-	if (session.plan().op != Operation::merge || !validType(type))
+	Reconfigurator &reconfigurator = Reconfigurator::get();
+	if (reconfigurator.plan().op != Operation::merge || !validType(type))
 		return PCM_FAILURE;
-	const bool leaving = session.leaving();
+	const bool leaving = reconfigurator.leaving();
 	BufferMove move;
 	move.spec.name = PCM_KEY_DATA;
 	move.spec.distribution = Distribution::block1d;
@@ -167,8 +167,8 @@ int merge(void *data, int type, int *xDim, int *yDim, void *new_buffer, int merg
 	move.discard_old = true;  // the skeleton frees data after the merge: what this process keeps moves by pages
 	std::vector<BufferMove> moves{move};
 	const bool fits = leaving || (new_buffer && mergecnts >= (*xDim + 2) * *yDim);
-	if (!fits || !session.reconfigure(moves, {}, {})) {
-		gError = fits ? session.error() : "PCM_Merge: new_buffer is missing or smaller than PCM_Merge_datacnts said";
+	if (!fits || !reconfigurator.reconfigure(moves, {}, {})) {
+		gError = fits ? reconfigurator.error() : "PCM_Merge: new_buffer is missing or smaller than PCM_Merge_datacnts said";
 		// The skeleton switches to new_buffer whatever happens: give it the old columns.
 		if (!leaving && new_buffer && mergecnts >= (*xDim + 2) * *yDim)
 			std::memcpy(new_buffer, data,
@@ -176,9 +176,9 @@ int merge(void *data, int type, int *xDim, int *yDim, void *new_buffer, int merg
 		return PCM_FAILURE;
 	}
 	if (leaving)
-		leave(session);
+		leave(reconfigurator);
 	*xDim = static_cast<int>(moves.front().new_count);
-	updateWorld(session, rank, total, comm);
+	updateWorld(reconfigurator, rank, total, comm);
 	return PCM_SUCCESS;
 }
 
@@ -188,28 +188,28 @@ extern "C" {
 
 __attribute__((visibility("default"))) int MPI_PCM_Init(int *argc, char ***argv)
 {
-	Session &session = Session::get();
+	Reconfigurator &reconfigurator = Reconfigurator::get();
 	malleo::pcm::allocateForMallocedBuffers();  // before start: a joining process receives its columns there
-	const int rc = session.start(argc, argv);
+	const int rc = reconfigurator.start(argc, argv);
 	if (rc != MPI_SUCCESS)
 		return rc;
-	if (session.startStatus() == StartStatus::splitted)
-		storeJoinedSplit(session);
-	else if (session.startStatus() == StartStatus::migrated)
-		gStore = session.joinedStore();
-	PCM_COMM_WORLD = session.comm();
+	if (reconfigurator.startStatus() == StartStatus::splitted)
+		storeJoinedSplit(reconfigurator);
+	else if (reconfigurator.startStatus() == StartStatus::migrated)
+		gStore = reconfigurator.joinedStore();
+	PCM_COMM_WORLD = reconfigurator.comm();
 	return MPI_SUCCESS;
 }
 
 __attribute__((visibility("default"))) int PCM_Init(MPI_Comm)
 {
-	PCM_COMM_WORLD = Session::get().comm();
+	PCM_COMM_WORLD = Reconfigurator::get().comm();
 	return PCM_SUCCESS;
 }
 
 __attribute__((visibility("default"))) int PCM_Process_Status(void)
 {
-	switch (Session::get().startStatus()) {
+	switch (Reconfigurator::get().startStatus()) {
 	case StartStatus::migrated:
 		return PCM_MIGRATED;
 	case StartStatus::splitted:
@@ -227,23 +227,23 @@ __attribute__((visibility("default"))) int PCM_Comm_rank(MPI_Comm comm, int *ran
 
 __attribute__((visibility("default"))) int PCM_Status(MPI_Comm)
 {
-	Session &session = Session::get();
-	switch (session.decide()) {
+	Reconfigurator &reconfigurator = Reconfigurator::get();
+	switch (reconfigurator.decide()) {
 	case Outcome::none:
 		return PCM_NONE;
 	case Outcome::failed:
-		gError = session.error();
+		gError = reconfigurator.error();
 		return PCM_FAILED;
 	case Outcome::agreed:
 		break;
 	}
-	switch (session.plan().op) {
+	switch (reconfigurator.plan().op) {
 	case Operation::split:
 		return PCM_SPLIT;
 	case Operation::merge:
 		return PCM_MERGE;
 	case Operation::migrate:
-		return session.leaving() ? PCM_MIGRATE : PCM_RECONFIGURE;
+		return reconfigurator.leaving() ? PCM_MIGRATE : PCM_RECONFIGURE;
 	case Operation::none:
 		break;
 	}
@@ -270,7 +270,7 @@ __attribute__((visibility("default"))) int PCM_Load(int, const char *key, void *
 	if (key && gJoinedColumns && std::strcmp(key, PCM_KEY_DATA) == 0) {
 		if (!data)
 			return PCM_FAILURE;
-		// By their pages where the program's buffer lies as the session's block does: then neither is the block's
+		// By their pages where the program's buffer lies as the reconfigurator's block does: then neither is the block's
 		// content copied nor do the buffer's fresh pages need a first touch. A shared block (the default) hands its
 		// pages to a buffer from PCM_Alloc; a private one (like_malloc) moves them to a malloced buffer.
 		if (malleo::pcm::insideShared(gJoinedColumns.get(), gJoinedColumnsSize))
@@ -317,18 +317,18 @@ __attribute__((visibility("default"))) void PCM_Free(void *block)
 
 __attribute__((visibility("default"))) int PCM_Reconfigure(MPI_Comm *comm, const char *)
 {
-	Session &session = Session::get();
-	if (session.plan().op != Operation::migrate)
+	Reconfigurator &reconfigurator = Reconfigurator::get();
+	if (reconfigurator.plan().op != Operation::migrate)
 		return PCM_FAILURE;
-	const bool leaving = session.leaving();
+	const bool leaving = reconfigurator.leaving();
 	std::vector<BufferMove> none;
-	if (!session.reconfigure(none, {}, leaving ? gStore : Store{})) {
-		gError = session.error();
+	if (!reconfigurator.reconfigure(none, {}, leaving ? gStore : Store{})) {
+		gError = reconfigurator.error();
 		return PCM_FAILURE;
 	}
 	if (leaving)
-		leave(session);
-	updateWorld(session, nullptr, nullptr, comm);
+		leave(reconfigurator);
+	updateWorld(reconfigurator, nullptr, nullptr, comm);
 	return PCM_SUCCESS;
 }
 
@@ -349,13 +349,13 @@ __attribute__((visibility("default"))) int PCM_Split_Collective(void *data, int 
 __attribute__((visibility("default"))) int PCM_Merge_datacnts(int xDim, int yDim, int *mergecnts, int *merge_rank,
 							      MPI_Comm)
 {
-	Session &session = Session::get();
-	if (session.plan().op != Operation::merge)
+	Reconfigurator &reconfigurator = Reconfigurator::get();
+	if (reconfigurator.plan().op != Operation::merge)
 		return PCM_FAILURE;
-	const std::int64_t after = session.countAfter(xDim);
-	const bool leaving = session.leaving();
+	const std::int64_t after = reconfigurator.countAfter(xDim);
+	const bool leaving = reconfigurator.leaving();
 	*mergecnts = leaving ? 0 : static_cast<int>((after + 2) * yDim);
-	*merge_rank = leaving ? -1 : session.rank();
+	*merge_rank = leaving ? -1 : reconfigurator.rank();
 	return PCM_SUCCESS;
 }
 
@@ -374,16 +374,16 @@ __attribute__((visibility("default"))) int PCM_Merge_Collective(void *data, int 
 
 __attribute__((visibility("default"))) int PCM_Finalize(MPI_Comm)
 {
-	Session::get().finish();
+	Reconfigurator::get().finish();
 	return PCM_SUCCESS;
 }
 
 __attribute__((visibility("default"))) int PCM_Exit(void)
 {
-	Session &session = Session::get();
-	if (session.comm() != MPI_COMM_NULL)
+	Reconfigurator &reconfigurator = Reconfigurator::get();
+	if (reconfigurator.comm() != MPI_COMM_NULL)
 		return PCM_FAILURE;
-	leave(session);
+	leave(reconfigurator);
 }
 
 __attribute__((visibility("default"))) const char *PCM_Error_string(void)

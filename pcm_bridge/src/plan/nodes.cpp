@@ -70,6 +70,14 @@ std::string parseCpuList(const std::string &text, std::vector<int> &out)
 	return {};
 }
 
+std::string cpuListText(const std::vector<int> &cpus)
+{
+	std::string text;
+	for (int cpu : cpus)
+		text += (text.empty() ? "" : ",") + std::to_string(cpu);
+	return text;
+}
+
 std::string parseNodeMap(const std::string &nodes, const std::string &agents, const std::string &cluster_dir,
 			 NodeMap &out)
 {

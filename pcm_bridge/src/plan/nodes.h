@@ -23,6 +23,9 @@ struct NodeMap {
 // "0-3,8,10-11" -> {0,1,2,3,8,10,11}. Returns an empty string or one line saying what is wrong.
 std::string parseCpuList(const std::string &text, std::vector<int> &out);
 
+// {0,1,2,3,8,10,11} -> "0,1,2,3,8,10,11", for messages.
+std::string cpuListText(const std::vector<int> &cpus);
+
 // nodes:  "n1=0;n2=1-3"                 (MALLEO_NODES: node name = CPU list, ';' between nodes)
 // agents: "n1=ipc:///x/n1/agent.sock"   (MALLEO_NODE_AGENTS: node name = endpoint, ';' between nodes)
 // cluster_dir: a `malleo cluster up` directory: a node without an agent entry reports to

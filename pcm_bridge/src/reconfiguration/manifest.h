@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "reconfiguration/reconfigurator.h"
+#include "reconfiguration/buffers.h"
 
 namespace malleo::pcm {
 
