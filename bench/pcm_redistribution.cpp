@@ -42,7 +42,7 @@
 //   --method          executor (the bridge's) or shm: the bandwidth experiment's same-node alternative, a pipeline
 //                     through an MPI shared-memory window (sender copies a chunk in, receiver copies it out),
 //                     block1d only (docs/performance.md, "Redistribution"); or shared, the bridge's shared blocks
-//                     (the default since 2026-11-26; pcm_bridge/src/redistribution/shared_pages.h): the old blocks and
+//                     (the default since 2026-11-26; pcm_bridge/src/memory/shared_pages.h): the old blocks and
 //                     each run's fresh new blocks are shared blocks placed by the global index of their first
 //                     element (block1d; on a page otherwise), and each run takes pages over (takePages) before the
 //                     executor copies the rest and the elements a rank keeps are taken as pages too; --new-buffer,
@@ -55,7 +55,7 @@
 //                     a new buffer that is already touched they are copied, as moveOrCopy does). The old buffers are
 //                     filled again between runs, outside the timing
 //   --placement       which process takes which new slot. cpp (the default): as the bridge plans it for the C++ API
-//                     (pcm_bridge/src/plan.h), a split's joiners after the processes whose blocks they share (2 -> 4:
+//                     (pcm_bridge/src/plan/plan.h), a split's joiners after the processes whose blocks they share (2 -> 4:
 //                     ranks 0, 2, 1, 3) and a merge keeping the first process of each group of slots (4 -> 2: ranks
 //                     0 and 2); c: as for the PCM C API, the same splits, and a merge keeping the first slots;
 //                     identity: new slot i is rank i (this benchmark's layout before 2026-11-25, which moves three
@@ -109,7 +109,7 @@ Layout evenLayout(Distribution distribution, const std::vector<int>& ranks, std:
 {
 	Layout layout;
 	layout.distribution = distribution;
-	layout.global_count = elements;
+	layout.globalCount = elements;
 	layout.block = block;
 	layout.ranks = ranks;
 	const auto parts = static_cast<std::int64_t>(ranks.size());
@@ -138,11 +138,11 @@ std::vector<int> newSlots(int old_ranks, int new_ranks, SlotPlacement placement)
 	const int world = std::max(old_ranks, new_ranks);
 	Membership membership;
 	membership.reusable = placement == SlotPlacement::cpp;
-	membership.state.assign(static_cast<std::size_t>(world), ProcessState::spare);
+	membership.state.assign(static_cast<std::size_t>(world), ProcessState::Spare);
 	membership.node.assign(static_cast<std::size_t>(world), "");
 	for (int r = 0; r < old_ranks; ++r) {
 		membership.active.push_back(r);
-		membership.state[static_cast<std::size_t>(r)] = ProcessState::active;
+		membership.state[static_cast<std::size_t>(r)] = ProcessState::Active;
 	}
 	Command command;
 	command.op = new_ranks > old_ranks ? Operation::split : Operation::merge;
@@ -216,7 +216,7 @@ public:
 		const std::size_t rounded = (bytes_ + kHuge - 1) / kHuge * kHuge;
 		const bool session = how == "session", zeroed = how == "calloc" || how == "calloc-advised";
 		const auto count = static_cast<std::int64_t>(bytes_);
-		data_ = static_cast<char*>(session  ? allocateBlock(count, 0, 1, false, Placement::page)
+		data_ = static_cast<char*>(session  ? allocateBlock(count, 0, 1, false, Placement::Page)
 					   : zeroed ? std::calloc(1, bytes_)
 						    : std::aligned_alloc(kHuge, rounded));
 		if (!data_) {
@@ -440,7 +440,7 @@ private:
 };
 
 struct Options {
-	Distribution distribution = Distribution::block1d;
+	Distribution distribution = Distribution::Block1d;
 	std::int64_t block = 8;
 	bool huge_old = false, huge_new = false, huge_copy = false;
 	double chunk_mb = 0;
@@ -483,7 +483,7 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 	auto lead = [&](const Layout& layout) -> std::int64_t {
 		if (!options.shared)
 			return -1;
-		const bool block1d = options.distribution == Distribution::block1d;
+		const bool block1d = options.distribution == Distribution::Block1d;
 		return static_cast<std::int64_t>(sharedLead(block1d ? firstElement(layout) : 0, 0, element_bytes));
 	};
 	Buffer old_buffer(bytes(from), options.huge_old, 1, lead(from));
@@ -492,7 +492,7 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 	// executor's correctness is tested elsewhere; this guards the experimental variants). The new buffer is cleared
 	// or allocated afresh before that run; only --new-buffer huge and session may get back a block still holding old
 	// results.
-	const bool checkable = options.distribution == Distribution::block1d;
+	const bool checkable = options.distribution == Distribution::Block1d;
 	auto pattern = [](std::int64_t global) { return static_cast<char>(global % 251 + 1); };
 	auto fillOld = [&] {
 		for (std::size_t k = 0; k < old_buffer.size() / static_cast<std::size_t>(element_bytes); ++k)
@@ -542,41 +542,41 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 				taken = std::make_unique<TakenPages>();
 				Schedule rest;
 				const auto size = static_cast<std::size_t>(element_bytes);
-				result.mpi_error = takePages(comm, rank, plan, old_buffer.data(),
+				result.mpiError = takePages(comm, rank, plan, old_buffer.data(),
 							     static_cast<std::int64_t>(old_buffer.size() / size),
 							     shared_new->data(),
 							     static_cast<std::int64_t>(shared_new->size() / size), size, *taken,
 							     rest);
 				ExecuteOptions execute_options;
-				execute_options.defer_local = true;
+				execute_options.deferLocal = true;
 				const ExecuteResult copied =
 				    execute(comm, rest, old_buffer.data(), shared_new->data(), element, execute_options);
-				result.bytes_sent = copied.bytes_sent;
-				if (result.mpi_error == MPI_SUCCESS)
-					result.mpi_error = copied.mpi_error;
-				if (result.mpi_error == MPI_SUCCESS)
+				result.bytesSent = copied.bytesSent;
+				if (result.mpiError == MPI_SUCCESS)
+					result.mpiError = copied.mpiError;
+				if (result.mpiError == MPI_SUCCESS)
 					finishLocal(rest, rank, old_buffer.data(), shared_new->data(), size);
 			} else if (pipeline) {
 				pipeline->run(old_buffer.data(), new_buffer.data());
 				for (const Transfer& t : plan.transfers)
 					if (t.from == rank && t.to != rank)
-						result.bytes_sent += t.source[0].count * element_bytes;
+						result.bytesSent += t.source[0].count * element_bytes;
 			} else {
 				ExecuteOptions execute_options;
-				execute_options.prefault_new_buffer = options.prefault;
-				execute_options.defer_local = options.kept_as_session;
+				execute_options.prefaultNewBuffer = options.prefault;
+				execute_options.deferLocal = options.kept_as_session;
 				result = execute(comm, plan, old_buffer.data(), target.data(), element, execute_options);
 				// Every rank knows the transfers succeeded once the allreduce below says so; the session
 				// finishes the local part after its own agreement, this one at once (same work).
-				if (options.kept_as_session && result.mpi_error == MPI_SUCCESS)
+				if (options.kept_as_session && result.mpiError == MPI_SUCCESS)
 					finishLocal(plan, rank, old_buffer.data(), target.data(),
 						    static_cast<std::size_t>(element_bytes));
 			}
 			double elapsed = MPI_Wtime() - start, slowest = 0;
 			MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
-			double sent = static_cast<double>(result.bytes_sent), all_sent = 0;
+			double sent = static_cast<double>(result.bytesSent), all_sent = 0;
 			MPI_Allreduce(&sent, &all_sent, 1, MPI_DOUBLE, MPI_SUM, comm);
-			int error = result.mpi_error, any_error = 0;
+			int error = result.mpiError, any_error = 0;
 			MPI_Allreduce(&error, &any_error, 1, MPI_INT, MPI_MAX, comm);
 			if (any_error != MPI_SUCCESS) {
 				if (rank == 0)
@@ -609,7 +609,7 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 		// Allocated as the session allocates a new buffer (on a page: fresh pages from the kernel each time, where a
 		// plain malloc of up to 32 MiB gets back warm pages once frees have raised glibc's mmap threshold).
 		const auto count = static_cast<std::int64_t>(array_bytes);
-		auto* fresh = static_cast<char*>(allocateBlock(count, 0, 1, false, Placement::page));
+		auto* fresh = static_cast<char*>(allocateBlock(count, 0, 1, false, Placement::Page));
 		if (!fresh) {
 			std::fprintf(stderr, "pcm_redistribution: out of memory for %zu bytes\n", array_bytes);
 			MPI_Abort(MPI_COMM_WORLD, 1);
@@ -710,7 +710,7 @@ int main(int argc, char** argv)
 		return code;
 	}
 	options.distribution =
-	    distribution_text == "block1d" ? Distribution::block1d : Distribution::block_cyclic1d;
+	    distribution_text == "block1d" ? Distribution::Block1d : Distribution::BlockCyclic1d;
 	options.block = block;
 	options.shm = method == "shm";
 	options.shared = method == "shared";
@@ -722,7 +722,7 @@ int main(int argc, char** argv)
 	options.huge_old = huge == "old" || huge == "all";
 	options.huge_new = huge == "new" || huge == "all";
 	options.huge_copy = huge == "all";
-	if (options.shm && (options.distribution != Distribution::block1d || options.chunk_mb <= 0)) {
+	if (options.shm && (options.distribution != Distribution::Block1d || options.chunk_mb <= 0)) {
 		if (rank == 0)
 			std::fprintf(stderr, "pcm_redistribution: --method shm needs --distribution block1d and --chunk-mb\n");
 		MPI_Finalize();

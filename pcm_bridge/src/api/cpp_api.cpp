@@ -19,14 +19,14 @@ namespace {
 pcm::BaseType baseType(MPI_Datatype type)
 {
 	if (type == MPI_INT || type == MPI_INT32_T)
-		return pcm::BaseType::int32;
+		return pcm::BaseType::Int32;
 	if (type == MPI_INT64_T || type == MPI_LONG_LONG)
-		return pcm::BaseType::int64;
+		return pcm::BaseType::Int64;
 	if (type == MPI_FLOAT)
-		return pcm::BaseType::float32;
+		return pcm::BaseType::Float32;
 	if (type == MPI_DOUBLE)
-		return pcm::BaseType::float64;
-	return pcm::BaseType::byte;
+		return pcm::BaseType::Float64;
+	return pcm::BaseType::Byte;
 }
 
 Operation operation(pcm::Operation op)
@@ -51,13 +51,13 @@ pcm::BufferSpec specOf(const std::string &name, Distribution distribution, MPI_D
 	spec.name = name;
 	spec.distribution = static_cast<pcm::Distribution>(distribution);
 	spec.base = baseType(type);
-	spec.element_length = element_length;
+	spec.elementLength = element_length;
 	spec.halo = halo;
 	return spec;
 }
 
-static_assert(static_cast<int>(Distribution::independent) == static_cast<int>(pcm::Distribution::independent));
-static_assert(static_cast<int>(Distribution::block1d) == static_cast<int>(pcm::Distribution::block1d));
+static_assert(static_cast<int>(Distribution::independent) == static_cast<int>(pcm::Distribution::Independent));
+static_assert(static_cast<int>(Distribution::block1d) == static_cast<int>(pcm::Distribution::Block1d));
 
 } // namespace
 
@@ -103,8 +103,8 @@ MALLEO_PCM_EXPORT Buffer &Session::distribute(const std::string &name, Distribut
 	buffer->name_ = name;
 	buffer->distribution_ = distribution;
 	buffer->type_ = type;
-	buffer->item_bytes_ = static_cast<std::int64_t>(pcm::baseSize(baseType(type)));
-	buffer->element_length_ = element_length;
+	buffer->itemBytes_ = static_cast<std::int64_t>(pcm::baseSize(baseType(type)));
+	buffer->elementLength_ = element_length;
 	buffer->halo_ = halo;
 	buffer->global_ = global_count;
 	pcm::Reconfigurator::get().expectBuffer(specOf(name, distribution, type, element_length, halo), global_count);
@@ -130,11 +130,11 @@ void Session::allocate(Buffer &buffer)
 bool Session::receive(Buffer &buffer)
 {
 	for (auto &move : pcm::Reconfigurator::get().joinedBuffers()) {
-		if (move.spec.name != buffer.name_ || !move.new_data)
+		if (move.spec.name != buffer.name_ || !move.newData)
 			continue;
 		// A joined process had no buffer: the reconfigurator allocated the one it received into.
-		adopt(buffer, move.new_data, move.new_count);
-		move.new_data = nullptr;
+		adopt(buffer, move.newData, move.newCount);
+		move.newData = nullptr;
 		move.allocated = false;
 		return true;
 	}
@@ -181,11 +181,11 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 		result.joined = true;
 		return result;
 	}
-	if (outcome == pcm::Outcome::none) {
+	if (outcome == pcm::Outcome::None) {
 		result.operation = Operation::none;
 		return result;
 	}
-	if (outcome == pcm::Outcome::failed) {
+	if (outcome == pcm::Outcome::Failed) {
 		result.failed = true;
 		result.error = reconfigurator.error();
 		return result;
@@ -193,13 +193,13 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 	std::vector<pcm::BufferMove> moves;
 	for (auto &buffer : buffers_) {
 		pcm::BufferMove move;
-		move.spec = specOf(buffer->name_, buffer->distribution_, buffer->type_, buffer->element_length_,
+		move.spec = specOf(buffer->name_, buffer->distribution_, buffer->type_, buffer->elementLength_,
 				   buffer->halo_);
-		move.old_data = buffer->storage_.get();
-		move.old_count = buffer->count_;
-		move.old_capacity = buffer->capacity_;
-		move.in_place = true;
-		move.discard_old = true;
+		move.oldData = buffer->storage_.get();
+		move.oldCount = buffer->count_;
+		move.oldCapacity = buffer->capacity_;
+		move.inPlace = true;
+		move.discardOld = true;
 		moves.push_back(move);
 	}
 	pcm::Store replicated;
@@ -233,16 +233,16 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 	for (std::size_t i = 0; i < moves.size(); ++i) {
 		Buffer &buffer = *buffers_[i];
 		auto &move = moves[i];
-		if (move.new_data == buffer.storage_.get()) {
+		if (move.newData == buffer.storage_.get()) {
 			// Kept in place, or grown into room the block had. The block keeps its size, and the kernel may
 			// take back the pages past what it now holds when it needs memory; until then a merge that grows
 			// the block again receives into them without a first touch.
-			const auto used = static_cast<std::size_t>((move.new_count + 2 * buffer.halo_) * buffer.elementBytes());
-			const auto room = static_cast<std::size_t>((buffer.capacity_ - move.new_count) * buffer.elementBytes());
+			const auto used = static_cast<std::size_t>((move.newCount + 2 * buffer.halo_) * buffer.elementBytes());
+			const auto room = static_cast<std::size_t>((buffer.capacity_ - move.newCount) * buffer.elementBytes());
 			pcm::freePagesLazily(buffer.storage_.get() + used + 1, room);
-			place(buffer, move.new_count);
+			place(buffer, move.newCount);
 		} else {
-			adopt(buffer, move.new_data, move.new_count);  // the reconfigurator allocated it
+			adopt(buffer, move.newData, move.newCount);  // the reconfigurator allocated it
 		}
 	}
 	return result;
@@ -250,7 +250,7 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 
 MALLEO_PCM_EXPORT bool Session::joined() const
 {
-	return pcm::Reconfigurator::get().startStatus() != pcm::StartStatus::started;
+	return pcm::Reconfigurator::get().startStatus() != pcm::StartStatus::Started;
 }
 
 MALLEO_PCM_EXPORT MPI_Comm Session::comm() const

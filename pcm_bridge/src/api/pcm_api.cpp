@@ -48,22 +48,22 @@ BaseType baseType(int type)
 {
 	switch (type) {
 	case PCM_INT:
-		return BaseType::int32;
+		return BaseType::Int32;
 	case PCM_LONG:
-		return BaseType::int64;
+		return BaseType::Int64;
 	case PCM_FLOAT:
-		return BaseType::float32;
+		return BaseType::Float32;
 	case PCM_DOUBLE:
-		return BaseType::float64;
+		return BaseType::Float64;
 	default:
-		return BaseType::byte;
+		return BaseType::Byte;
 	}
 }
 
 Blob intBlob(int value)
 {
 	Blob blob;
-	blob.type = BaseType::int32;
+	blob.type = BaseType::Int32;
 	blob.count = 1;
 	blob.bytes.resize(sizeof value);
 	std::memcpy(blob.bytes.data(), &value, sizeof value);
@@ -78,10 +78,10 @@ void storeJoinedSplit(Reconfigurator &reconfigurator)
 	for (auto &move : reconfigurator.joinedBuffers()) {
 		if (move.spec.name != PCM_KEY_DATA)
 			continue;
-		gJoinedColumnsSize = static_cast<std::size_t>((move.new_count + 2 * move.spec.halo) * move.elementBytes());
-		gJoinedColumns.reset(move.new_data);  // a joined process has no buffer of its own: the reconfigurator allocated it
-		gStore[PCM_KEY_DATAWIDTH] = intBlob(static_cast<int>(move.new_count));
-		move.new_data = nullptr;
+		gJoinedColumnsSize = static_cast<std::size_t>((move.newCount + 2 * move.spec.halo) * move.elementBytes());
+		gJoinedColumns.reset(move.newData);  // a joined process has no buffer of its own: the reconfigurator allocated it
+		gStore[PCM_KEY_DATAWIDTH] = intBlob(static_cast<int>(move.newCount));
+		move.newData = nullptr;
 		move.allocated = false;
 	}
 	reconfigurator.joinedBuffers().clear();
@@ -108,23 +108,31 @@ void updateWorld(Reconfigurator &reconfigurator, int *rank, int *total, MPI_Comm
 		*total = reconfigurator.size();
 }
 
+// The one buffer of the papers' skeleton, as PCM_Split and PCM_Merge describe it: this process's `x_dim` columns of
+// `y_dim` items of `type` in `data`, with a ghost column on each side.
+BufferMove columns(void *data, int type, int x_dim, int y_dim)
+{
+	BufferMove move;
+	move.spec.name = PCM_KEY_DATA;
+	move.spec.distribution = Distribution::Block1d;
+	move.spec.base = baseType(type);
+	move.spec.elementLength = y_dim;
+	move.spec.halo = 1;
+	move.oldData = data;
+	move.oldCount = x_dim;
+	return move;
+}
+
 int split(void *data, int type, int *iterations, int *xDim, int *yDim, int *rank, int *total, MPI_Comm *comm)
 {
 	Reconfigurator &reconfigurator = Reconfigurator::get();
 	if (reconfigurator.plan().op != Operation::split || !validType(type))
 		return PCM_FAILURE;
-	BufferMove move;
-	move.spec.name = PCM_KEY_DATA;
-	move.spec.distribution = Distribution::block1d;
-	move.spec.base = baseType(type);
-	move.spec.element_length = *yDim;
-	move.spec.halo = 1;
-	move.old_data = data;
-	move.old_count = *xDim;
+	BufferMove move = columns(data, type, *xDim, *yDim);
 	// The columns are rewritten in place: with weights a block may grow past the buffer, and then the split
 	// fails on every process with the data intact. A process that keeps the start of its block keeps it where it is.
 	move.capacity = *xDim;
-	move.in_place = true;
+	move.inPlace = true;
 	Store replicated;
 	replicated[PCM_KEY_ITERATOR] = intBlob(*iterations);
 	replicated[PCM_KEY_DATAROWS] = intBlob(*yDim);
@@ -135,14 +143,14 @@ int split(void *data, int type, int *iterations, int *xDim, int *yDim, int *rank
 	}
 	// Balanced blocks never grow on a split (balancedCounts), and weighted ones were checked against capacity.
 	BufferMove &done = moves.front();
-	if (done.new_data != data) {
+	if (done.newData != data) {
 		const std::size_t column = static_cast<std::size_t>(done.elementBytes());
 		std::memcpy(static_cast<unsigned char *>(data) + column,
-			    static_cast<unsigned char *>(done.new_data) + column,
-			    column * static_cast<std::size_t>(done.new_count));
-		malleo::pcm::releaseElements(done.new_data);
+			    static_cast<unsigned char *>(done.newData) + column,
+			    column * static_cast<std::size_t>(done.newCount));
+		malleo::pcm::releaseElements(done.newData);
 	}
-	*xDim = static_cast<int>(done.new_count);
+	*xDim = static_cast<int>(done.newCount);
 	updateWorld(reconfigurator, rank, total, comm);
 	return PCM_SUCCESS;
 }
@@ -154,17 +162,10 @@ int merge(void *data, int type, int *xDim, int *yDim, void *new_buffer, int merg
 	if (reconfigurator.plan().op != Operation::merge || !validType(type))
 		return PCM_FAILURE;
 	const bool leaving = reconfigurator.leaving();
-	BufferMove move;
-	move.spec.name = PCM_KEY_DATA;
-	move.spec.distribution = Distribution::block1d;
-	move.spec.base = baseType(type);
-	move.spec.element_length = *yDim;
-	move.spec.halo = 1;
-	move.old_data = data;
-	move.old_count = *xDim;
-	move.new_data = leaving ? nullptr : new_buffer;
+	BufferMove move = columns(data, type, *xDim, *yDim);
+	move.newData = leaving ? nullptr : new_buffer;
 	move.capacity = *yDim > 0 ? mergecnts / *yDim - 2 : 0;
-	move.discard_old = true;  // the skeleton frees data after the merge: what this process keeps moves by pages
+	move.discardOld = true;  // the skeleton frees data after the merge: what this process keeps moves by pages
 	std::vector<BufferMove> moves{move};
 	const bool fits = leaving || (new_buffer && mergecnts >= (*xDim + 2) * *yDim);
 	if (!fits || !reconfigurator.reconfigure(moves, {}, {})) {
@@ -177,7 +178,7 @@ int merge(void *data, int type, int *xDim, int *yDim, void *new_buffer, int merg
 	}
 	if (leaving)
 		leave(reconfigurator);
-	*xDim = static_cast<int>(moves.front().new_count);
+	*xDim = static_cast<int>(moves.front().newCount);
 	updateWorld(reconfigurator, rank, total, comm);
 	return PCM_SUCCESS;
 }
@@ -193,9 +194,9 @@ __attribute__((visibility("default"))) int MPI_PCM_Init(int *argc, char ***argv)
 	const int rc = reconfigurator.start(argc, argv);
 	if (rc != MPI_SUCCESS)
 		return rc;
-	if (reconfigurator.startStatus() == StartStatus::splitted)
+	if (reconfigurator.startStatus() == StartStatus::Splitted)
 		storeJoinedSplit(reconfigurator);
-	else if (reconfigurator.startStatus() == StartStatus::migrated)
+	else if (reconfigurator.startStatus() == StartStatus::Migrated)
 		gStore = reconfigurator.joinedStore();
 	PCM_COMM_WORLD = reconfigurator.comm();
 	return MPI_SUCCESS;
@@ -210,11 +211,11 @@ __attribute__((visibility("default"))) int PCM_Init(MPI_Comm)
 __attribute__((visibility("default"))) int PCM_Process_Status(void)
 {
 	switch (Reconfigurator::get().startStatus()) {
-	case StartStatus::migrated:
+	case StartStatus::Migrated:
 		return PCM_MIGRATED;
-	case StartStatus::splitted:
+	case StartStatus::Splitted:
 		return PCM_SPLITTED;
-	case StartStatus::started:
+	case StartStatus::Started:
 		break;
 	}
 	return PCM_STARTED;
@@ -229,12 +230,12 @@ __attribute__((visibility("default"))) int PCM_Status(MPI_Comm)
 {
 	Reconfigurator &reconfigurator = Reconfigurator::get();
 	switch (reconfigurator.decide()) {
-	case Outcome::none:
+	case Outcome::None:
 		return PCM_NONE;
-	case Outcome::failed:
+	case Outcome::Failed:
 		gError = reconfigurator.error();
 		return PCM_FAILED;
-	case Outcome::agreed:
+	case Outcome::Agreed:
 		break;
 	}
 	switch (reconfigurator.plan().op) {
@@ -272,7 +273,7 @@ __attribute__((visibility("default"))) int PCM_Load(int, const char *key, void *
 			return PCM_FAILURE;
 		// By their pages where the program's buffer lies as the reconfigurator's block does: then neither is the block's
 		// content copied nor do the buffer's fresh pages need a first touch. A shared block (the default) hands its
-		// pages to a buffer from PCM_Alloc; a private one (like_malloc) moves them to a malloced buffer.
+		// pages to a buffer from PCM_Alloc; a private one (LikeMalloc) moves them to a malloced buffer.
 		if (malleo::pcm::insideShared(gJoinedColumns.get(), gJoinedColumnsSize))
 			malleo::pcm::moveShared(data, gJoinedColumns.get(), gJoinedColumnsSize);
 		else

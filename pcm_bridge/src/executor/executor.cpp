@@ -11,7 +11,7 @@
 // message to self.
 //
 // The work runs on the caller's communicator, which it hands over for the call (no other message in flight on it,
-// MPI_ERRORS_RETURN, so that an MPI error is returned rather than aborting): the session's communicator of a
+// MPI_ERRORS_RETURN, so that an MPI error is returned rather than aborting): the reconfigurator's communicator of a
 // reconfiguration's participants, made for the operation. A duplicate of it would cost a collective of its own
 // (110-210 µs with four processes on two cores, a fifth of a 10 MiB redistribution: docs/performance.md, "No
 // duplicate communicator for the session's own"). The ranks first agree, in the
@@ -143,11 +143,11 @@ class StepRunner
 public:
 	StepRunner(MPI_Comm comm, int rank, const ExecuteOptions& options, MPI_Datatype element, MPI_Aint extent,
 		   const DirectPeers& direct, ExecuteResult& result)
-	    : comm_(comm), rank_(rank), tag_(options.tag), defer_local_(options.defer_local), element_(element),
+	    : comm_(comm), rank_(rank), tag_(options.tag), deferLocal_(options.deferLocal), element_(element),
 	      extent_(extent), direct_(direct), result_(result)
 	{
-		MPI_Type_size(element, &element_size_);
-		memcpy_copies_ = isContiguous(element, extent);
+		MPI_Type_size(element, &elementSize_);
+		memcpyCopies_ = isContiguous(element, extent);
 	}
 
 	void run(const std::vector<const Transfer*>& step, const void* old_buffer, void* new_buffer)
@@ -168,14 +168,14 @@ public:
 					post(*transfer, old_buffer, transfer->source, true);
 				else if (direct_.pulled(*transfer) > 0)
 					awaitAck(transfer->to);
-				result_.bytes_sent += elementCount(transfer->source) * element_size_;
+				result_.bytesSent += elementCount(transfer->source) * elementSize_;
 			}
 		for (const Transfer* transfer : step)
 			if (transfer->from == rank_ && transfer->to == rank_) {
-				if (!memcpy_copies_) {
+				if (!memcpyCopies_) {
 					post(*transfer, new_buffer, transfer->destination, false);
 					post(*transfer, old_buffer, transfer->source, true);
-				} else if (!defer_local_) {
+				} else if (!deferLocal_) {
 					copyLocally(*transfer, static_cast<const char*>(old_buffer),
 						    static_cast<char*>(new_buffer), static_cast<std::size_t>(extent_),
 						    [](char* to, const char* from, std::size_t bytes) {
@@ -210,7 +210,7 @@ private:
 	{
 		note(rc);
 		if (rc == MPI_SUCCESS)
-			result_.bytes_direct += count * element_size_;
+			result_.bytesDirect += count * elementSize_;
 		acks_.push_back(rc);
 		MPI_Request request = MPI_REQUEST_NULL;
 		const int sent = MPI_Isend(&acks_.back(), 1, MPI_INT, peer, tag_ + 1, comm_, &request);
@@ -295,18 +295,18 @@ private:
 
 	void note(int rc)
 	{
-		if (rc != MPI_SUCCESS && result_.mpi_error == MPI_SUCCESS)
-			result_.mpi_error = rc;
+		if (rc != MPI_SUCCESS && result_.mpiError == MPI_SUCCESS)
+			result_.mpiError = rc;
 	}
 
 	MPI_Comm comm_;
 	int rank_;
 	int tag_;
-	bool defer_local_;
+	bool deferLocal_;
 	MPI_Datatype element_;
 	MPI_Aint extent_;
-	int element_size_ = 0;
-	bool memcpy_copies_ = false;
+	int elementSize_ = 0;
+	bool memcpyCopies_ = false;
 	const DirectPeers& direct_;
 	ExecuteResult& result_;
 	std::vector<MPI_Request> requests_;
@@ -372,7 +372,7 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 	int local = MPI_Type_get_extent(element, &lb, &extent);
 	if (local == MPI_SUCCESS)
 		local = preflight(schedule, rank, size, old_buffer, new_buffer, options.held);
-	if (local == MPI_SUCCESS && options.defer_local && !isContiguous(element, extent))
+	if (local == MPI_SUCCESS && options.deferLocal && !isContiguous(element, extent))
 		local = MPI_ERR_TYPE;  // finishLocal copies bytes
 
 	// This rank's transfers, grouped by step in step order; within a step, in schedule order, which both ends of
@@ -387,11 +387,11 @@ ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_b
 	if (const int rc = direct.setUp(comm, rank, local, old_buffer, new_buffer, isContiguous(element, extent), extent,
 					schedule);
 	    rc != MPI_SUCCESS) {
-		result.mpi_error = rc;
+		result.mpiError = rc;
 		return done();
 	}
-	if (options.prefault_new_buffer)
-		prefault(mine, rank, old_buffer, new_buffer, extent, options.defer_local, direct);
+	if (options.prefaultNewBuffer)
+		prefault(mine, rank, old_buffer, new_buffer, extent, options.deferLocal, direct);
 	StepRunner runner(comm, rank, options, element, extent, direct, result);
 	for (std::size_t first = 0; first < mine.size();) {
 		std::size_t last = first;

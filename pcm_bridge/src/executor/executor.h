@@ -12,9 +12,9 @@
 namespace malleo::pcm {
 
 struct ExecuteResult {
-	int mpi_error = MPI_SUCCESS;  // the first MPI error seen; the old buffer is untouched whatever happens
-	std::int64_t bytes_sent = 0;  // by this rank, local copies excluded
-	std::int64_t bytes_direct = 0;  // copied by this rank straight between two processes' memories (executor.cpp)
+	int mpiError = MPI_SUCCESS;  // the first MPI error seen; the old buffer is untouched whatever happens
+	std::int64_t bytesSent = 0;  // by this rank, local copies excluded
+	std::int64_t bytesDirect = 0;  // copied by this rank straight between two processes' memories (executor.cpp)
 	double seconds = 0.0;
 };
 
@@ -22,10 +22,10 @@ struct ExecuteOptions {
 	int tag = 7300;
 	// Fault in the pages of a destination of 64 KiB or more before the transfers (executor.cpp, prefault);
 	// benchmarks turn it off to compare.
-	bool prefault_new_buffer = true;
+	bool prefaultNewBuffer = true;
 	// Leave this rank's local transfers (its elements that stay with it) to finishLocal(), which the caller runs
 	// once every rank knows the redistribution succeeded. Needs a contiguous element type.
-	bool defer_local = false;
+	bool deferLocal = false;
 	// The elements this rank holds in old_buffer: a new buffer that is the old one may receive from other ranks
 	// past them, into room it has (keepsInPlace). INT64_MAX: it may receive nothing from others.
 	std::int64_t held = INT64_MAX;
@@ -44,7 +44,7 @@ struct ExecuteOptions {
 ExecuteResult execute(MPI_Comm comm, const Schedule& schedule, const void* old_buffer, void* new_buffer,
 		MPI_Datatype element, const ExecuteOptions& options = {});
 
-// The local transfers of `rank` that execute() left (ExecuteOptions::defer_local), `element_bytes` per element:
+// The local transfers of `rank` that execute() left (ExecuteOptions::deferLocal), `element_bytes` per element:
 // copies them into `new_buffer`, moving whole pages out of `old_buffer` instead where page_move.h allows, so the
 // caller must be done with `old_buffer` (it is discarded after a successful reconfiguration). Returns the bytes
 // moved as pages.

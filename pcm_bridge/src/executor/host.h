@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Which processes share this one's host, for what only a host can do: read another process's memory
-// (process_vm_readv, executor.cpp) or send it a signal (a parked process's wake-up, session.cpp).
+// (process_vm_readv, executor.cpp) or send it a signal (a parked process's wake-up, reconfiguration/parking.cpp).
 #pragma once
 
 #include <cstdint>

@@ -37,7 +37,7 @@ std::vector<std::int64_t> encode(const Offer& offer)
 	words[5] = offer.offers ? static_cast<std::int64_t>(offer.pieces.size()) : -1;
 	std::size_t at = kHeadWords;
 	for (const FilePiece& piece : offer.pieces)
-		for (std::int64_t word : {piece.offset, piece.length, piece.fd, piece.file_offset, piece.device, piece.inode})
+		for (std::int64_t word : {piece.offset, piece.length, piece.fd, piece.fileOffset, piece.device, piece.inode})
 			words[at++] = word;
 	return words;
 }
@@ -71,7 +71,7 @@ std::vector<FilePiece> piecesOf(const Offer& sender, std::int64_t start, std::in
 		FilePiece cut = piece;
 		cut.offset = from - start;
 		cut.length = to - from;
-		cut.file_offset = piece.file_offset + (from - piece.offset);
+		cut.fileOffset = piece.fileOffset + (from - piece.offset);
 		result.push_back(cut);
 	}
 	return result;

@@ -228,9 +228,9 @@ void* allocateBlock(std::int64_t count, std::int64_t halo, std::int64_t element_
 	if (bytes < kPageMoveMin)
 		return std::calloc(bytes, 1);
 	constexpr std::size_t kHugePage = std::size_t{2} << 20;
-	const bool huge = placement == Placement::huge_page && bytes >= kHugePage;
+	const bool huge = placement == Placement::HugePage && bytes >= kHugePage;
 	void* block = nullptr;
-	if (placement == Placement::like_malloc)
+	if (placement == Placement::LikeMalloc)
 		block = std::malloc(bytes);
 	else if (posix_memalign(&block, huge ? kHugePage : static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), bytes) != 0)
 		return nullptr;

@@ -44,15 +44,15 @@ void freePagesLazily(void* at, std::size_t bytes);
 // Where allocateBlock puts a block of kPageMoveMin bytes or more.
 enum class Placement {
 	// On a page, so that the elements a process keeps sit at the same offset in a page in its old and new blocks
-	// and can move by pages (the C++ API, whose session allocates both).
-	page,
+	// and can move by pages (the C++ API, whose reconfigurator allocates both).
+	Page,
 	// On a 2 MiB boundary, advised MADV_HUGEPAGE before its first touch (MALLEO_PCM_HUGE_PAGES=on).
-	huge_page,
+	HugePage,
 	// Where malloc puts a block of its size, so that its pages can move into a buffer the program mallocs for
 	// them (the C API's PCM_Load). glibc's malloc and calloc give a block above their mmap threshold (at most 32
 	// MiB) a mapping of its own and start it 16 bytes into its first page; below it, both take blocks from the heap
 	// at offsets of their own, and a move falls back to a copy.
-	like_malloc,
+	LikeMalloc,
 };
 
 // A buffer of `count` elements of `element_bytes` with `halo` more on each side and one byte after them, to free with

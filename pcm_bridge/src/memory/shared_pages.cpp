@@ -29,11 +29,11 @@ struct File {
 	int pieces = 0;
 };
 
-// A piece of a block that the block owns: [start, start + length) from its base maps the file at `file_offset`.
+// A piece of a block that the block owns: [start, start + length) from its base maps the file at `fileOffset`.
 struct Extent {
 	std::size_t start = 0, length = 0;
 	FileKey file;
-	std::int64_t file_offset = 0;
+	std::int64_t fileOffset = 0;
 };
 
 // A block's mapping: whole pages from `base`; the block its caller sees starts `lead` bytes in. Its own file is
@@ -83,7 +83,7 @@ void punch(const Extent& extent)
 	// Pages another process took from this file are not in any extent here, so they survive.
 	const auto file = gFiles.find(extent.file);
 	if (file != gFiles.end())
-		fallocate(file->second.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, extent.file_offset,
+		fallocate(file->second.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, extent.fileOffset,
 			  static_cast<off_t>(extent.length));
 }
 
@@ -109,15 +109,15 @@ std::vector<Extent> cut(Block& block, std::size_t start, std::size_t end)
 		}
 		// The part taken out carries the extent's count of its file; a part kept on either side adds one.
 		if (extent.start < start) {
-			kept.push_back({extent.start, start - extent.start, extent.file, extent.file_offset});
+			kept.push_back({extent.start, start - extent.start, extent.file, extent.fileOffset});
 			++gFiles[extent.file].pieces;
 		}
 		const std::size_t from = std::max(extent.start, start), to = std::min(e_end, end);
 		removed.push_back({from, to - from, extent.file,
-				   extent.file_offset + static_cast<std::int64_t>(from - extent.start)});
+				   extent.fileOffset + static_cast<std::int64_t>(from - extent.start)});
 		if (e_end > end) {
 			kept.push_back({end, e_end - end, extent.file,
-					extent.file_offset + static_cast<std::int64_t>(end - extent.start)});
+					extent.fileOffset + static_cast<std::int64_t>(end - extent.start)});
 			++gFiles[extent.file].pieces;
 		}
 	}
@@ -141,7 +141,7 @@ void coalesce(Block& block)
 		if (!joined.empty()) {
 			Extent& last = joined.back();
 			if (last.start + last.length == extent.start && last.file == extent.file &&
-			    last.file_offset + static_cast<std::int64_t>(last.length) == extent.file_offset) {
+			    last.fileOffset + static_cast<std::int64_t>(last.length) == extent.fileOffset) {
 				last.length += extent.length;
 				dropPiece(extent.file);
 				continue;
@@ -331,7 +331,7 @@ bool describeShared(const void* at, std::size_t bytes, std::size_t most, std::ve
 		pieces.push_back({static_cast<std::int64_t>(covered) - static_cast<std::int64_t>(from),
 				  static_cast<std::int64_t>(to - covered),
 				  gFiles[extent.file].fd,
-				  extent.file_offset + static_cast<std::int64_t>(covered - extent.start),
+				  extent.fileOffset + static_cast<std::int64_t>(covered - extent.start),
 				  extent.file.device, extent.file.inode});
 		covered = to;
 	}
@@ -356,7 +356,7 @@ void TakenPages::abandon()
 	}
 	taken_.clear();
 	given_.clear();
-	taken_bytes_ = 0;
+	takenBytes_ = 0;
 	closeUnused();
 }
 
@@ -375,7 +375,7 @@ int TakenPages::take(void* at, pid_t pid, const FilePiece& piece)
 	if (!block || !openFile(pid, piece))
 		return EBADF;
 	const bool mapped = mmap(at, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE,
-				 gFiles[key].fd, piece.file_offset) != MAP_FAILED;
+				 gFiles[key].fd, piece.fileOffset) != MAP_FAILED;
 	const int error = errno;
 	// What the block held there is never read again (the redistribution fails if the mapping did).
 	const std::size_t start = reinterpret_cast<std::uintptr_t>(at) - block->first;
@@ -388,9 +388,9 @@ int TakenPages::take(void* at, pid_t pid, const FilePiece& piece)
 		return error;
 	}
 	++gFiles[key].pieces;
-	taken_.push_back({reinterpret_cast<std::uintptr_t>(at), piece.length, piece.file_offset, key.device,
+	taken_.push_back({reinterpret_cast<std::uintptr_t>(at), piece.length, piece.fileOffset, key.device,
 			  key.inode});
-	taken_bytes_ += piece.length;
+	takenBytes_ += piece.length;
 	return 0;
 }
 
@@ -418,7 +418,7 @@ void TakenPages::keep()
 			continue;
 		}
 		insertExtent(block->second, {taken.at - block->first, static_cast<std::size_t>(taken.length),
-					     {taken.device, taken.inode}, taken.file_offset});
+					     {taken.device, taken.inode}, taken.fileOffset});
 		coalesce(block->second);
 	}
 	closeUnused();

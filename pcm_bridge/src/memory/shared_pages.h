@@ -57,7 +57,7 @@ struct FilePiece {
 	std::int64_t offset = 0;
 	std::int64_t length = 0;
 	std::int64_t fd = -1;
-	std::int64_t file_offset = 0;
+	std::int64_t fileOffset = 0;
 	std::int64_t device = 0;
 	std::int64_t inode = 0;
 };
@@ -91,16 +91,16 @@ public:
 	// It failed: the ranges that took pages over map fresh pages of their blocks' own again (a block kept in place
 	// carries on with them), and the givers keep everything. Also what destroying it without keep() does.
 	void abandon();
-	std::int64_t bytesTaken() const { return taken_bytes_; }
+	std::int64_t bytesTaken() const { return takenBytes_; }
 
 private:
 	struct Taken {
 		std::uintptr_t at;
-		std::int64_t length, file_offset, device, inode;
+		std::int64_t length, fileOffset, device, inode;
 	};
 	std::vector<Taken> taken_;
 	std::vector<std::pair<std::uintptr_t, std::size_t>> given_;
-	std::int64_t taken_bytes_ = 0;
+	std::int64_t takenBytes_ = 0;
 	bool kept_ = false;
 };
 

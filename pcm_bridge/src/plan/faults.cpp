@@ -22,7 +22,7 @@ std::string parseFaults(const std::string &text, Faults &out)
 			return "MALLEO_FAULT: '" + entry + "' is not kind@iteration";
 		const std::int64_t i = std::strtoll(iteration.c_str(), nullptr, 10);
 		if (kind == "agree-timeout")
-			faults.agree_timeout.insert(i);
+			faults.agreeTimeout.insert(i);
 		else if (kind == "die")
 			faults.die.insert(i);
 		else if (kind == "refuse")

@@ -17,7 +17,7 @@
 namespace malleo::pcm {
 
 struct Faults {
-	std::set<std::int64_t> agree_timeout;
+	std::set<std::int64_t> agreeTimeout;
 	std::set<std::int64_t> die;
 	std::set<std::int64_t> refuse;
 	std::set<std::int64_t> redistribute;

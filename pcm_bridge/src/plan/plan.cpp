@@ -15,7 +15,7 @@ std::vector<int> spares(const Membership &membership, const std::string &node)
 {
 	std::vector<int> out;
 	for (std::size_t w = 0; w < membership.state.size(); ++w)
-		if (membership.state[w] == ProcessState::spare && (node.empty() || membership.node[w] == node))
+		if (membership.state[w] == ProcessState::Spare && (node.empty() || membership.node[w] == node))
 			out.push_back(static_cast<int>(w));
 	return out;
 }
@@ -139,9 +139,9 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 void applyPlan(const Plan &plan, Membership &membership)
 {
 	for (int w : plan.leavers)
-		membership.state[w] = membership.reusable ? ProcessState::spare : ProcessState::left;
+		membership.state[w] = membership.reusable ? ProcessState::Spare : ProcessState::Left;
 	for (int w : plan.joiners)
-		membership.state[w] = ProcessState::active;
+		membership.state[w] = ProcessState::Active;
 	membership.active = plan.after;
 	membership.weights = plan.weights;
 }

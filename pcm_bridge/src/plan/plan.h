@@ -14,9 +14,9 @@ namespace malleo::pcm {
 
 // What a process of MPI_COMM_WORLD is doing.
 enum class ProcessState : std::int64_t {
-	active = 0,  // in the computation
-	spare = 1,   // parked, may be activated: never ran the application's loop, or left a loop it can re-enter
-	left = 2,    // parked after leaving a program that cannot take it back: waits for the end of the run
+	Active = 0,  // in the computation
+	Spare = 1,   // parked, may be activated: never ran the application's loop, or left a loop it can re-enter
+	Left = 2,    // parked after leaving a program that cannot take it back: waits for the end of the run
 };
 
 struct Membership {

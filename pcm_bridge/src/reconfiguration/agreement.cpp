@@ -14,6 +14,18 @@ namespace {
 
 enum Reason : std::int64_t { kAgreed = 0, kTimeout = 1, kRefused = 2 };
 
+// Why the coordinator cancelled, the same line on every participant.
+std::string cancelled(std::int64_t reason, std::int64_t culprit, double timeout)
+{
+	char why[256];
+	if (reason == kTimeout)
+		std::snprintf(why, sizeof why, "world rank %lld did not answer the agreement within %g s",
+			      static_cast<long long>(culprit), timeout);
+	else
+		std::snprintf(why, sizeof why, "world rank %lld answered isUnmalleable", static_cast<long long>(culprit));
+	return why;
+}
+
 } // namespace
 
 // Seed 000's protocol: the coordinator asks every participant; each answers isMalleable or isUnmalleable; the
@@ -68,14 +80,7 @@ bool Reconfigurator::agree()
 	completeSendsFor(sends, settings_.agreeTimeout);
 	if (reason == kAgreed)
 		return true;
-	char why[256];
-	if (reason == kTimeout)
-		std::snprintf(why, sizeof why, "world rank %lld did not answer the agreement within %g s",
-			      static_cast<long long>(culprit), settings_.agreeTimeout);
-	else
-		std::snprintf(why, sizeof why, "world rank %lld answered isUnmalleable",
-			      static_cast<long long>(culprit));
-	fail(why, true);
+	fail(cancelled(reason, culprit, settings_.agreeTimeout), true);
 	return false;
 }
 
@@ -87,7 +92,7 @@ bool Reconfigurator::participantVote(bool sleeping)
 	std::vector<int> others = participants(plan_);
 	others.erase(std::remove(others.begin(), others.end(), coordinator), others.end());
 	const bool designated = !others.empty() && others.back() == worldRank_;
-	const bool silent = designated && settings_.faults.agree_timeout.count(plan_.iteration);
+	const bool silent = designated && settings_.faults.agreeTimeout.count(plan_.iteration);
 	const bool refuse = designated && settings_.faults.refuse.count(plan_.iteration);
 	if (designated && settings_.faults.die.count(plan_.iteration))
 		raise(SIGKILL);
@@ -106,14 +111,7 @@ bool Reconfigurator::participantVote(bool sleeping)
 	}
 	if (decision[1] == kAgreed)
 		return true;
-	char why[256];
-	if (decision[1] == kTimeout)
-		std::snprintf(why, sizeof why, "world rank %lld did not answer the agreement within %g s",
-			      static_cast<long long>(decision[2]), settings_.agreeTimeout);
-	else
-		std::snprintf(why, sizeof why, "world rank %lld answered isUnmalleable",
-			      static_cast<long long>(decision[2]));
-	fail(why, false);
+	fail(cancelled(decision[1], decision[2], settings_.agreeTimeout), false);
 	return false;
 }
 

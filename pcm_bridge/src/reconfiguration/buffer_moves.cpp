@@ -22,7 +22,7 @@ std::int64_t delivered(const Schedule &schedule, int rank, const BufferMove &mov
 		if (transfer.to != rank)
 			continue;
 		forEachChunk(transfer, [&](std::int64_t source, std::int64_t destination, std::int64_t count) {
-			if (transfer.from != rank || source != destination || move.new_data != move.old_data)
+			if (transfer.from != rank || source != destination || move.newData != move.oldData)
 				elements += count;
 		});
 	}
@@ -48,8 +48,8 @@ void BufferMoves::move(PreparedBlocks &prepared, int &error, std::string &why)
 		// Each process's count, and whether it makes shared blocks: if any does, all of them look for pages to
 		// take over (a collective, so the setting of one process decides for all).
 		std::vector<std::int64_t> counts(2 * participants_.all.size(), 0);
-		const bool shares = sharesPages() || insideShared(move.old_data, 1) || insideShared(move.new_data, 1);
-		const std::int64_t mine[2] = {joiner ? 0 : move.old_count, shares};
+		const bool shares = sharesPages() || insideShared(move.oldData, 1) || insideShared(move.newData, 1);
+		const std::int64_t mine[2] = {joiner ? 0 : move.oldCount, shares};
 		MPI_Allgather(mine, 2, MPI_INT64_T, counts.data(), 2, MPI_INT64_T, participants_.comm);
 		bool any_shares = false;
 		for (std::size_t r = 0; r < participants_.all.size(); ++r)
@@ -59,16 +59,16 @@ void BufferMoves::move(PreparedBlocks &prepared, int &error, std::string &why)
 		for (int w : plan_.before) {
 			from.ranks.push_back(participants_.rankOf(w));
 			from.counts.push_back(counts[2 * static_cast<std::size_t>(participants_.rankOf(w))]);
-			from.global_count += from.counts.back();
+			from.globalCount += from.counts.back();
 		}
 		for (int w : plan_.after)
 			to.ranks.push_back(participants_.rankOf(w));
-		to.global_count = from.global_count;
-		to.counts = targetCounts(to.global_count, static_cast<int>(plan_.after.size()), plan_.weights);
-		move.new_count = new_slot < 0 ? 0 : to.counts[static_cast<std::size_t>(new_slot)];
-		if (new_slot >= 0 && move.new_data && move.capacity >= 0 && move.new_count > move.capacity) {
+		to.globalCount = from.globalCount;
+		to.counts = targetCounts(to.globalCount, static_cast<int>(plan_.after.size()), plan_.weights);
+		move.newCount = new_slot < 0 ? 0 : to.counts[static_cast<std::size_t>(new_slot)];
+		if (new_slot >= 0 && move.newData && move.capacity >= 0 && move.newCount > move.capacity) {
 			error = 1;
-			why = move.spec.name + " needs room for " + std::to_string(move.new_count) + " elements, the buffer holds " +
+			why = move.spec.name + " needs room for " + std::to_string(move.newCount) + " elements, the buffer holds " +
 			      std::to_string(move.capacity);
 		}
 
@@ -79,29 +79,29 @@ void BufferMoves::move(PreparedBlocks &prepared, int &error, std::string &why)
 			error = 1;
 			why = e.what();
 		}
-		const std::int64_t room = std::max(move.old_count, move.old_capacity);
-		if (new_slot >= 0 && !move.new_data && move.in_place && move.old_data && move.new_count <= room &&
-		    keepsInPlace(schedule, me, move.old_count)) {
-			move.new_data = move.old_data;
-			if (move.new_count > move.old_count) {
-				const auto *halo = static_cast<const unsigned char *>(move.pastHalo(move.old_data)) +
-						   move.old_count * bytes;
+		const std::int64_t room = std::max(move.oldCount, move.oldCapacity);
+		if (new_slot >= 0 && !move.newData && move.inPlace && move.oldData && move.newCount <= room &&
+		    keepsInPlace(schedule, me, move.oldCount)) {
+			move.newData = move.oldData;
+			if (move.newCount > move.oldCount) {
+				const auto *halo = static_cast<const unsigned char *>(move.pastHalo(move.oldData)) +
+						   move.oldCount * bytes;
 				overwrittenHalos_[index].assign(halo, halo + move.spec.halo * bytes);
 			}
-		} else if (new_slot >= 0 && !move.new_data) {
-			move.new_data = prepared.take(move);
-			prepared_ += move.new_data ? move.new_count * bytes : 0;
-			if (!move.new_data)
-				move.new_data = allocateElements(move.new_count, move.spec.halo, bytes, false,
+		} else if (new_slot >= 0 && !move.newData) {
+			move.newData = prepared.take(move);
+			prepared_ += move.newData ? move.newCount * bytes : 0;
+			if (!move.newData)
+				move.newData = allocateElements(move.newCount, move.spec.halo, bytes, false,
 								 firstElement(move.spec.distribution, to.counts, new_slot));
 			move.allocated = true;
-			if (!move.new_data) {
+			if (!move.newData) {
 				error = 1;
 				why = "out of memory for " + move.spec.name;
 			}
 		}
 		MPI_Datatype element;
-		MPI_Type_contiguous(static_cast<int>(move.spec.element_length), mpiType(move.spec.base), &element);
+		MPI_Type_contiguous(static_cast<int>(move.spec.elementLength), mpiType(move.spec.base), &element);
 		MPI_Type_commit(&element);
 		// A process that cannot take part (no memory, bad schedule) would leave its peers waiting for
 		// transfers that never come: all of them skip the move together.
@@ -109,8 +109,8 @@ void BufferMoves::move(PreparedBlocks &prepared, int &error, std::string &why)
 		MPI_Allreduce(MPI_IN_PLACE, &anyone, 1, MPI_INT, MPI_MAX, participants_.comm);
 		if (!anyone && any_shares) {
 			Schedule rest;
-			const int rc = takePages(participants_.comm, me, schedule, move.pastHalo(move.old_data),
-						 joiner ? 0 : move.old_count, move.pastHalo(move.new_data), move.new_count,
+			const int rc = takePages(participants_.comm, me, schedule, move.pastHalo(move.oldData),
+						 joiner ? 0 : move.oldCount, move.pastHalo(move.newData), move.newCount,
 						 static_cast<std::size_t>(bytes), taken_[index], rest);
 			schedule = std::move(rest);  // what is left to copy, here and in finishLocal
 			if (rc != MPI_SUCCESS) {
@@ -120,15 +120,15 @@ void BufferMoves::move(PreparedBlocks &prepared, int &error, std::string &why)
 		}
 		if (!anyone) {
 			ExecuteOptions options;
-			options.defer_local = move.discard_old;
-			options.held = move.old_count;
-			const ExecuteResult result = execute(participants_.comm, schedule, move.pastHalo(move.old_data),
-							     move.pastHalo(move.new_data), element, options);
-			sent_ += result.bytes_sent;
-			if (result.mpi_error != MPI_SUCCESS) {
+			options.deferLocal = move.discardOld;
+			options.held = move.oldCount;
+			const ExecuteResult result = execute(participants_.comm, schedule, move.pastHalo(move.oldData),
+							     move.pastHalo(move.newData), element, options);
+			sent_ += result.bytesSent;
+			if (result.mpiError != MPI_SUCCESS) {
 				error = 1;
 				why = "moving " + move.spec.name + " failed (MPI error " +
-				      std::to_string(result.mpi_error) + ")";
+				      std::to_string(result.mpiError) + ")";
 			}
 		}
 		MPI_Type_free(&element);
@@ -151,15 +151,15 @@ void BufferMoves::keep(std::int64_t &moved)
 		BufferMove &move = moves_[i];
 		// Before keep(): an element at the end of a run taken over as pages straddles one of them, and is
 		// copied whole from the old block, which maps fresh pages where it gave some away once kept.
-		const std::int64_t pages = !move.discard_old ? 0 :
-			finishLocal(schedules_[i], participants_.me, move.pastHalo(move.old_data), move.pastHalo(move.new_data),
+		const std::int64_t pages = !move.discardOld ? 0 :
+			finishLocal(schedules_[i], participants_.me, move.pastHalo(move.oldData), move.pastHalo(move.newData),
 				    static_cast<std::size_t>(move.elementBytes()));
 		taken_[i].keep();
-		const bool in_place = move.new_data && move.new_data == move.old_data;
-		phaseTimes().kept(in_place ? std::min(move.new_count, move.old_count) * move.elementBytes() : 0, pages);
-		if (in_place && move.new_count > move.old_count)  // zeroed, as allocateElements leaves a halo
-			std::memset(static_cast<unsigned char *>(move.pastHalo(move.new_data)) +
-					    move.new_count * move.elementBytes(),
+		const bool in_place = move.newData && move.newData == move.oldData;
+		phaseTimes().kept(in_place ? std::min(move.newCount, move.oldCount) * move.elementBytes() : 0, pages);
+		if (in_place && move.newCount > move.oldCount)  // zeroed, as allocateElements leaves a halo
+			std::memset(static_cast<unsigned char *>(move.pastHalo(move.newData)) +
+					    move.newCount * move.elementBytes(),
 				    0, static_cast<std::size_t>(move.spec.halo * move.elementBytes()));
 	}
 }
@@ -171,13 +171,13 @@ void BufferMoves::undo()
 		taken_[static_cast<std::size_t>(&move - moves_.data())].abandon();
 		const auto &halo = overwrittenHalos_[static_cast<std::size_t>(&move - moves_.data())];
 		if (!halo.empty())
-			std::memcpy(static_cast<unsigned char *>(move.pastHalo(move.old_data)) +
-					    move.old_count * move.elementBytes(),
+			std::memcpy(static_cast<unsigned char *>(move.pastHalo(move.oldData)) +
+					    move.oldCount * move.elementBytes(),
 				    halo.data(), halo.size());
 		if (move.allocated)
-			releaseElements(move.new_data);
-		if (move.allocated || move.new_data == move.old_data)
-			move.new_data = nullptr;
+			releaseElements(move.newData);
+		if (move.allocated || move.newData == move.oldData)
+			move.newData = nullptr;
 		move.allocated = false;
 	}
 }

@@ -20,15 +20,15 @@ bool gSharedPages = false;  // unless MALLEO_PCM_SHARED_PAGES=off (configureBloc
 MPI_Datatype mpiType(BaseType type)
 {
 	switch (type) {
-	case BaseType::int32:
+	case BaseType::Int32:
 		return MPI_INT32_T;
-	case BaseType::int64:
+	case BaseType::Int64:
 		return MPI_INT64_T;
-	case BaseType::float32:
+	case BaseType::Float32:
 		return MPI_FLOAT;
-	case BaseType::float64:
+	case BaseType::Float64:
 		return MPI_DOUBLE;
-	case BaseType::byte:
+	case BaseType::Byte:
 		break;
 	}
 	return MPI_BYTE;
@@ -37,13 +37,13 @@ MPI_Datatype mpiType(BaseType type)
 std::size_t baseSize(BaseType type)
 {
 	switch (type) {
-	case BaseType::int32:
-	case BaseType::float32:
+	case BaseType::Int32:
+	case BaseType::Float32:
 		return 4;
-	case BaseType::int64:
-	case BaseType::float64:
+	case BaseType::Int64:
+	case BaseType::Float64:
 		return 8;
-	case BaseType::byte:
+	case BaseType::Byte:
 		break;
 	}
 	return 1;
@@ -51,7 +51,7 @@ std::size_t baseSize(BaseType type)
 
 std::int64_t BufferMove::elementBytes() const
 {
-	return spec.element_length * static_cast<std::int64_t>(baseSize(spec.base));
+	return spec.elementLength * static_cast<std::int64_t>(baseSize(spec.base));
 }
 
 void *BufferMove::pastHalo(void *block) const
@@ -72,7 +72,7 @@ bool sharesPages()
 
 std::int64_t firstElement(Distribution distribution, const std::vector<std::int64_t> &counts, int slot)
 {
-	if (distribution != Distribution::block1d)
+	if (distribution != Distribution::Block1d)
 		return 0;
 	return std::accumulate(counts.begin(), counts.begin() + slot, std::int64_t{0});
 }
@@ -84,9 +84,9 @@ void *allocateElements(std::int64_t count, std::int64_t halo, std::int64_t eleme
 	if (sharesPages() && bytes > kPageMoveMin)
 		if (void *shared = allocateShared(bytes, sharedLead(first, halo, element_bytes)))
 			return shared;  // reads as zeros
-	const Placement placement = gForMallocedBuffers ? Placement::like_malloc :
-				    gHugePages          ? Placement::huge_page :
-							  Placement::page;
+	const Placement placement = gForMallocedBuffers ? Placement::LikeMalloc :
+				    gHugePages          ? Placement::HugePage :
+							  Placement::Page;
 	return allocateBlock(count, halo, element_bytes, zero_elements, placement);
 }
 

@@ -16,35 +16,35 @@
 
 namespace malleo::pcm {
 
-enum class BaseType : std::int32_t { int32 = 0, int64 = 1, float32 = 2, float64 = 3, byte = 4 };
+enum class BaseType : std::int32_t { Int32 = 0, Int64 = 1, Float32 = 2, Float64 = 3, Byte = 4 };
 MPI_Datatype mpiType(BaseType type);
 std::size_t baseSize(BaseType type);
 
 struct BufferSpec {
 	std::string name;
-	Distribution distribution = Distribution::block1d;
-	BaseType base = BaseType::byte;
-	std::int64_t element_length = 1;  // base items per element (a heat2d column: its rows)
+	Distribution distribution = Distribution::Block1d;
+	BaseType base = BaseType::Byte;
+	std::int64_t elementLength = 1;   // base items per element (a heat2d column: its rows)
 	std::int64_t halo = 0;            // elements kept before and after the local block (ghost columns)
 };
 
 // One process's side of a distributed buffer in a reconfiguration. Allocations include the halo.
 struct BufferMove {
 	BufferSpec spec;
-	void *old_data = nullptr;
-	std::int64_t old_count = 0;
-	void *new_data = nullptr;  // in: a destination the caller provides, or null; out: where the data is
-	std::int64_t new_count = 0;
-	bool allocated = false;    // new_data was allocated here (allocateElements): the caller frees it with releaseElements
-	std::int64_t capacity = -1;  // elements a caller-provided new_data holds (halo excluded); -1: enough
-	// The caller keeps using old_data as the new buffer where it can (PCM_Split rewrites the columns in place):
+	void *oldData = nullptr;
+	std::int64_t oldCount = 0;
+	void *newData = nullptr;  // in: a destination the caller provides, or null; out: where the data is
+	std::int64_t newCount = 0;
+	bool allocated = false;    // newData was allocated here (allocateElements): the caller frees it with releaseElements
+	std::int64_t capacity = -1;  // elements a caller-provided newData holds (halo excluded); -1: enough
+	// The caller keeps using oldData as the new buffer where it can (PCM_Split rewrites the columns in place):
 	// a process whose new elements are exactly the first ones it holds, or those followed by elements from others
-	// that fit in `old_capacity`, gets new_data = old_data, and nothing of its data is copied or allocated.
-	bool in_place = false;
-	std::int64_t old_capacity = -1;  // elements old_data has room for (halo excluded); -1: old_count
-	// The caller discards old_data after a success (a merge's old columns, the C++ API's old storage): the
-	// elements this process keeps may move into new_data by their pages (page_move.h) once the move succeeded.
-	bool discard_old = false;
+	// that fit in `oldCapacity`, gets newData = oldData, and nothing of its data is copied or allocated.
+	bool inPlace = false;
+	std::int64_t oldCapacity = -1;  // elements oldData has room for (halo excluded); -1: oldCount
+	// The caller discards oldData after a success (a merge's old columns, the C++ API's old storage): the
+	// elements this process keeps may move into newData by their pages (page_move.h) once the move succeeded.
+	bool discardOld = false;
 	std::int64_t elementBytes() const;
 	// Where a block of this buffer's elements start, past its leading halo; null for null.
 	void *pastHalo(void *block) const;
@@ -70,13 +70,13 @@ std::int64_t firstElement(Distribution distribution, const std::vector<std::int6
 bool sharesPages();
 
 // The program takes what the bridge receives for it into buffers it mallocs itself (the PCM C API's PCM_Load): from
-// now on the bridge places its blocks as malloc would (Placement::like_malloc), so that their pages can move there
+// now on the bridge places its blocks as malloc would (Placement::LikeMalloc), so that their pages can move there
 // instead of being copied into fresh memory.
 void allocateForMallocedBuffers();
 
 // Named values.
 struct Blob {
-	BaseType type = BaseType::byte;
+	BaseType type = BaseType::Byte;
 	std::int64_t count = 0;
 	std::vector<unsigned char> bytes;
 };

@@ -20,7 +20,7 @@ Outcome Reconfigurator::decide()
 {
 	if (skipProbe_) {
 		skipProbe_ = false;
-		return Outcome::none;
+		return Outcome::None;
 	}
 	phaseTimes().start();
 	const std::int64_t iteration = probes_++;
@@ -29,11 +29,11 @@ Outcome Reconfigurator::decide()
 	bool spawned = false;
 	if (background_) {
 		switch (backgroundSpawnAtProbe(iteration, resumed)) {
-		case SpawnState::starting:
-			return Outcome::none;
-		case SpawnState::failed:
-			return Outcome::failed;
-		case SpawnState::ready:
+		case SpawnState::Starting:
+			return Outcome::None;
+		case SpawnState::Failed:
+			return Outcome::Failed;
+		case SpawnState::Ready:
 			spawned = true;
 			break;
 		}
@@ -78,7 +78,7 @@ Outcome Reconfigurator::decide()
 			const int count = static_cast<int>(message[1]);
 			if (!message[2] && spawnInBackground_) {
 				spawnInBackground(root, count, node.data(), command, iteration);
-				return Outcome::none;
+				return Outcome::None;
 			}
 			std::string why = "injected spawn fault";
 			if (!message[2] && spawnFromProbe(root, count, node.data(), command, why))
@@ -86,7 +86,7 @@ Outcome Reconfigurator::decide()
 			failUnplanned(static_cast<Operation>(message[3]), iteration,
 				      "spawning " + std::to_string(count) + " processes on node '" + node.data() +
 					      "' failed: " + why);
-			return Outcome::failed;
+			return Outcome::Failed;
 		}
 		Membership received = membership_;
 		decodePlan({message.begin() + 1, message.end()}, plan_, received);
@@ -97,14 +97,14 @@ Outcome Reconfigurator::decide()
 			MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, active_);
 			fail(text.data(), rank() == 0);
 			plan_.op = Operation::none;
-			return Outcome::failed;
+			return Outcome::Failed;
 		}
 		break;
 	}
 	if (plan_.op == Operation::none)
-		return Outcome::none;
+		return Outcome::None;
 	epoch_ = plan_.epoch + 1;
-	return agree() ? Outcome::agreed : Outcome::failed;
+	return agree() ? Outcome::Agreed : Outcome::Failed;
 }
 
 } // namespace malleo::pcm

@@ -105,7 +105,7 @@ std::vector<unsigned char> encodeManifest(const std::vector<BufferMove> &moves, 
 		w.text(move.spec.name);
 		w.integer(static_cast<std::int64_t>(move.spec.distribution));
 		w.integer(static_cast<std::int64_t>(move.spec.base));
-		w.integer(move.spec.element_length);
+		w.integer(move.spec.elementLength);
 		w.integer(move.spec.halo);
 	}
 	writeStore(w, replicated);
@@ -122,7 +122,7 @@ bool decodeManifest(const std::vector<unsigned char> &bytes, std::vector<BufferS
 	for (auto &spec : specs) {
 		std::int64_t distribution = 0, base = 0;
 		if (!r.text(spec.name) || !r.integer(distribution) || !r.integer(base) ||
-		    !r.integer(spec.element_length) || !r.integer(spec.halo))
+		    !r.integer(spec.elementLength) || !r.integer(spec.halo))
 			return false;
 		spec.distribution = static_cast<Distribution>(distribution);
 		spec.base = static_cast<BaseType>(base);

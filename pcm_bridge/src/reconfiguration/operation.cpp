@@ -120,7 +120,7 @@ std::string failureReason(const Participants &participants, int failed, const st
 
 bool Reconfigurator::reconfigure(std::vector<BufferMove> &moves, const Store &replicated, const Store &store)
 {
-	phaseTimes().mark(Phase::agreement);
+	phaseTimes().mark(Phase::Agreement);
 	// The active communicator is replaced below: no MPI_COMM_WORLD of the application may point at it meanwhile.
 	publishWorld(MPI_COMM_NULL);
 	Participants participants;
@@ -129,7 +129,7 @@ bool Reconfigurator::reconfigure(std::vector<BufferMove> &moves, const Store &re
 		publishWorld(active_);
 		return false;
 	}
-	phaseTimes().mark(Phase::activation);
+	phaseTimes().mark(Phase::Activation);
 
 	int error = 0;
 	std::string why;
@@ -148,7 +148,7 @@ bool Reconfigurator::reconfigure(std::vector<BufferMove> &moves, const Store &re
 	const int failed = firstFailure(participants, error);
 	if (failed < 0)
 		buffers.keep(moved);
-	phaseTimes().mark(Phase::redistribution);
+	phaseTimes().mark(Phase::Redistribution);
 	if (failed >= 0) {
 		const std::string reason = failureReason(participants, failed, why);
 		buffers.undo();
@@ -167,7 +167,7 @@ bool Reconfigurator::reconfigure(std::vector<BufferMove> &moves, const Store &re
 	active_ = next;
 	publishWorld(active_);
 	applyPlan(plan_, membership_);
-	phaseTimes().mark(Phase::rebuild);
+	phaseTimes().mark(Phase::Rebuild);
 	if (worldRank_ == plan_.before.front())
 		phaseTimes().report(operationName(plan_.op), plan_.iteration, plan_.before.size(),
 				    plan_.after.size(), settings_.verbose);

@@ -25,7 +25,7 @@ Reconfigurator::ParkEnd Reconfigurator::park()
 		waitSleeping(&request, MPI_STATUS_IGNORE);
 		if (message[0] == kExit) {
 			ended_ = true;
-			return ParkEnd::exit;
+			return ParkEnd::Exit;
 		}
 		if (message[0] == kSpawn) {
 			const int root = static_cast<int>(message[1]);
@@ -47,9 +47,9 @@ Reconfigurator::ParkEnd Reconfigurator::park()
 			continue;
 		joinedBuffers_ = std::move(moves);
 		skipProbe_ = true;
-		startStatus_ = plan_.op == Operation::migrate ? StartStatus::migrated : StartStatus::splitted;
+		startStatus_ = plan_.op == Operation::migrate ? StartStatus::Migrated : StartStatus::Splitted;
 		publishActive(true);
-		return ParkEnd::joined;
+		return ParkEnd::Joined;
 	}
 }
 
@@ -60,11 +60,11 @@ bool Reconfigurator::parkAfterLeaving()
 	// What a previous activation left here belongs to buffers the program has since replaced.
 	for (auto &move : joinedBuffers_)
 		if (move.allocated)
-			releaseElements(move.new_data);  // null once the program has taken it
+			releaseElements(move.newData);  // null once the program has taken it
 	joinedBuffers_.clear();
 	joinedReplicated_.clear();
 	joinedStore_.clear();
-	if (park() == ParkEnd::exit)
+	if (park() == ParkEnd::Exit)
 		return false;
 	// Unlike a spare process returning from start(), this one is inside the very probe that activated it: its
 	// program computes that iteration next, and its next probe is a real one.
@@ -82,7 +82,7 @@ void Reconfigurator::waitForEnd()
 	if (ended_)
 		return;
 	publishWorld(MPI_COMM_NULL);
-	while (park() != ParkEnd::exit) {
+	while (park() != ParkEnd::Exit) {
 		// Only processes in state left call this (the C API's leavers, a C++ process that ended parked returns
 		// above): no plan names them, so nothing but the end arrives here.
 	}
@@ -92,7 +92,7 @@ std::vector<int> Reconfigurator::parked() const
 {
 	std::vector<int> ranks;
 	for (int w = 0; w < worldSize_; ++w)
-		if (membership_.state[static_cast<std::size_t>(w)] != ProcessState::active)
+		if (membership_.state[static_cast<std::size_t>(w)] != ProcessState::Active)
 			ranks.push_back(w);
 	return ranks;
 }

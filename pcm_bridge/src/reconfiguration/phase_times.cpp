@@ -18,35 +18,35 @@ PhaseTimes &phaseTimes()
 void PhaseTimes::start()
 {
 	seconds_ = {};
-	overlapped_seconds_ = 0.0;
-	overlapped_probes_ = 0;
-	overlapped_interval_ = 0.0;
-	kept_in_place_ = moved_as_pages_ = prepared_ = taken_as_pages_ = delivered_ = 0;
+	overlappedSeconds_ = 0.0;
+	overlappedProbes_ = 0;
+	overlappedInterval_ = 0.0;
+	keptInPlace_ = movedAsPages_ = prepared_ = takenAsPages_ = delivered_ = 0;
 	last_ = MPI_Wtime();
-	probe_starts_[probes_seen_++ % probe_starts_.size()] = last_;
+	probeStarts_[probesSeen_++ % probeStarts_.size()] = last_;
 }
 
 double PhaseTimes::probeInterval() const
 {
-	const std::size_t known = std::min(probes_seen_, probe_starts_.size());
+	const std::size_t known = std::min(probesSeen_, probeStarts_.size());
 	if (known < 2)
 		return 0.0;
-	const double newest = probe_starts_[(probes_seen_ - 1) % probe_starts_.size()];
-	const double oldest = probe_starts_[(probes_seen_ - known) % probe_starts_.size()];
+	const double newest = probeStarts_[(probesSeen_ - 1) % probeStarts_.size()];
+	const double oldest = probeStarts_[(probesSeen_ - known) % probeStarts_.size()];
 	return (newest - oldest) / static_cast<double>(known - 1);
 }
 
 void PhaseTimes::overlapped(double seconds, std::int64_t probes, double interval)
 {
-	overlapped_seconds_ = seconds;
-	overlapped_probes_ = probes;
-	overlapped_interval_ = interval;
+	overlappedSeconds_ = seconds;
+	overlappedProbes_ = probes;
+	overlappedInterval_ = interval;
 }
 
 void PhaseTimes::kept(std::int64_t in_place, std::int64_t as_pages)
 {
-	kept_in_place_ += in_place;
-	moved_as_pages_ += as_pages;
+	keptInPlace_ += in_place;
+	movedAsPages_ += as_pages;
 }
 
 void PhaseTimes::prepared(std::int64_t bytes)
@@ -56,7 +56,7 @@ void PhaseTimes::prepared(std::int64_t bytes)
 
 void PhaseTimes::taken(std::int64_t bytes, std::int64_t delivered)
 {
-	taken_as_pages_ += bytes;
+	takenAsPages_ += bytes;
 	delivered_ += delivered;
 }
 
@@ -75,10 +75,10 @@ void PhaseTimes::report(const char *operation, std::int64_t iteration, std::size
 		total += seconds;
 	if (verbose) {
 		char background[160] = "";
-		if (overlapped_probes_ > 0)
+		if (overlappedProbes_ > 0)
 			std::snprintf(background, sizeof background,
 				      " (processes started in the background: %.6f s over %lld probes of %.6f s before)",
-				      overlapped_seconds_, static_cast<long long>(overlapped_probes_), overlapped_interval_);
+				      overlappedSeconds_, static_cast<long long>(overlappedProbes_), overlappedInterval_);
 		std::fprintf(stderr,
 			     "malleo-pcm: %s at iteration %lld took %.6f s: agreement %.6f, spawn %.6f, activation %.6f, "
 			     "redistribution %.6f, rebuild %.6f%s\n",
@@ -101,9 +101,9 @@ void PhaseTimes::report(const char *operation, std::int64_t iteration, std::size
 		     "\"probe_interval_before\": %.9f, \"kept_in_place\": %lld, \"moved_as_pages\": %lld, "
 		     "\"joiners_prepared\": %lld, \"taken_as_pages\": %lld, \"delivered\": %lld}\n",
 		     operation, static_cast<long long>(iteration), before, after, total, seconds_[0], seconds_[1],
-		     seconds_[2], seconds_[3], seconds_[4], overlapped_seconds_, static_cast<long long>(overlapped_probes_),
-		     overlapped_interval_, static_cast<long long>(kept_in_place_), static_cast<long long>(moved_as_pages_),
-		     static_cast<long long>(prepared_), static_cast<long long>(taken_as_pages_),
+		     seconds_[2], seconds_[3], seconds_[4], overlappedSeconds_, static_cast<long long>(overlappedProbes_),
+		     overlappedInterval_, static_cast<long long>(keptInPlace_), static_cast<long long>(movedAsPages_),
+		     static_cast<long long>(prepared_), static_cast<long long>(takenAsPages_),
 		     static_cast<long long>(delivered_));
 	std::fclose(file);
 }

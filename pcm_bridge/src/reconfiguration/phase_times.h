@@ -16,7 +16,7 @@
 
 namespace malleo::pcm {
 
-enum class Phase { agreement, spawn, activation, redistribution, rebuild };
+enum class Phase { Agreement, Spawn, Activation, Redistribution, Rebuild };
 
 class PhaseTimes
 {
@@ -46,16 +46,16 @@ public:
 private:
 	double last_ = 0.0;
 	std::array<double, 5> seconds_{};
-	double overlapped_seconds_ = 0.0;
-	std::int64_t overlapped_probes_ = 0;
-	double overlapped_interval_ = 0.0;
-	std::int64_t kept_in_place_ = 0;
-	std::int64_t moved_as_pages_ = 0;
+	double overlappedSeconds_ = 0.0;
+	std::int64_t overlappedProbes_ = 0;
+	double overlappedInterval_ = 0.0;
+	std::int64_t keptInPlace_ = 0;
+	std::int64_t movedAsPages_ = 0;
 	std::int64_t prepared_ = 0;
-	std::int64_t taken_as_pages_ = 0;
+	std::int64_t takenAsPages_ = 0;
 	std::int64_t delivered_ = 0;
-	std::array<double, 9> probe_starts_{};  // a ring of the last probes' start times
-	std::size_t probes_seen_ = 0;
+	std::array<double, 9> probeStarts_{};  // a ring of the last probes' start times
+	std::size_t probesSeen_ = 0;
 };
 
 PhaseTimes &phaseTimes();

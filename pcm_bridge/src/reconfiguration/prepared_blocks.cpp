@@ -31,17 +31,17 @@ void PreparedBlocks::prepare(MPI_Comm control)
 	for (std::size_t b = 0; b < specs.size(); ++b) {
 		BufferMove block;
 		block.spec = specs[b];
-		block.new_count = counts[b];
+		block.newCount = counts[b];
 		const std::int64_t bytes = block.elementBytes();
 		// A shared block is placed by its first element's global index, which only the operation knows, and
 		// takes most of its pages from the processes on its host instead of faulting them in.
-		if (block.new_count > 0 && !sharesPages())
-			block.new_data = allocateElements(block.new_count, block.spec.halo, bytes, false);
-		if (!block.new_data)
+		if (block.newCount > 0 && !sharesPages())
+			block.newData = allocateElements(block.newCount, block.spec.halo, bytes, false);
+		if (!block.newData)
 			continue;
 		block.allocated = true;
 		// Faulted in now, while the application computes, instead of inside the operation's copies.
-		populatePages(block.new_data, static_cast<std::size_t>((block.new_count + 2 * block.spec.halo) * bytes));
+		populatePages(block.newData, static_cast<std::size_t>((block.newCount + 2 * block.spec.halo) * bytes));
 		blocks_.push_back(block);
 	}
 	const std::int64_t ready = 1;
@@ -51,9 +51,9 @@ void PreparedBlocks::prepare(MPI_Comm control)
 void *PreparedBlocks::take(const BufferMove &move)
 {
 	for (auto block = blocks_.begin(); block != blocks_.end(); ++block)
-		if (block->spec.name == move.spec.name && block->new_count == move.new_count &&
+		if (block->spec.name == move.spec.name && block->newCount == move.newCount &&
 		    block->spec.halo == move.spec.halo && block->elementBytes() == move.elementBytes()) {
-			void *data = block->new_data;
+			void *data = block->newData;
 			blocks_.erase(block);
 			return data;
 		}
@@ -63,7 +63,7 @@ void *PreparedBlocks::take(const BufferMove &move)
 void PreparedBlocks::drop()
 {
 	for (auto &block : blocks_)
-		releaseElements(block.new_data);
+		releaseElements(block.newData);
 	blocks_.clear();
 }
 

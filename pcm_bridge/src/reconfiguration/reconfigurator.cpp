@@ -47,6 +47,14 @@ int Reconfigurator::start(int *argc, char ***argv)
 {
 	if (running())
 		return MPI_SUCCESS;
+	// A process that is not active returns only once activated; at the end of the run it finalizes and exits.
+	const auto parkUntilActivated = [this] {
+		if (park() == ParkEnd::Exit) {
+			MPI_Finalize();
+			std::exit(0);
+		}
+		return MPI_SUCCESS;
+	};
 	settings_ = readSettings();
 	int initialized = 0;
 	MPI_Initialized(&initialized);
@@ -73,11 +81,7 @@ int Reconfigurator::start(int *argc, char ***argv)
 	MPI_Comm_get_parent(&parent);
 	if (parent != MPI_COMM_NULL) {
 		joinParents(parent);
-		if (park() == ParkEnd::exit) {
-			MPI_Finalize();
-			std::exit(0);
-		}
-		return MPI_SUCCESS;
+		return parkUntilActivated();
 	}
 	MPI_Comm_rank(MPI_COMM_WORLD, &worldRank_);
 	MPI_Comm_size(MPI_COMM_WORLD, &worldSize_);
@@ -102,11 +106,11 @@ int Reconfigurator::start(int *argc, char ***argv)
 	membership_.node = std::move(places.nodes);
 	threads_ = std::move(places.threads);
 	shareApplication();
-	membership_.state.assign(static_cast<std::size_t>(worldSize_), ProcessState::spare);
+	membership_.state.assign(static_cast<std::size_t>(worldSize_), ProcessState::Spare);
 	membership_.active.clear();
 	for (int w = 0; w < worldSize_; ++w) {
 		if (w < active) {
-			membership_.state[static_cast<std::size_t>(w)] = ProcessState::active;
+			membership_.state[static_cast<std::size_t>(w)] = ProcessState::Active;
 			membership_.active.push_back(w);
 		}
 	}
@@ -117,11 +121,7 @@ int Reconfigurator::start(int *argc, char ***argv)
 		return MPI_SUCCESS;
 	}
 
-	if (park() == ParkEnd::exit) {
-		MPI_Finalize();
-		std::exit(0);
-	}
-	return MPI_SUCCESS;
+	return parkUntilActivated();
 }
 
 void Reconfigurator::configure(bool report)
@@ -134,7 +134,7 @@ void Reconfigurator::configure(bool report)
 	int threads = MPI_THREAD_SINGLE;
 	MPI_Query_thread(&threads);
 	spawnInBackground_ = settings_.backgroundSpawn && threads == MPI_THREAD_MULTIPLE;
-	if (report && settings_.mode == Mode::spawn && settings_.backgroundSpawnAsked && !spawnInBackground_)
+	if (report && settings_.mode == Mode::Spawn && settings_.backgroundSpawnAsked && !spawnInBackground_)
 		std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_SPAWN=background needs Open MPI initialized with "
 				     "MPI_THREAD_MULTIPLE; new processes start while the application waits\n");
 	configureWorldPublisher(report);
@@ -248,7 +248,7 @@ void Reconfigurator::joinParents(MPI_Comm parent)
 	MPI_Comm_size(control_, &worldSize_);
 	configure(false);
 	bindToNode(settings_.nodes, worldRank_);
-	membership_.state.assign(static_cast<std::size_t>(worldSize_), ProcessState::spare);
+	membership_.state.assign(static_cast<std::size_t>(worldSize_), ProcessState::Spare);
 	Places places = gatherPlaces(control_, self_);
 	membership_.node = std::move(places.nodes);
 	threads_ = std::move(places.threads);

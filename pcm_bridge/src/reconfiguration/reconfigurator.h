@@ -30,8 +30,8 @@
 
 namespace malleo::pcm {
 
-enum class Outcome { none, agreed, failed };
-enum class StartStatus { started, migrated, splitted };
+enum class Outcome { None, Agreed, Failed };
+enum class StartStatus { Started, Migrated, Splitted };
 
 class Reconfigurator
 {
@@ -92,7 +92,7 @@ public:
 	Store &joinedStore() { return joinedStore_; }
 
 private:
-	enum class ParkEnd { joined, exit };
+	enum class ParkEnd { Joined, Exit };
 
 	// reconfigurator.cpp
 	// Applies the settings read at start() (only world rank 0 `report`s what is wrong with them).
@@ -139,7 +139,7 @@ private:
 	// At a probe while a background spawn is under way, collective over the active processes: still starting
 	// (nothing happens; a forced command falling due is refused), failed (reported), or the processes are merged
 	// in and the coordinator's command is to be planned now (`resumed`).
-	enum class SpawnState { starting, failed, ready };
+	enum class SpawnState { Starting, Failed, Ready };
 	SpawnState backgroundSpawnAtProbe(std::int64_t iteration, Command &resumed);
 	struct BackgroundSpawn;
 	// Joins the helper thread and merges its processes in (or says why not), on every active process.
@@ -186,7 +186,7 @@ private:
 	std::string program_;                 // this program, for MPI_Comm_spawn
 	std::vector<std::string> arguments_;  // its arguments
 	CommandSource commands_;
-	StartStatus startStatus_ = StartStatus::started;
+	StartStatus startStatus_ = StartStatus::Started;
 	std::string error_;
 	std::vector<std::pair<BufferSpec, std::int64_t>> expected_;  // expectBuffer(): spec, global count
 	PreparedBlocks prepared_;  // a spawned process's blocks, until an operation

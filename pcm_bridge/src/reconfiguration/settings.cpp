@@ -85,20 +85,20 @@ Settings readSettings()
 		settings.poolActive = positive<long>("MALLEO_POOL_ACTIVE", 0, unsaid);
 		if (!unsaid.empty())
 			settings.poolActiveText = pool;
-		settings.mode = Mode::pool;
+		settings.mode = Mode::Pool;
 	}
 	settings.agreeTimeout = positive<double>("MALLEO_AGREE_TIMEOUT", 10.0, problems);
 	if (const char *faults = environment("MALLEO_FAULT")) {
 		if (auto error = parseFaults(faults, settings.faults); !error.empty())
 			problems.push_back(error + "; no injected faults");
 	}
-	const int mode = settings.mode == Mode::pool ? 0 : 1;
-	settings.mode = choice("MALLEO_PCM_MODE", "pool", "spawn", mode, problems).value_or(mode) == 0 ? Mode::pool
-												      : Mode::spawn;
+	const int mode = settings.mode == Mode::Pool ? 0 : 1;
+	settings.mode = choice("MALLEO_PCM_MODE", "pool", "spawn", mode, problems).value_or(mode) == 0 ? Mode::Pool
+												      : Mode::Spawn;
 	const std::optional<int> spawn = choice("MALLEO_PCM_SPAWN", "background", "wait", 0, problems);
 	settings.backgroundSpawnAsked = spawn == 0;
 #ifdef OPEN_MPI
-	settings.backgroundSpawn = settings.mode == Mode::spawn && spawn != 1;
+	settings.backgroundSpawn = settings.mode == Mode::Spawn && spawn != 1;
 #endif
 	if (auto error = parseNodeMap(text("MALLEO_NODES"), text("MALLEO_NODE_AGENTS"), text("MALLEO_CLUSTER_DIR"),
 				      settings.nodes);

@@ -15,7 +15,7 @@ namespace malleo::pcm {
 
 // Where new processes come from (MALLEO_PCM_MODE): spare processes of an over-allocated launch, or
 // MPI_Comm_spawn when a split or migration needs more than the spare ones.
-enum class Mode { pool, spawn };
+enum class Mode { Pool, Spawn };
 
 struct Settings {
 	// MALLEO_POOL_ACTIVE: how many processes of a launch compute from the start; 0: all (not set, or not a
@@ -23,7 +23,7 @@ struct Settings {
 	long poolActive = 0;
 	std::string poolActiveText;
 	// MALLEO_PCM_MODE, else pool where MALLEO_POOL_ACTIVE is set.
-	Mode mode = Mode::spawn;
+	Mode mode = Mode::Spawn;
 	// Spawn mode under Open MPI with MALLEO_PCM_SPAWN not `wait`: MPI must be initialized with MPI_THREAD_MULTIPLE
 	// so that new processes start on a helper thread while the application computes.
 	bool backgroundSpawn = false;

@@ -17,11 +17,11 @@ namespace malleo::pcm {
 
 int Reconfigurator::spawnsNeeded(const Command &command, std::string &node, std::string &refusal) const
 {
-	if (settings_.mode != Mode::spawn || (command.op != Operation::split && command.op != Operation::migrate))
+	if (settings_.mode != Mode::Spawn || (command.op != Operation::split && command.op != Operation::migrate))
 		return 0;
 	int available = 0;
 	for (std::size_t w = 0; w < membership_.state.size(); ++w)
-		if (membership_.state[w] == ProcessState::spare &&
+		if (membership_.state[w] == ProcessState::Spare &&
 		    (command.node.empty() || membership_.node[w] == command.node))
 			++available;
 	if (available >= command.count)
@@ -64,10 +64,10 @@ void Reconfigurator::wakeParkedForSpawn(int root, int count, const std::string &
 bool Reconfigurator::spawnFromProbe(int root, int count, const std::string &node, const Command &command, std::string &why)
 {
 	// The probe's broadcast so far is agreement; the spawn, waking the parked processes included, is timed apart.
-	phaseTimes().mark(Phase::agreement);
+	phaseTimes().mark(Phase::Agreement);
 	wakeParkedForSpawn(root, count, node);
 	const bool spawned = spawnCollective(root, count, node, command, why);
-	phaseTimes().mark(Phase::spawn);
+	phaseTimes().mark(Phase::Spawn);
 	return spawned;
 }
 
@@ -104,13 +104,13 @@ Reconfigurator::SpawnState Reconfigurator::backgroundSpawnAtProbe(std::int64_t i
 	}
 	MPI_Bcast(message, 2, MPI_INT64_T, 0, active_);
 	if (!message[0] && !message[1])
-		return SpawnState::starting;
+		return SpawnState::Starting;
 	if (!message[0]) {
 		// One operation at a time, as the agent's lock has it: the forced command is refused, not queued.
 		failUnplanned(static_cast<Operation>(message[1]), iteration,
 			      "busy: the " + std::string(operationName(background_->command.op)) + " of iteration " +
 				      std::to_string(background_->iteration) + " is still starting its processes");
-		return SpawnState::failed;
+		return SpawnState::Failed;
 	}
 	const auto spawn = std::move(background_);
 	// The agent's command was taken at the probe that started the spawn; its outcome comes from this one.
@@ -120,14 +120,14 @@ Reconfigurator::SpawnState Reconfigurator::backgroundSpawnAtProbe(std::int64_t i
 	const double overlapped = MPI_Wtime() - spawn->started;
 	std::string why;
 	const bool ok = completeBackgroundSpawn(*spawn, why);
-	phaseTimes().mark(Phase::agreement);
+	phaseTimes().mark(Phase::Agreement);
 	phaseTimes().overlapped(overlapped, iteration - spawn->iteration, spawn->probeInterval);
 	if (ok)
-		return SpawnState::ready;
+		return SpawnState::Ready;
 	failUnplanned(resumed.op, iteration,
 		      "spawning " + std::to_string(spawn->count) + " processes on node '" + spawn->node +
 			      "' failed: " + why);
-	return SpawnState::failed;
+	return SpawnState::Failed;
 }
 
 bool Reconfigurator::completeBackgroundSpawn(BackgroundSpawn &spawn, std::string &why)
@@ -163,7 +163,7 @@ SpawnPreparation Reconfigurator::preparation(const Command &command, int count, 
 	if (expected_.empty())
 		return out;
 	Membership future = membership_;
-	future.state.resize(static_cast<std::size_t>(worldSize_ + count), ProcessState::spare);
+	future.state.resize(static_cast<std::size_t>(worldSize_ + count), ProcessState::Spare);
 	future.node.resize(static_cast<std::size_t>(worldSize_ + count), node);
 	Plan plan;
 	if (!makePlan(command, future, plan).empty())
@@ -197,7 +197,7 @@ std::vector<std::string> Reconfigurator::spawnArguments(const std::string &node)
 	words.push_back("MALLEO_NODE=" + node);
 	if (found != settings_.nodes.nodes.end() && !found->second.agent.empty())
 		words.push_back("MALLEO_AGENT=" + found->second.agent);
-	// Where the application's commands are: the new process may coordinate one day (session.cpp,
+	// Where the application's commands are: the new process may coordinate one day (reconfigurator.cpp,
 	// shareApplication).
 	if (const RootAgent &root = commands_.application(); !root.app.empty() && !root.local.empty()) {
 		words.push_back("MALLEO_PCM_APP=" + root.app);
@@ -221,7 +221,7 @@ bool Reconfigurator::installSpawn(SpawnOutcome outcome, std::string &why)
 	spansJobs_ = true;
 	worldSize_ = static_cast<int>(outcome.places.nodes.size());
 	membership_.node = std::move(outcome.places.nodes);
-	membership_.state.resize(static_cast<std::size_t>(worldSize_), ProcessState::spare);
+	membership_.state.resize(static_cast<std::size_t>(worldSize_), ProcessState::Spare);
 	threads_ = std::move(outcome.places.threads);
 	return true;
 }
