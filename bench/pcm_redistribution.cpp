@@ -20,7 +20,7 @@
 //   --scenarios       old:new rank counts; the world must hold the larger of the two
 //   --repeats         timed runs per scenario and size (the 300 MiB case runs max(3, repeats / 2))
 //   --column-doubles  doubles per element (a heat2d column); the element is one contiguous MPI type
-//   --method          shared: the bridge's default, shared blocks (pcm_bridge/src/redistribution/shared_pages.h):
+//   --method          shared: the bridge's default, shared blocks (pcm_bridge/src/memory/shared_pages.h):
 //                     the old blocks and each run's fresh new blocks are shared blocks placed by the global index of
 //                     their first element, each run takes pages over (takePages) before the executor copies the
 //                     rest, and what was taken is handed back after each run, outside the timing; --new-buffer does
@@ -42,10 +42,10 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
-#include "executor.h"
-#include "page_adoption.h"
-#include "page_move.h"
-#include "plan.h"
+#include "executor/executor.h"
+#include "executor/page_adoption.h"
+#include "memory/page_move.h"
+#include "plan/plan.h"
 
 using namespace malleo::pcm;
 
@@ -75,8 +75,8 @@ void parkedBarrier(MPI_Comm comm)
 Layout evenLayout(const std::vector<int>& ranks, std::int64_t elements)
 {
 	Layout layout;
-	layout.distribution = Distribution::block1d;
-	layout.global_count = elements;
+	layout.distribution = Distribution::Block1d;
+	layout.globalCount = elements;
 	layout.ranks = ranks;
 	const auto parts = static_cast<std::int64_t>(ranks.size());
 	for (std::int64_t p = 0; p < parts; ++p)
@@ -104,11 +104,11 @@ std::vector<int> newSlots(int old_ranks, int new_ranks)
 	const int world = std::max(old_ranks, new_ranks);
 	Membership membership;
 	membership.reusable = true;
-	membership.state.assign(static_cast<std::size_t>(world), ProcessState::spare);
+	membership.state.assign(static_cast<std::size_t>(world), ProcessState::Spare);
 	membership.node.assign(static_cast<std::size_t>(world), "");
 	for (int r = 0; r < old_ranks; ++r) {
 		membership.active.push_back(r);
-		membership.state[static_cast<std::size_t>(r)] = ProcessState::active;
+		membership.state[static_cast<std::size_t>(r)] = ProcessState::Active;
 	}
 	Command command;
 	command.op = new_ranks > old_ranks ? Operation::split : Operation::merge;
@@ -175,7 +175,7 @@ public:
 			return;
 		std::free(data_);
 		data_ = static_cast<char*>(
-		    allocateBlock(static_cast<std::int64_t>(bytes_), 0, 1, false, Placement::page));
+		    allocateBlock(static_cast<std::int64_t>(bytes_), 0, 1, false, Placement::Page));
 		if (!data_)
 			outOfMemory(bytes_);
 	}
@@ -270,34 +270,34 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 				shared_new = std::make_unique<Buffer>(bytes(to), 0, lead(to));
 				taken = std::make_unique<TakenPages>();
 				Schedule rest;
-				result.mpi_error = takePages(comm, rank, plan, old_buffer.data(),
+				result.mpiError = takePages(comm, rank, plan, old_buffer.data(),
 							     static_cast<std::int64_t>(old_buffer.size() / size),
 							     shared_new->data(),
 							     static_cast<std::int64_t>(shared_new->size() / size), size, *taken,
 							     rest);
 				ExecuteOptions execute_options;
-				execute_options.defer_local = true;
+				execute_options.deferLocal = true;
 				const ExecuteResult copied =
 				    execute(comm, rest, old_buffer.data(), shared_new->data(), element, execute_options);
-				result.bytes_sent = copied.bytes_sent;
-				if (result.mpi_error == MPI_SUCCESS)
-					result.mpi_error = copied.mpi_error;
-				if (result.mpi_error == MPI_SUCCESS)
+				result.bytesSent = copied.bytesSent;
+				if (result.mpiError == MPI_SUCCESS)
+					result.mpiError = copied.mpiError;
+				if (result.mpiError == MPI_SUCCESS)
 					finishLocal(rest, rank, old_buffer.data(), shared_new->data(), size);
 			} else {
 				ExecuteOptions execute_options;
-				execute_options.defer_local = true;
+				execute_options.deferLocal = true;
 				result = execute(comm, plan, old_buffer.data(), target.data(), element, execute_options);
 				// Every rank knows the transfers succeeded once the allreduce below says so; the session
 				// finishes the local part after its own agreement, this one at once (same work).
-				if (result.mpi_error == MPI_SUCCESS)
+				if (result.mpiError == MPI_SUCCESS)
 					finishLocal(plan, rank, old_buffer.data(), target.data(), size);
 			}
 			double elapsed = MPI_Wtime() - start, slowest = 0;
 			MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
-			double sent = static_cast<double>(result.bytes_sent), all_sent = 0;
+			double sent = static_cast<double>(result.bytesSent), all_sent = 0;
 			MPI_Allreduce(&sent, &all_sent, 1, MPI_DOUBLE, MPI_SUM, comm);
-			int error = result.mpi_error, any_error = 0;
+			int error = result.mpiError, any_error = 0;
 			MPI_Allreduce(&error, &any_error, 1, MPI_INT, MPI_MAX, comm);
 			if (any_error != MPI_SUCCESS) {
 				if (rank == 0)
@@ -330,7 +330,7 @@ Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatyp
 		// Allocated as the session allocates a new buffer (on a page: fresh pages from the kernel each time) and
 		// faulted in with one madvise first, as the executor does.
 		auto* fresh = static_cast<char*>(
-		    allocateBlock(static_cast<std::int64_t>(array_bytes), 0, 1, false, Placement::page));
+		    allocateBlock(static_cast<std::int64_t>(array_bytes), 0, 1, false, Placement::Page));
 		if (!fresh)
 			outOfMemory(array_bytes);
 		populatePages(fresh, array_bytes);

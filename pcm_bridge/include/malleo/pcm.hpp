@@ -65,15 +65,15 @@ public:
 	std::int64_t count() const { return count_; }
 	std::int64_t offset() const { return offset_; }  // global index of the first local element
 	std::int64_t global() const { return global_; }
-	std::int64_t elementBytes() const { return element_length_ * item_bytes_; }
+	std::int64_t elementBytes() const { return elementLength_ * itemBytes_; }
 
 private:
 	friend class Session;
 	std::string name_;
 	Distribution distribution_ = Distribution::block1d;
 	MPI_Datatype type_ = MPI_BYTE;
-	std::int64_t item_bytes_ = 1;
-	std::int64_t element_length_ = 1;
+	std::int64_t itemBytes_ = 1;
+	std::int64_t elementLength_ = 1;
 	std::int64_t halo_ = 0;
 	std::int64_t count_ = 0;
 	std::int64_t capacity_ = 0;  // elements storage_ has room for (halos excluded)

@@ -8,7 +8,7 @@
 // most once, straight to its final place. All transfers are in step 0.
 #include <algorithm>
 
-#include "distribution_schedules.h"
+#include "redistribution/distribution_schedules.h"
 
 namespace malleo::pcm::detail {
 

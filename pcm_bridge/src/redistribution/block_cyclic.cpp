@@ -17,7 +17,7 @@
 // gives the fewest steps possible: the largest number of partners of any one rank.
 #include <algorithm>
 
-#include "distribution_schedules.h"
+#include "redistribution/distribution_schedules.h"
 
 namespace malleo::pcm::detail {
 
@@ -77,10 +77,10 @@ Schedule blockCyclic1dSchedule(const Layout& from, const Layout& to)
 	TransferTable table(from, to);
 	int old_parts = static_cast<int>(from.ranks.size());
 	int new_parts = static_cast<int>(to.ranks.size());
-	for (std::int64_t g = 0; g < from.global_count;) {
+	for (std::int64_t g = 0; g < from.globalCount;) {
 		Place o = place(g, from.block, old_parts);
 		Place n = place(g, to.block, new_parts);
-		std::int64_t length = std::min({o.run, n.run, from.global_count - g});
+		std::int64_t length = std::min({o.run, n.run, from.globalCount - g});
 		table.add(o.part, o.offset, n.part, n.offset, length);
 		g += length;
 	}
@@ -94,18 +94,18 @@ Schedule blockCyclic2dSchedule(const Layout& from, const Layout& to)
 	std::vector<std::int64_t> old_local_cols(static_cast<std::size_t>(from.pcol));
 	for (int c = 0; c < from.pcol; ++c)
 		old_local_cols[static_cast<std::size_t>(c)] =
-		    blockCyclicExtent(from.cols, from.block_cols, from.pcol, c);
+		    blockCyclicExtent(from.cols, from.blockCols, from.pcol, c);
 	std::vector<std::int64_t> new_local_cols(static_cast<std::size_t>(to.pcol));
 	for (int c = 0; c < to.pcol; ++c)
-		new_local_cols[static_cast<std::size_t>(c)] = blockCyclicExtent(to.cols, to.block_cols, to.pcol, c);
+		new_local_cols[static_cast<std::size_t>(c)] = blockCyclicExtent(to.cols, to.blockCols, to.pcol, c);
 
-	std::vector<Run> column_runs = runs(from.cols, from.block_cols, from.pcol, to.block_cols, to.pcol);
+	std::vector<Run> column_runs = runs(from.cols, from.blockCols, from.pcol, to.blockCols, to.pcol);
 	TransferTable table(from, to);
 	// Row by row, so each transfer's pieces arrive in local row-major order on both sides and merge wherever
 	// whole local rows move together.
 	for (std::int64_t row = 0; row < from.rows; ++row) {
-		Place o = place(row, from.block_rows, from.prow);
-		Place n = place(row, to.block_rows, to.prow);
+		Place o = place(row, from.blockRows, from.prow);
+		Place n = place(row, to.blockRows, to.prow);
 		for (const Run& run : column_runs) {
 			std::size_t oc = static_cast<std::size_t>(run.old_place.part);
 			std::size_t nc = static_cast<std::size_t>(run.new_place.part);

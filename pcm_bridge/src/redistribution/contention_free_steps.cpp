@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <map>
 
-#include "distribution_schedules.h"
+#include "redistribution/distribution_schedules.h"
 
 namespace malleo::pcm::detail {
 
@@ -17,8 +17,8 @@ class EdgeColouring
 {
 public:
 	EdgeColouring(std::size_t senders, std::size_t receivers, int colours)
-	    : colours_(colours), at_sender_(senders * static_cast<std::size_t>(colours), -1),
-	      at_receiver_(receivers * static_cast<std::size_t>(colours), -1)
+	    : colours_(colours), atSender_(senders * static_cast<std::size_t>(colours), -1),
+	      atReceiver_(receivers * static_cast<std::size_t>(colours), -1)
 	{
 	}
 
@@ -26,9 +26,9 @@ public:
 	void colour(int edge, std::size_t u, std::size_t v, std::vector<int>& colour_of,
 		    const std::vector<std::size_t>& sender_of, const std::vector<std::size_t>& receiver_of)
 	{
-		int a = freeColour(at_sender_, u);
-		int b = freeColour(at_receiver_, v);
-		if (slot(at_receiver_, v, a) != -1) {
+		int a = freeColour(atSender_, u);
+		int b = freeColour(atReceiver_, v);
+		if (slot(atReceiver_, v, a) != -1) {
 			// Walk the path v -a- w -b- x -a- ... and swap a and b along it.
 			std::vector<int> path;
 			std::size_t vertex = v;
@@ -36,7 +36,7 @@ public:
 			int want = a;
 			for (;;) {
 				int next =
-				    on_receiver ? slot(at_receiver_, vertex, want) : slot(at_sender_, vertex, want);
+				    on_receiver ? slot(atReceiver_, vertex, want) : slot(atSender_, vertex, want);
 				if (next == -1)
 					break;
 				path.push_back(next);
@@ -46,21 +46,21 @@ public:
 				want = want == a ? b : a;
 			}
 			for (int e : path) {
-				slot(at_sender_, sender_of[static_cast<std::size_t>(e)],
+				slot(atSender_, sender_of[static_cast<std::size_t>(e)],
 				     colour_of[static_cast<std::size_t>(e)]) = -1;
-				slot(at_receiver_, receiver_of[static_cast<std::size_t>(e)],
+				slot(atReceiver_, receiver_of[static_cast<std::size_t>(e)],
 				     colour_of[static_cast<std::size_t>(e)]) = -1;
 			}
 			for (int e : path) {
 				int& c = colour_of[static_cast<std::size_t>(e)];
 				c = c == a ? b : a;
-				slot(at_sender_, sender_of[static_cast<std::size_t>(e)], c) = e;
-				slot(at_receiver_, receiver_of[static_cast<std::size_t>(e)], c) = e;
+				slot(atSender_, sender_of[static_cast<std::size_t>(e)], c) = e;
+				slot(atReceiver_, receiver_of[static_cast<std::size_t>(e)], c) = e;
 			}
 		}
 		colour_of[static_cast<std::size_t>(edge)] = a;
-		slot(at_sender_, u, a) = edge;
-		slot(at_receiver_, v, a) = edge;
+		slot(atSender_, u, a) = edge;
+		slot(atReceiver_, v, a) = edge;
 	}
 
 private:
@@ -78,8 +78,8 @@ private:
 	}
 
 	int colours_;
-	std::vector<int> at_sender_;  // sender * colours + colour -> edge, -1 when free
-	std::vector<int> at_receiver_;
+	std::vector<int> atSender_;  // sender * colours + colour -> edge, -1 when free
+	std::vector<int> atReceiver_;
 };
 
 }  // namespace

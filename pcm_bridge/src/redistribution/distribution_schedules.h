@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "schedule.h"
+#include "redistribution/schedule.h"
 
 namespace malleo::pcm::detail {
 

@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <map>
 
-#include "distribution_schedules.h"
+#include "redistribution/distribution_schedules.h"
 
 namespace malleo::pcm::detail {
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Layout checks, local sizes and the dispatch to the schedule of each distribution.
-#include "schedule.h"
+#include "redistribution/schedule.h"
 
 #include <limits>
 #include <numeric>
 #include <set>
 #include <stdexcept>
 
-#include "distribution_schedules.h"
+#include "redistribution/distribution_schedules.h"
 
 namespace malleo::pcm {
 
@@ -16,13 +16,13 @@ namespace {
 const char* distributionName(Distribution distribution)
 {
 	switch (distribution) {
-	case Distribution::independent:
+	case Distribution::Independent:
 		return "independent";
-	case Distribution::block1d:
+	case Distribution::Block1d:
 		return "block1d";
-	case Distribution::block_cyclic1d:
+	case Distribution::BlockCyclic1d:
 		return "block_cyclic1d";
-	case Distribution::block_cyclic2d:
+	case Distribution::BlockCyclic2d:
 		return "block_cyclic2d";
 	}
 	return "unknown";
@@ -42,9 +42,9 @@ std::string validateCounts(const Layout& layout)
 			return "counts overflow a 64-bit total";
 		sum += count;
 	}
-	if (sum != layout.global_count)
+	if (sum != layout.globalCount)
 		return "counts sum to " + std::to_string(sum) + ", not global_count " +
-		       std::to_string(layout.global_count);
+		       std::to_string(layout.globalCount);
 	return {};
 }
 
@@ -52,7 +52,7 @@ std::string validateBlockCyclic2d(const Layout& layout)
 {
 	if (layout.rows < 0 || layout.cols < 0)
 		return "rows and cols must not be negative";
-	if (layout.block_rows < 1 || layout.block_cols < 1)
+	if (layout.blockRows < 1 || layout.blockCols < 1)
 		return "block_rows and block_cols must be at least 1";
 	if (layout.prow < 1 || layout.pcol < 1)
 		return "prow and pcol must be at least 1";
@@ -62,8 +62,8 @@ std::string validateBlockCyclic2d(const Layout& layout)
 		       std::to_string(layout.ranks.size());
 	if (layout.cols > 0 && layout.rows > std::numeric_limits<std::int64_t>::max() / layout.cols)
 		return "rows x cols overflows a 64-bit count";
-	if (layout.global_count != 0 && layout.global_count != layout.rows * layout.cols)
-		return "global_count " + std::to_string(layout.global_count) + " is neither 0 nor rows x cols (" +
+	if (layout.globalCount != 0 && layout.globalCount != layout.rows * layout.cols)
+		return "global_count " + std::to_string(layout.globalCount) + " is neither 0 nor rows x cols (" +
 		       std::to_string(layout.rows * layout.cols) + ")";
 	return {};
 }
@@ -71,16 +71,16 @@ std::string validateBlockCyclic2d(const Layout& layout)
 std::string validateKind(const Layout& layout)
 {
 	switch (layout.distribution) {
-	case Distribution::independent:
-	case Distribution::block1d:
+	case Distribution::Independent:
+	case Distribution::Block1d:
 		return validateCounts(layout);
-	case Distribution::block_cyclic1d:
-		if (layout.global_count < 0)
+	case Distribution::BlockCyclic1d:
+		if (layout.globalCount < 0)
 			return "global_count is negative";
 		if (layout.block < 1)
 			return "block must be at least 1";
 		return {};
-	case Distribution::block_cyclic2d:
+	case Distribution::BlockCyclic2d:
 		return validateBlockCyclic2d(layout);
 	}
 	return "unknown distribution kind";
@@ -88,9 +88,9 @@ std::string validateKind(const Layout& layout)
 
 std::int64_t globalSize(const Layout& layout)
 {
-	if (layout.distribution == Distribution::block_cyclic2d)
+	if (layout.distribution == Distribution::BlockCyclic2d)
 		return layout.rows * layout.cols;
-	return layout.global_count;
+	return layout.globalCount;
 }
 
 }  // namespace
@@ -122,15 +122,15 @@ std::int64_t localCount(const Layout& layout, int slot)
 		throw std::out_of_range("localCount: slot " + std::to_string(slot) + " outside a layout of " +
 					std::to_string(layout.ranks.size()) + " slots");
 	switch (layout.distribution) {
-	case Distribution::independent:
-	case Distribution::block1d:
+	case Distribution::Independent:
+	case Distribution::Block1d:
 		return layout.counts.at(static_cast<std::size_t>(slot));
-	case Distribution::block_cyclic1d:
-		return detail::blockCyclicExtent(layout.global_count, layout.block,
+	case Distribution::BlockCyclic1d:
+		return detail::blockCyclicExtent(layout.globalCount, layout.block,
 						 static_cast<int>(layout.ranks.size()), slot);
-	case Distribution::block_cyclic2d:
-		return detail::blockCyclicExtent(layout.rows, layout.block_rows, layout.prow, slot / layout.pcol) *
-		       detail::blockCyclicExtent(layout.cols, layout.block_cols, layout.pcol, slot % layout.pcol);
+	case Distribution::BlockCyclic2d:
+		return detail::blockCyclicExtent(layout.rows, layout.blockRows, layout.prow, slot / layout.pcol) *
+		       detail::blockCyclicExtent(layout.cols, layout.blockCols, layout.pcol, slot % layout.pcol);
 	}
 	return 0;
 }
@@ -145,7 +145,7 @@ Schedule schedule(const Layout& from, const Layout& to)
 		throw std::invalid_argument(std::string("old layout is ") + distributionName(from.distribution) +
 					    ", new is " + distributionName(to.distribution) +
 					    ": the kind cannot change");
-	if (from.distribution == Distribution::block_cyclic2d && (from.rows != to.rows || from.cols != to.cols))
+	if (from.distribution == Distribution::BlockCyclic2d && (from.rows != to.rows || from.cols != to.cols))
 		throw std::invalid_argument("old matrix is " + std::to_string(from.rows) + " x " +
 					    std::to_string(from.cols) + ", new is " + std::to_string(to.rows) + " x " +
 					    std::to_string(to.cols));
@@ -153,13 +153,13 @@ Schedule schedule(const Layout& from, const Layout& to)
 		throw std::invalid_argument("old layout holds " + std::to_string(globalSize(from)) +
 					    " elements, new holds " + std::to_string(globalSize(to)));
 	switch (from.distribution) {
-	case Distribution::independent:
+	case Distribution::Independent:
 		return detail::independentSchedule(from, to);
-	case Distribution::block1d:
+	case Distribution::Block1d:
 		return detail::block1dSchedule(from, to);
-	case Distribution::block_cyclic1d:
+	case Distribution::BlockCyclic1d:
 		return detail::blockCyclic1dSchedule(from, to);
-	case Distribution::block_cyclic2d:
+	case Distribution::BlockCyclic2d:
 		return detail::blockCyclic2dSchedule(from, to);
 	}
 	throw std::invalid_argument("unknown distribution kind");
@@ -174,6 +174,32 @@ bool keepsInPlace(const Schedule& schedule, int rank, std::int64_t held)
 				kept = kept && (transfer.from == rank ? source == destination : destination >= held);
 			});
 	return kept;
+}
+
+std::int64_t elementCount(const std::vector<Segment>& segments)
+{
+	std::int64_t total = 0;
+	for (const Segment& segment : segments)
+		total += segment.count;
+	return total;
+}
+
+std::vector<Segment> slice(const std::vector<Segment>& segments, std::int64_t skip, std::int64_t count)
+{
+	std::vector<Segment> result;
+	for (const Segment& segment : segments) {
+		if (count <= 0)
+			break;
+		if (skip >= segment.count) {
+			skip -= segment.count;
+			continue;
+		}
+		const std::int64_t take = std::min(segment.count - skip, count);
+		result.push_back({segment.offset + skip, take});
+		skip = 0;
+		count -= take;
+	}
+	return result;
 }
 
 }  // namespace malleo::pcm

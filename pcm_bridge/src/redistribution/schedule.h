@@ -12,10 +12,10 @@ namespace malleo::pcm {
 
 // How a registered buffer is spread over the processes (seed 000 Figs. 3-4, seed 003).
 enum class Distribution {
-	independent,     // any process may hold any items (astro): only the counts matter
-	block1d,         // contiguous blocks in rank order with adjacency (heat2d columns)
-	block_cyclic1d,  // blocks of `block` elements dealt round-robin over the processes
-	block_cyclic2d,  // a rows x cols matrix in block_rows x block_cols blocks over a prow x pcol process grid
+	Independent,    // any process may hold any items (astro): only the counts matter
+	Block1d,        // contiguous blocks in rank order with adjacency (heat2d columns)
+	BlockCyclic1d,  // blocks of `block` elements dealt round-robin over the processes
+	BlockCyclic2d,  // a rows x cols matrix in block_rows x block_cols blocks over a prow x pcol process grid
 };
 
 // Where the data lives. Positions are layout slots 0..P-1; `ranks[p]` is the rank, in the communicator that runs the
@@ -25,13 +25,13 @@ enum class Distribution {
 // after those of slots 0..p-1; block_cyclic1d holds its blocks in increasing block index; block_cyclic2d holds its
 // local matrix row-major (local row, then local column). `counts` is read only by independent and block1d.
 struct Layout {
-	Distribution distribution = Distribution::block1d;
+	Distribution distribution = Distribution::Block1d;
 	std::vector<int> ranks;
-	std::int64_t global_count = 0;      // elements in all (independent, block1d, block_cyclic1d)
-	std::vector<std::int64_t> counts;   // per slot (independent, block1d); sums to global_count
+	std::int64_t globalCount = 0;       // elements in all (independent, block1d, block_cyclic1d)
+	std::vector<std::int64_t> counts;   // per slot (independent, block1d); sums to globalCount
 	std::int64_t block = 1;             // block_cyclic1d
 	std::int64_t rows = 0, cols = 0;    // block_cyclic2d, in elements
-	std::int64_t block_rows = 1, block_cols = 1;
+	std::int64_t blockRows = 1, blockCols = 1;
 	int prow = 1, pcol = 1;             // process grid, slot = r * pcol + c
 };
 
@@ -96,6 +96,12 @@ void forEachChunk(const Transfer& transfer, Chunk chunk)
 // room the buffer has (a merge's survivor whose buffer kept its size after a split). By default it gets nothing
 // from others.
 bool keepsInPlace(const Schedule& schedule, int rank, std::int64_t held = INT64_MAX);
+
+// The elements a segment list holds.
+std::int64_t elementCount(const std::vector<Segment>& segments);
+
+// Elements [skip, skip + count) of a segment list, read in order.
+std::vector<Segment> slice(const std::vector<Segment>& segments, std::int64_t skip, std::int64_t count);
 
 // Local element count of the process in slot `slot` of a layout.
 std::int64_t localCount(const Layout& layout, int slot);

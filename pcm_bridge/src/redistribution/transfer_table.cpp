@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The per-slot-pair transfer table of the block-cyclic schedules.
-#include "distribution_schedules.h"
+#include "redistribution/distribution_schedules.h"
 
 namespace malleo::pcm::detail {
 

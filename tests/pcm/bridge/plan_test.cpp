@@ -4,9 +4,9 @@
 #include <doctest/doctest.h>
 
 #include "command.h"
-#include "faults.h"
-#include "nodes.h"
-#include "plan.h"
+#include "plan/faults.h"
+#include "plan/nodes.h"
+#include "plan/plan.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,7 +20,7 @@ Membership pool(int world, int active, std::vector<std::string> nodes = {})
 {
 	Membership m;
 	for (int w = 0; w < world; ++w) {
-		m.state.push_back(w < active ? ProcessState::active : ProcessState::spare);
+		m.state.push_back(w < active ? ProcessState::Active : ProcessState::Spare);
 		m.node.push_back(nodes.empty() ? "n0" : nodes[static_cast<std::size_t>(w)]);
 		if (w < active)
 			m.active.push_back(w);
@@ -61,7 +61,7 @@ TEST_CASE("injected faults")
 {
 	Faults faults;
 	REQUIRE(parseFaults("agree-timeout@5,refuse@7,redistribute@9", faults).empty());
-	CHECK(faults.agree_timeout.count(5));
+	CHECK(faults.agreeTimeout.count(5));
 	CHECK(faults.refuse.count(7));
 	CHECK(faults.redistribute.count(9));
 	REQUIRE(parseFaults("spawn@4,die@6", faults).empty());
@@ -81,7 +81,7 @@ TEST_CASE("split puts spare processes after the ones whose blocks they share; me
 	CHECK(plan.after == std::vector<int>{0, 2, 3, 1, 4});  // 3 joiners over 2 processes: 2 after the first
 	CHECK(plan.joiners == std::vector<int>{2, 3, 4});
 	applyPlan(plan, m);
-	CHECK(m.state[4] == ProcessState::active);
+	CHECK(m.state[4] == ProcessState::Active);
 
 	auto reusable = m;
 	reusable.reusable = true;
@@ -95,7 +95,7 @@ TEST_CASE("split puts spare processes after the ones whose blocks they share; me
 	CHECK(plan.after == std::vector<int>{0});
 	CHECK(plan.leavers == std::vector<int>{2, 3, 1, 4});
 	applyPlan(plan, m);
-	CHECK(m.state[1] == ProcessState::left);  // a process that left is never activated again
+	CHECK(m.state[1] == ProcessState::Left);  // a process that left is never activated again
 
 	CHECK(makePlan({Operation::merge, 5, 1, "", {}}, m, plan) == "merge of 1: only 1 active process");
 	CHECK(plan.op == Operation::none);
@@ -207,7 +207,7 @@ TEST_CASE("processes of a program that can re-enter are spare again after they l
 	REQUIRE(makePlan({Operation::merge, 5, 2, "", {}}, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{2, 1});  // slot order: the joiner followed process 0
 	applyPlan(plan, m);
-	CHECK(m.state == std::vector<ProcessState>{ProcessState::active, ProcessState::spare, ProcessState::spare});
+	CHECK(m.state == std::vector<ProcessState>{ProcessState::Active, ProcessState::Spare, ProcessState::Spare});
 	CHECK(m.active == std::vector<int>{0});
 
 	// Lowest world ranks first, placed as processes that never ran.
@@ -215,8 +215,8 @@ TEST_CASE("processes of a program that can re-enter are spare again after they l
 	CHECK(plan.joiners == std::vector<int>{1});
 	CHECK(plan.after == std::vector<int>{0, 1});
 	applyPlan(plan, m);
-	CHECK(m.state[1] == ProcessState::active);
-	CHECK(m.state[2] == ProcessState::spare);
+	CHECK(m.state[1] == ProcessState::Active);
+	CHECK(m.state[2] == ProcessState::Spare);
 
 	// A migration's source becomes spare; the next migration may take it back into the slot of its own source.
 	REQUIRE(makePlan({Operation::migrate, 9, 1, "", {}}, m, plan).empty());
@@ -224,12 +224,12 @@ TEST_CASE("processes of a program that can re-enter are spare again after they l
 	CHECK(plan.joiners == std::vector<int>{2});
 	CHECK(plan.after == std::vector<int>{2, 1});
 	applyPlan(plan, m);
-	CHECK(m.state[0] == ProcessState::spare);
+	CHECK(m.state[0] == ProcessState::Spare);
 	REQUIRE(makePlan({Operation::split, 10, 1, "", {}}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{0});
 	CHECK(plan.after == std::vector<int>{2, 0, 1});
 	applyPlan(plan, m);
-	CHECK(m.state == std::vector<ProcessState>(3, ProcessState::active));
+	CHECK(m.state == std::vector<ProcessState>(3, ProcessState::Active));
 	CHECK_FALSE(makePlan({Operation::split, 11, 1, "", {}}, m, plan).empty());  // all 3 are active now
 }
 
@@ -261,7 +261,7 @@ TEST_CASE("processes of the PCM C API stay left: no plan chooses them")
 	Plan plan;
 	REQUIRE(makePlan({Operation::merge, 1, 1, "", {}}, m, plan).empty());
 	applyPlan(plan, m);
-	CHECK(m.state[1] == ProcessState::left);
+	CHECK(m.state[1] == ProcessState::Left);
 	REQUIRE(makePlan({Operation::split, 2, 1, "", {}}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{2});
 	applyPlan(plan, m);
@@ -290,8 +290,8 @@ TEST_CASE("the wire carries whether leavers are reused, and the states of reused
 	applyPlan(back, parked);
 	REQUIRE(makePlan({Operation::merge, 7, 2, "", {}}, parked, back).empty());
 	applyPlan(back, parked);
-	CHECK(parked.state[1] == ProcessState::spare);
-	CHECK(parked.state[2] == ProcessState::spare);
+	CHECK(parked.state[1] == ProcessState::Spare);
+	CHECK(parked.state[2] == ProcessState::Spare);
 
 	Membership fixed = pool(4, 1);
 	fixed.reusable = false;

@@ -29,8 +29,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "executor.h"
-#include "page_move.h"
+#include "executor/executor.h"
+#include "memory/page_move.h"
 #include "simulated_ranks.h"
 
 using namespace malleo::pcm;
@@ -145,7 +145,7 @@ public:
 	{
 		Layout l;
 		l.distribution = distribution;
-		if (distribution == Distribution::block_cyclic2d) {
+		if (distribution == Distribution::BlockCyclic2d) {
 			int slots = uniform(1, world_);
 			std::vector<int> divisors;
 			for (int d = 1; d <= slots; ++d)
@@ -155,14 +155,14 @@ public:
 			l.pcol = slots / l.prow;
 			l.rows = rows;
 			l.cols = cols;
-			l.block_rows = uniform(1, 20);
-			l.block_cols = uniform(1, 20);
+			l.blockRows = uniform(1, 20);
+			l.blockCols = uniform(1, 20);
 			l.ranks = ranks(slots);
 			return l;
 		}
 		l.ranks = ranks(uniform(1, world_));
-		l.global_count = total;
-		if (distribution == Distribution::block_cyclic1d)
+		l.globalCount = total;
+		if (distribution == Distribution::BlockCyclic1d)
 			l.block = uniform(1, 3) == 1 ? uniform(1, 4) : uniform(1, 500);
 		else
 			l.counts = counts(total, l.ranks.size());
@@ -186,10 +186,10 @@ void fill(std::vector<std::uint64_t>& buffer, const std::vector<std::int64_t>& g
 void runDistribution(Distribution distribution, Round& round, int rank, Checker& check)
 {
 	std::int64_t rows = round.uniform(0, 120), cols = round.uniform(0, 120);
-	std::int64_t total = distribution == Distribution::block_cyclic2d ? rows * cols : round.size();
+	std::int64_t total = distribution == Distribution::BlockCyclic2d ? rows * cols : round.size();
 	Layout from = round.layout(distribution, total, rows, cols);
 	Layout to = round.layout(distribution, total, rows, cols);
-	if (distribution == Distribution::block_cyclic1d && round.uniform(0, 1))
+	if (distribution == Distribution::BlockCyclic1d && round.uniform(0, 1))
 		to.block = from.block;
 	ElementType element(round.uniform(1, 3), round.uniform(0, 3) == 0);
 
@@ -206,13 +206,13 @@ void runDistribution(Distribution distribution, Round& round, int rank, Checker&
 	// new one (which must then not change at all), and local copies may wait for finishLocal.
 	const bool alias = round.uniform(0, 1) == 1 && keepsInPlace(plan, rank) && new_slot >= 0 && old_slot >= 0;
 	ExecuteOptions options;
-	options.defer_local = element.stride == 1 && round.uniform(0, 1) == 1;
+	options.deferLocal = element.stride == 1 && round.uniform(0, 1) == 1;
 	void* old_data = old_buffer.empty() ? nullptr : old_buffer.data();
 	void* new_data = alias ? old_data : new_buffer.empty() ? nullptr : new_buffer.data();
 	ExecuteResult result = execute(gComm, plan, old_data, new_data, element.type, options);
 	// finishLocal may move pages out of the old buffer (it is discarded after a success): check it before.
 	const bool old_changed = old_buffer != old_copy;
-	if (options.defer_local && result.mpi_error == MPI_SUCCESS)
+	if (options.deferLocal && result.mpiError == MPI_SUCCESS)
 		finishLocal(plan, rank, old_data, new_data, static_cast<std::size_t>(element.span) * 8);
 	if (alias)
 		new_buffer.assign(old_buffer.begin(), old_buffer.begin() + static_cast<std::ptrdiff_t>(new_buffer.size()));
@@ -220,7 +220,7 @@ void runDistribution(Distribution distribution, Round& round, int rank, Checker&
 	// (process_vm_readv/writev) where one may access the other's memory, which root always may; between jobs
 	// they must be for any user, MPI having no shared memory there. Strided elements never are.
 	std::int64_t direct = 0, between_jobs = 0, between_ranks = 0;
-	MPI_Allreduce(&result.bytes_direct, &direct, 1, MPI_INT64_T, MPI_SUM, gComm);
+	MPI_Allreduce(&result.bytesDirect, &direct, 1, MPI_INT64_T, MPI_SUM, gComm);
 	if (element.stride == 1)
 		for (const Transfer& transfer : plan.transfers)
 			if (transfer.from != transfer.to)
@@ -232,8 +232,8 @@ void runDistribution(Distribution distribution, Round& round, int rank, Checker&
 	std::string what = "distribution " + std::to_string(static_cast<int>(distribution)) + ", " +
 			   std::to_string(from.ranks.size()) + " -> " + std::to_string(to.ranks.size()) + " slots, " +
 			   std::to_string(total) + " elements: ";
-	if (result.mpi_error != MPI_SUCCESS)
-		check.fail(what + "execute returned MPI error " + std::to_string(result.mpi_error));
+	if (result.mpiError != MPI_SUCCESS)
+		check.fail(what + "execute returned MPI error " + std::to_string(result.mpiError));
 	const std::int64_t at_least = geteuid() == 0 ? between_ranks : between_jobs;
 	if (direct < at_least || direct > between_ranks)
 		check.fail(what + std::to_string(direct) + " bytes copied directly, expected from " +
@@ -241,7 +241,7 @@ void runDistribution(Distribution distribution, Round& round, int rank, Checker&
 	if (old_changed)
 		check.fail(what + "the old buffer changed" + (alias ? " (it was the new buffer too)" : ""));
 
-	if (distribution != Distribution::independent) {
+	if (distribution != Distribution::Independent) {
 		std::vector<std::uint64_t> expected;
 		if (new_slot >= 0)
 			fill(expected, testing::contents(to)[static_cast<std::size_t>(new_slot)], element);
@@ -290,14 +290,14 @@ void runBadSchedules(int rank, int world, Checker& check)
 	Schedule outside;
 	outside.transfers.push_back({0, world, 0, {{0, 4}}, {{0, 4}}});
 	ExecuteResult result = execute(gComm, outside, old_buffer.data(), new_buffer.data(), MPI_UINT64_T);
-	if (result.mpi_error == MPI_SUCCESS)
+	if (result.mpiError == MPI_SUCCESS)
 		check.fail("a transfer to a rank outside the communicator was accepted");
 
 	Schedule missing;
 	missing.transfers.push_back({0, world - 1, 0, {{0, 4}}, {{0, 4}}});
 	ExecuteResult second = execute(gComm, missing, old_buffer.data(),
 				       rank == world - 1 ? nullptr : new_buffer.data(), MPI_UINT64_T);
-	if (second.mpi_error == MPI_SUCCESS)
+	if (second.mpiError == MPI_SUCCESS)
 		check.fail("a transfer into a missing buffer was accepted");
 	if (new_buffer != std::vector<std::uint64_t>(4, kUntouched) || old_buffer != std::vector<std::uint64_t>(4, 1))
 		check.fail("a refused schedule changed a buffer");
@@ -308,7 +308,7 @@ void runBadSchedules(int rank, int world, Checker& check)
 	shifted.transfers.push_back({0, world - 1, 0, {{0, 2}}, {{2, 2}}});
 	ExecuteResult third = execute(gComm, shifted, old_buffer.data(),
 				      rank == world - 1 ? old_buffer.data() : new_buffer.data(), MPI_UINT64_T);
-	if (third.mpi_error == MPI_SUCCESS)
+	if (third.mpiError == MPI_SUCCESS)
 		check.fail("a transfer into a new buffer that is the old one was accepted");
 	if (old_buffer != std::vector<std::uint64_t>(4, 1))
 		check.fail("a refused transfer into the old buffer changed it");
@@ -325,7 +325,7 @@ Layout everyRank(int world, std::int64_t per_rank)
 		layout.ranks.push_back(r);
 		layout.counts.push_back(per_rank);
 	}
-	layout.global_count = per_rank * world;
+	layout.globalCount = per_rank * world;
 	return layout;
 }
 
@@ -334,7 +334,7 @@ Layout onRanks(std::vector<int> ranks, std::vector<std::int64_t> counts)
 	Layout layout;
 	layout.ranks = std::move(ranks);
 	layout.counts = std::move(counts);
-	layout.global_count = std::accumulate(layout.counts.begin(), layout.counts.end(), std::int64_t{0});
+	layout.globalCount = std::accumulate(layout.counts.begin(), layout.counts.end(), std::int64_t{0});
 	return layout;
 }
 
@@ -346,10 +346,10 @@ void runLargeFreshBuffers(int rank, int world, Checker& check)
 	constexpr std::int64_t kPerRank = (std::int64_t{9} << 20) / 8 + 5;  // a little over 9 MiB of uint64 per rank
 	constexpr std::size_t kGuard = 4096 + 24;  // bytes before and after, not page-aligned
 	constexpr unsigned char kSentinel = 0xa5;
-	const Layout to = everyRank(world, kPerRank), from = onRanks({0}, {to.global_count});
+	const Layout to = everyRank(world, kPerRank), from = onRanks({0}, {to.globalCount});
 	std::vector<std::uint64_t> old_buffer;
 	if (rank == 0) {
-		old_buffer.resize(static_cast<std::size_t>(from.global_count));
+		old_buffer.resize(static_cast<std::size_t>(from.globalCount));
 		for (std::size_t g = 0; g < old_buffer.size(); ++g)
 			old_buffer[g] = valueOf(static_cast<std::int64_t>(g), 0);
 	}
@@ -363,8 +363,8 @@ void runLargeFreshBuffers(int rank, int world, Checker& check)
 	std::memset(allocation + kGuard + bytes, kSentinel, kGuard);
 	ExecuteResult result = execute(gComm, schedule(from, to), rank == 0 ? old_buffer.data() : nullptr,
 				       allocation + kGuard, MPI_UINT64_T);
-	if (result.mpi_error != MPI_SUCCESS)
-		check.fail("large fresh buffers: execute returned MPI error " + std::to_string(result.mpi_error));
+	if (result.mpiError != MPI_SUCCESS)
+		check.fail("large fresh buffers: execute returned MPI error " + std::to_string(result.mpiError));
 	for (std::int64_t k = 0; k < kPerRank; ++k) {
 		std::uint64_t value;
 		std::memcpy(&value, allocation + kGuard + static_cast<std::size_t>(k) * 8, 8);
@@ -389,9 +389,9 @@ void runPagesMoved(int rank, int world, Checker& check)
 	constexpr std::int64_t kPerRank = (std::int64_t{3} << 20) / 8 + 3;
 	constexpr std::size_t kOffset = 16;
 	const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-	const Layout from = everyRank(world, kPerRank), to = onRanks({0}, {from.global_count});
+	const Layout from = everyRank(world, kPerRank), to = onRanks({0}, {from.globalCount});
 	const std::size_t old_bytes = static_cast<std::size_t>(kPerRank) * 8 + kOffset;
-	const std::size_t new_bytes = rank == 0 ? static_cast<std::size_t>(to.global_count) * 8 + kOffset : page;
+	const std::size_t new_bytes = rank == 0 ? static_cast<std::size_t>(to.globalCount) * 8 + kOffset : page;
 	auto map = [](std::size_t bytes) {
 		void* at = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		return at == MAP_FAILED ? nullptr : static_cast<unsigned char*>(at);
@@ -408,12 +408,12 @@ void runPagesMoved(int rank, int world, Checker& check)
 		old_buffer[k] = valueOf(rank * kPerRank + k, 0);
 	const Schedule plan = schedule(from, to);
 	ExecuteOptions options;
-	options.defer_local = true;
+	options.deferLocal = true;
 	ExecuteResult result = execute(gComm, plan, old_buffer, rank == 0 ? new_buffer : nullptr, MPI_UINT64_T, options);
-	int failed = result.mpi_error != MPI_SUCCESS, anyone = 0;
+	int failed = result.mpiError != MPI_SUCCESS, anyone = 0;
 	MPI_Allreduce(&failed, &anyone, 1, MPI_INT, MPI_MAX, gComm);
 	if (anyone) {
-		check.fail("pages moved: execute returned MPI error " + std::to_string(result.mpi_error));
+		check.fail("pages moved: execute returned MPI error " + std::to_string(result.mpiError));
 	} else if (rank == 0) {
 		const std::int64_t moved = finishLocal(plan, rank, old_buffer, new_buffer, 8);
 		// Unless this MPI's memory hooks break mremap (page_move.h): then everything is copied.
@@ -422,7 +422,7 @@ void runPagesMoved(int rank, int world, Checker& check)
 		if (moved != whole_pages)
 			check.fail("pages moved: " + std::to_string(moved) + " bytes moved as pages, expected " +
 				   std::to_string(whole_pages));
-		for (std::int64_t g = 0; g < to.global_count; ++g)
+		for (std::int64_t g = 0; g < to.globalCount; ++g)
 			if (new_buffer[g] != valueOf(g, 0)) {
 				check.fail("pages moved: element " + std::to_string(g) + " is wrong");
 				break;
@@ -441,8 +441,8 @@ void runPagesMoved(int rank, int world, Checker& check)
 void runGrownInPlace(int rank, int world, Checker& check)
 {
 	constexpr std::int64_t kPerRank = 1000;
-	const Layout from = everyRank(world, kPerRank), to = onRanks({0}, {from.global_count});
-	std::vector<std::uint64_t> buffer(static_cast<std::size_t>(rank == 0 ? to.global_count : kPerRank), kUntouched);
+	const Layout from = everyRank(world, kPerRank), to = onRanks({0}, {from.globalCount});
+	std::vector<std::uint64_t> buffer(static_cast<std::size_t>(rank == 0 ? to.globalCount : kPerRank), kUntouched);
 	for (std::int64_t k = 0; k < kPerRank; ++k)
 		buffer[static_cast<std::size_t>(k)] = valueOf(rank * kPerRank + k, 0);
 	const std::vector<std::uint64_t> before = buffer;
@@ -451,7 +451,7 @@ void runGrownInPlace(int rank, int world, Checker& check)
 	too_much.held = kPerRank + 1;
 	ExecuteResult refused = execute(gComm, plan, buffer.data(), rank == 0 ? buffer.data() : nullptr, MPI_UINT64_T,
 					too_much);
-	if (world > 1 && refused.mpi_error == MPI_SUCCESS)
+	if (world > 1 && refused.mpiError == MPI_SUCCESS)
 		check.fail("grown in place: transfers over elements the buffer holds were accepted");
 	if (buffer != before)
 		check.fail("grown in place: a refused schedule changed the buffer");
@@ -459,10 +459,10 @@ void runGrownInPlace(int rank, int world, Checker& check)
 	room.held = kPerRank;
 	ExecuteResult result =
 		execute(gComm, plan, buffer.data(), rank == 0 ? buffer.data() : nullptr, MPI_UINT64_T, room);
-	if (result.mpi_error != MPI_SUCCESS)
-		check.fail("grown in place: execute returned MPI error " + std::to_string(result.mpi_error));
+	if (result.mpiError != MPI_SUCCESS)
+		check.fail("grown in place: execute returned MPI error " + std::to_string(result.mpiError));
 	if (rank == 0)
-		for (std::int64_t g = 0; g < to.global_count; ++g)
+		for (std::int64_t g = 0; g < to.globalCount; ++g)
 			if (buffer[static_cast<std::size_t>(g)] != valueOf(g, 0)) {
 				check.fail("grown in place: element " + std::to_string(g) + " is wrong");
 				break;
@@ -481,7 +481,7 @@ void runBalanced(int rank, int world, Checker& check)
 		return;
 	constexpr std::int64_t kPerRank = std::int64_t{1} << 17;
 	const Layout from = everyRank(world, kPerRank);
-	const Layout to = onRanks({0, 1}, {from.global_count / 2, from.global_count - from.global_count / 2});
+	const Layout to = onRanks({0, 1}, {from.globalCount / 2, from.globalCount - from.globalCount / 2});
 	std::vector<std::uint64_t> old_buffer(static_cast<std::size_t>(kPerRank));
 	for (std::int64_t k = 0; k < kPerRank; ++k)
 		old_buffer[static_cast<std::size_t>(k)] = valueOf(rank * kPerRank + k, 0);
@@ -496,11 +496,11 @@ void runBalanced(int rank, int world, Checker& check)
 			break;
 		}
 	std::int64_t direct = 0, most = 0, least = 0;
-	MPI_Allreduce(&result.bytes_direct, &direct, 1, MPI_INT64_T, MPI_SUM, gComm);
-	MPI_Allreduce(&result.bytes_direct, &most, 1, MPI_INT64_T, MPI_MAX, gComm);
-	MPI_Allreduce(&result.bytes_direct, &least, 1, MPI_INT64_T, MPI_MIN, gComm);
-	if (result.mpi_error != MPI_SUCCESS)
-		check.fail("balanced merge: execute returned MPI error " + std::to_string(result.mpi_error));
+	MPI_Allreduce(&result.bytesDirect, &direct, 1, MPI_INT64_T, MPI_SUM, gComm);
+	MPI_Allreduce(&result.bytesDirect, &most, 1, MPI_INT64_T, MPI_MAX, gComm);
+	MPI_Allreduce(&result.bytesDirect, &least, 1, MPI_INT64_T, MPI_MIN, gComm);
+	if (result.mpiError != MPI_SUCCESS)
+		check.fail("balanced merge: execute returned MPI error " + std::to_string(result.mpiError));
 	const std::int64_t block = kPerRank * 8;
 	std::int64_t between_ranks = 0;
 	for (const Transfer& transfer : plan.transfers)
@@ -589,8 +589,8 @@ int main(int argc, char** argv)
 	Round round(random, world);
 	int executed = 0;
 	for (int r = 0; r < rounds; ++r)
-		for (Distribution distribution : {Distribution::independent, Distribution::block1d,
-						  Distribution::block_cyclic1d, Distribution::block_cyclic2d}) {
+		for (Distribution distribution : {Distribution::Independent, Distribution::Block1d,
+						  Distribution::BlockCyclic1d, Distribution::BlockCyclic2d}) {
 			runDistribution(distribution, round, rank, check);
 			++executed;
 		}

@@ -12,7 +12,7 @@
 
 #include <doctest/doctest.h>
 
-#include "page_move.h"
+#include "memory/page_move.h"
 
 using namespace malleo::pcm;
 
@@ -228,7 +228,7 @@ TEST_SUITE("page move")
 		const std::int64_t columns = 5 * 1024, column_bytes = 8 * 1024, halo = 1;
 		const auto edge = static_cast<std::size_t>(halo * column_bytes);
 		const auto bytes = static_cast<std::size_t>((columns + 2 * halo) * column_bytes);
-		for (const Placement placement : {Placement::like_malloc, Placement::page}) {
+		for (const Placement placement : {Placement::LikeMalloc, Placement::Page}) {
 			CAPTURE(static_cast<int>(placement));
 			auto* block = static_cast<unsigned char*>(allocateBlock(columns, halo, column_bytes, false, placement));
 			REQUIRE(block != nullptr);
@@ -239,7 +239,7 @@ TEST_SUITE("page move")
 			REQUIRE(buffer != nullptr);
 			makeFresh(buffer, bytes);  // as calloc leaves it, unless MALLOC_PERTURB_ makes glibc write it
 			const std::size_t moved = moveOrCopy(buffer, block, bytes);
-			if (placement == Placement::like_malloc)
+			if (placement == Placement::LikeMalloc)
 				CHECK(moved >= bytes - 2 * kPage);
 			else
 				CHECK(moved == 0);

@@ -16,7 +16,7 @@ Layout counted(Distribution distribution, std::vector<int> ranks, std::vector<st
 	layout.distribution = distribution;
 	layout.ranks = std::move(ranks);
 	for (auto count : counts)
-		layout.global_count += count;
+		layout.globalCount += count;
 	layout.counts = std::move(counts);
 	return layout;
 }
@@ -44,8 +44,8 @@ TEST_SUITE("redistribution cases")
 {
 	TEST_CASE("independent split 2 -> 4: each stays with half, the new ranks get the other halves")
 	{
-		Layout from = counted(Distribution::independent, {0, 1}, {10, 10});
-		Layout to = counted(Distribution::independent, {0, 1, 2, 3}, {5, 5, 5, 5});
+		Layout from = counted(Distribution::Independent, {0, 1}, {10, 10});
+		Layout to = counted(Distribution::Independent, {0, 1, 2, 3}, {5, 5, 5, 5});
 		Schedule s = schedule(from, to);
 		CHECK(describe(s) == "0>0@0:0+5,>0+5, 1>1@0:0+5,>0+5, 0>2@0:5+5,>0+5, 1>3@0:5+5,>0+5, ");
 		CHECK(s.steps == 1);
@@ -54,19 +54,19 @@ TEST_SUITE("redistribution cases")
 	TEST_CASE("kept in place: the first rank of a block1d split, no rank of a merge that receives")
 	{
 		// 2 -> 4 over ranks 0..3: rank 0 keeps the start of its block, rank 1 gets rank 0's second half.
-		const Schedule split = schedule(counted(Distribution::block1d, {0, 1}, {6, 6}),
-						counted(Distribution::block1d, {0, 1, 2, 3}, {3, 3, 3, 3}));
+		const Schedule split = schedule(counted(Distribution::Block1d, {0, 1}, {6, 6}),
+						counted(Distribution::Block1d, {0, 1, 2, 3}, {3, 3, 3, 3}));
 		CHECK(keepsInPlace(split, 0));
 		CHECK_FALSE(keepsInPlace(split, 1));
 		CHECK_FALSE(keepsInPlace(split, 2));
 		// 2 -> 3: rank 1 keeps some of its elements, but at another offset.
-		const Schedule uneven = schedule(counted(Distribution::block1d, {0, 1}, {6, 6}),
-						 counted(Distribution::block1d, {0, 1, 2}, {4, 4, 4}));
+		const Schedule uneven = schedule(counted(Distribution::Block1d, {0, 1}, {6, 6}),
+						 counted(Distribution::Block1d, {0, 1, 2}, {4, 4, 4}));
 		CHECK(keepsInPlace(uneven, 0));
 		CHECK_FALSE(keepsInPlace(uneven, 1));
 		// 4 -> 2: rank 0 keeps its block where it is but receives more after it.
-		const Schedule merge = schedule(counted(Distribution::block1d, {0, 1, 2, 3}, {3, 3, 3, 3}),
-						counted(Distribution::block1d, {0, 1}, {6, 6}));
+		const Schedule merge = schedule(counted(Distribution::Block1d, {0, 1, 2, 3}, {3, 3, 3, 3}),
+						counted(Distribution::Block1d, {0, 1}, {6, 6}));
 		CHECK_FALSE(keepsInPlace(merge, 0));
 		CHECK(keepsInPlace(merge, 3));  // receives nothing: trivially in place
 		// ... which it may, into room past the 3 elements it holds; not when it is told it holds more.
@@ -77,55 +77,55 @@ TEST_SUITE("redistribution cases")
 		// Rank 0 of the 2 -> 3 split above holds 6 and keeps 4: nothing comes from others, whatever it holds.
 		CHECK(keepsInPlace(uneven, 0, 6));
 		// A rank that keeps all it has: a migration's staying processes.
-		const Schedule same = schedule(counted(Distribution::block1d, {0, 1}, {6, 6}),
-					       counted(Distribution::block1d, {0, 2}, {6, 6}));
+		const Schedule same = schedule(counted(Distribution::Block1d, {0, 1}, {6, 6}),
+					       counted(Distribution::Block1d, {0, 2}, {6, 6}));
 		CHECK(keepsInPlace(same, 0));
 		CHECK_FALSE(keepsInPlace(same, 2));
 	}
 
 	TEST_CASE("independent merge 3 -> 1 onto a rank that held nothing before")
 	{
-		Layout from = counted(Distribution::independent, {2, 0, 1}, {3, 4, 5});
-		Layout to = counted(Distribution::independent, {4}, {12});
+		Layout from = counted(Distribution::Independent, {2, 0, 1}, {3, 4, 5});
+		Layout to = counted(Distribution::Independent, {4}, {12});
 		CHECK(describe(schedule(from, to)) == "2>4@0:0+3,>0+3, 0>4@0:0+4,>3+4, 1>4@0:0+5,>7+5, ");
 	}
 
 	TEST_CASE("independent: uneven counts walk surplus into deficit (Fig. 3)")
 	{
-		Layout from = counted(Distribution::independent, {0, 1, 2}, {9, 1, 2});
-		Layout to = counted(Distribution::independent, {0, 1, 2}, {4, 4, 4});
+		Layout from = counted(Distribution::Independent, {0, 1, 2}, {9, 1, 2});
+		Layout to = counted(Distribution::Independent, {0, 1, 2}, {4, 4, 4});
 		CHECK(describe(schedule(from, to)) ==
 		      "0>0@0:0+4,>0+4, 1>1@0:0+1,>0+1, 2>2@0:0+2,>0+2, 0>1@0:4+3,>1+3, 0>2@0:7+2,>2+2, ");
 	}
 
 	TEST_CASE("block1d split 2 -> 3 moves only between overlapping neighbours")
 	{
-		Layout from = counted(Distribution::block1d, {0, 1}, {6, 6});
-		Layout to = counted(Distribution::block1d, {0, 1, 2}, {4, 4, 4});
+		Layout from = counted(Distribution::Block1d, {0, 1}, {6, 6});
+		Layout to = counted(Distribution::Block1d, {0, 1, 2}, {4, 4, 4});
 		CHECK(describe(schedule(from, to)) ==
 		      "0>0@0:0+4,>0+4, 0>1@0:4+2,>0+2, 1>1@0:0+2,>2+2, 1>2@0:2+4,>0+4, ");
 	}
 
 	TEST_CASE("block1d merge 4 -> 2 over empty slots")
 	{
-		Layout from = counted(Distribution::block1d, {0, 1, 2, 3}, {3, 0, 3, 2});
-		Layout to = counted(Distribution::block1d, {0, 2}, {4, 4});
+		Layout from = counted(Distribution::Block1d, {0, 1, 2, 3}, {3, 0, 3, 2});
+		Layout to = counted(Distribution::Block1d, {0, 2}, {4, 4});
 		CHECK(describe(schedule(from, to)) ==
 		      "0>0@0:0+3,>0+3, 2>0@0:0+1,>3+1, 2>2@0:1+2,>0+2, 3>2@0:0+2,>2+2, ");
 	}
 
 	TEST_CASE("block1d with identical layouts is one local copy per rank")
 	{
-		Layout from = counted(Distribution::block1d, {3, 1}, {5, 7});
+		Layout from = counted(Distribution::Block1d, {3, 1}, {5, 7});
 		CHECK(describe(schedule(from, from)) == "3>3@0:0+5,>0+5, 1>1@0:0+7,>0+7, ");
 	}
 
 	TEST_CASE("block_cyclic1d 2 -> 4 with blocks of 2: two contention-free steps")
 	{
 		Layout from;
-		from.distribution = Distribution::block_cyclic1d;
+		from.distribution = Distribution::BlockCyclic1d;
 		from.ranks = {0, 1};
-		from.global_count = 8;
+		from.globalCount = 8;
 		from.block = 2;
 		Layout to = from;
 		to.ranks = {0, 1, 2, 3};
@@ -148,9 +148,9 @@ TEST_SUITE("redistribution cases")
 	TEST_CASE("block_cyclic1d local counts with a short last block")
 	{
 		Layout layout;
-		layout.distribution = Distribution::block_cyclic1d;
+		layout.distribution = Distribution::BlockCyclic1d;
 		layout.ranks = {0, 1, 2};
-		layout.global_count = 7;
+		layout.globalCount = 7;
 		layout.block = 2;
 		CHECK(localCount(layout, 0) == 3);
 		CHECK(localCount(layout, 1) == 2);
@@ -161,10 +161,10 @@ TEST_SUITE("redistribution cases")
 	TEST_CASE("block_cyclic2d 1x1 -> 2x2: a quadrant is two row pieces in, one contiguous run out")
 	{
 		Layout from;
-		from.distribution = Distribution::block_cyclic2d;
+		from.distribution = Distribution::BlockCyclic2d;
 		from.ranks = {0};
 		from.rows = from.cols = 4;
-		from.block_rows = from.block_cols = 2;
+		from.blockRows = from.blockCols = 2;
 		Layout to = from;
 		to.ranks = {0, 1, 2, 3};
 		to.prow = to.pcol = 2;
@@ -185,16 +185,16 @@ TEST_SUITE("redistribution cases")
 
 	TEST_CASE("bad layouts are refused with one line")
 	{
-		Layout wrong_counts = counted(Distribution::block1d, {0, 1}, {1, 2});
+		Layout wrong_counts = counted(Distribution::Block1d, {0, 1}, {1, 2});
 		wrong_counts.counts.pop_back();
 		CHECK(validate(wrong_counts) == "block1d layout: counts has 1 entries for 2 ranks");
-		Layout twice = counted(Distribution::independent, {0, 0}, {1, 1});
+		Layout twice = counted(Distribution::Independent, {0, 0}, {1, 1});
 		CHECK(validate(twice) == "independent layout: rank 0 holds two slots");
-		Layout sum = counted(Distribution::block1d, {0}, {3});
-		sum.global_count = 4;
+		Layout sum = counted(Distribution::Block1d, {0}, {3});
+		sum.globalCount = 4;
 		CHECK(validate(sum) == "block1d layout: counts sum to 3, not global_count 4");
 		Layout grid;
-		grid.distribution = Distribution::block_cyclic2d;
+		grid.distribution = Distribution::BlockCyclic2d;
 		grid.ranks = {0, 1, 2};
 		grid.prow = 2;
 		grid.pcol = 2;
@@ -202,18 +202,18 @@ TEST_SUITE("redistribution cases")
 		Layout none;
 		CHECK(validate(none) == "block1d layout: no ranks");
 		Layout block;
-		block.distribution = Distribution::block_cyclic1d;
+		block.distribution = Distribution::BlockCyclic1d;
 		block.ranks = {0};
 		block.block = 0;
 		CHECK(validate(block) == "block_cyclic1d layout: block must be at least 1");
-		CHECK(validate(counted(Distribution::block1d, {2, 0}, {1, 1})).empty());
+		CHECK(validate(counted(Distribution::Block1d, {2, 0}, {1, 1})).empty());
 	}
 
 	TEST_CASE("schedule refuses mismatched layouts")
 	{
-		Layout a = counted(Distribution::block1d, {0}, {4});
-		Layout b = counted(Distribution::independent, {0}, {4});
-		Layout c = counted(Distribution::block1d, {0}, {5});
+		Layout a = counted(Distribution::Block1d, {0}, {4});
+		Layout b = counted(Distribution::Independent, {0}, {4});
+		Layout c = counted(Distribution::Block1d, {0}, {5});
 		CHECK_THROWS_WITH_AS(schedule(a, b),
 				     "old layout is block1d, new is independent: the kind cannot change",
 				     std::invalid_argument);
@@ -225,8 +225,8 @@ TEST_SUITE("redistribution cases")
 
 	TEST_CASE("an empty array needs no transfers")
 	{
-		Layout from = counted(Distribution::block1d, {0, 1}, {0, 0});
-		Layout to = counted(Distribution::block1d, {2}, {0});
+		Layout from = counted(Distribution::Block1d, {0, 1}, {0, 0});
+		Layout to = counted(Distribution::Block1d, {2}, {0});
 		CHECK(schedule(from, to).transfers.empty());
 	}
 }

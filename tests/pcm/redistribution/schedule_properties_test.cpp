@@ -60,7 +60,7 @@ public:
 		std::int64_t total = uniform(0, 4) == 0 ? uniform(0, 10) : uniform(0, 3000);
 		Layout from, to;
 		from.distribution = to.distribution = distribution;
-		from.global_count = to.global_count = total;
+		from.globalCount = to.globalCount = total;
 		from.ranks = old_ranks;
 		to.ranks = new_ranks;
 		from.counts = counts(total, old_slots);
@@ -73,8 +73,8 @@ public:
 		int old_slots = uniform(1, 64), new_slots = uniform(1, 64);
 		auto [old_ranks, new_ranks] = rankSets(old_slots, new_slots);
 		Layout from, to;
-		from.distribution = to.distribution = Distribution::block_cyclic1d;
-		from.global_count = to.global_count = uniform(0, 3000);
+		from.distribution = to.distribution = Distribution::BlockCyclic1d;
+		from.globalCount = to.globalCount = uniform(0, 3000);
 		from.ranks = old_ranks;
 		to.ranks = new_ranks;
 		from.block = uniform(0, 1) ? uniform(1, 8) : uniform(1, 200);
@@ -85,18 +85,18 @@ public:
 	std::pair<Layout, Layout> cyclic2d()
 	{
 		Layout from, to;
-		from.distribution = to.distribution = Distribution::block_cyclic2d;
+		from.distribution = to.distribution = Distribution::BlockCyclic2d;
 		from.rows = to.rows = uniform(0, 70);
 		from.cols = to.cols = uniform(0, 70);
 		for (Layout* layout : {&from, &to}) {
 			layout->prow = uniform(1, 8);
 			layout->pcol = uniform(1, 8);
-			layout->block_rows = uniform(1, 12);
-			layout->block_cols = uniform(1, 12);
+			layout->blockRows = uniform(1, 12);
+			layout->blockCols = uniform(1, 12);
 		}
 		if (uniform(0, 2) == 0) {
-			to.block_rows = from.block_rows;
-			to.block_cols = from.block_cols;
+			to.blockRows = from.blockRows;
+			to.blockCols = from.blockCols;
 		}
 		auto [old_ranks, new_ranks] = rankSets(from.prow * from.pcol, to.prow * to.pcol);
 		from.ranks = old_ranks;
@@ -150,7 +150,7 @@ TEST_SUITE("redistribution properties")
 	{
 		RandomLayouts random(5001);
 		for (int k = 0; k < kLayouts; ++k) {
-			auto [from, to] = random.counted(Distribution::independent);
+			auto [from, to] = random.counted(Distribution::Independent);
 			Schedule s = schedule(from, to);
 			Applied applied = run(s, from, to);
 			REQUIRE(s.transfers.size() <= from.ranks.size() + to.ranks.size());
@@ -158,7 +158,7 @@ TEST_SUITE("redistribution properties")
 			for (const auto& slot : applied.contents)
 				all.insert(all.end(), slot.begin(), slot.end());
 			std::sort(all.begin(), all.end());
-			std::vector<std::int64_t> expected(static_cast<std::size_t>(from.global_count));
+			std::vector<std::int64_t> expected(static_cast<std::size_t>(from.globalCount));
 			std::iota(expected.begin(), expected.end(), 0);
 			REQUIRE(all == expected);
 
@@ -182,7 +182,7 @@ TEST_SUITE("redistribution properties")
 	{
 		RandomLayouts random(5002);
 		for (int k = 0; k < kLayouts; ++k) {
-			auto [from, to] = random.counted(Distribution::block1d);
+			auto [from, to] = random.counted(Distribution::Block1d);
 			Schedule s = schedule(from, to);
 			Applied applied = run(s, from, to);
 			REQUIRE(applied.contents == testing::contents(to));

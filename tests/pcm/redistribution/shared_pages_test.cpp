@@ -13,7 +13,7 @@
 
 #include <doctest/doctest.h>
 
-#include "shared_pages.h"
+#include "memory/shared_pages.h"
 
 using namespace malleo::pcm;
 
@@ -74,7 +74,7 @@ TEST_CASE("describing a range off a page names the whole pages around it")
 	REQUIRE(describeShared(block + 10, 2 * kPage, 4, pieces));
 	REQUIRE(pieces.size() == 1);
 	CHECK(pieces[0].offset == -110);  // from the page the range starts in
-	CHECK(pieces[0].file_offset == 0);
+	CHECK(pieces[0].fileOffset == 0);
 	CHECK(pieces[0].length == static_cast<std::int64_t>(3 * kPage));
 	CHECK_FALSE(describeShared(block, 10 * kPage, 4, pieces));  // past the block
 	releaseShared(block);
@@ -156,7 +156,7 @@ TEST_CASE("pieces of one file that come back together are one piece again")
 		TakenPages taken;
 		FilePiece low = pieces[0], high = pieces[0];
 		low.length = high.length = static_cast<std::int64_t>(bytes / 2);
-		high.file_offset += low.length;
+		high.fileOffset += low.length;
 		REQUIRE(taken.take(second, getpid(), low) == 0);
 		REQUIRE(taken.take(second + bytes / 2, getpid(), high) == 0);
 		taken.giveAway(first, bytes);

@@ -9,23 +9,23 @@ std::vector<std::vector<std::int64_t>> contents(const Layout& layout)
 	std::vector<std::vector<std::int64_t>> result(layout.ranks.size());
 	auto slots = static_cast<std::int64_t>(layout.ranks.size());
 	switch (layout.distribution) {
-	case Distribution::independent:
-	case Distribution::block1d: {
+	case Distribution::Independent:
+	case Distribution::Block1d: {
 		std::int64_t g = 0;
 		for (std::size_t slot = 0; slot < layout.counts.size(); ++slot)
 			for (std::int64_t k = 0; k < layout.counts[slot]; ++k)
 				result[slot].push_back(g++);
 		break;
 	}
-	case Distribution::block_cyclic1d:
-		for (std::int64_t g = 0; g < layout.global_count; ++g)
+	case Distribution::BlockCyclic1d:
+		for (std::int64_t g = 0; g < layout.globalCount; ++g)
 			result[static_cast<std::size_t>((g / layout.block) % slots)].push_back(g);
 		break;
-	case Distribution::block_cyclic2d:
+	case Distribution::BlockCyclic2d:
 		for (std::int64_t i = 0; i < layout.rows; ++i)
 			for (std::int64_t j = 0; j < layout.cols; ++j) {
-				std::int64_t r = (i / layout.block_rows) % layout.prow;
-				std::int64_t c = (j / layout.block_cols) % layout.pcol;
+				std::int64_t r = (i / layout.blockRows) % layout.prow;
+				std::int64_t c = (j / layout.blockCols) % layout.pcol;
 				result[static_cast<std::size_t>(r * layout.pcol + c)].push_back(i * layout.cols + j);
 			}
 		break;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "schedule.h"
+#include "redistribution/schedule.h"
 
 namespace malleo::pcm::testing {
 

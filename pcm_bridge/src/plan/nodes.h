@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the bridge knows of the nodes a spawned process may be placed on (MALLEO_NODES, MALLEO_NODE_AGENTS,
+// MALLEO_CLUSTER_DIR): on one machine a node is a virtual node of `malleo cluster up`, some CPUs and an agent, so a
+// process started for node n must run on n's CPUs and report to n's agent. Pure, so the grammar is tested alone.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace malleo::pcm {
+
+struct NodeInfo {
+	std::vector<int> cpus;  // empty: not bound
+	std::string agent;      // empty: the process keeps the MALLEO_AGENT it inherits
+};
+
+struct NodeMap {
+	std::map<std::string, NodeInfo> nodes;
+	bool described = false;  // some node is named: spawning on a node not named is refused
+};
+
+// "0-3,8,10-11" -> {0,1,2,3,8,10,11}. Returns an empty string or one line saying what is wrong.
+std::string parseCpuList(const std::string &text, std::vector<int> &out);
+
+// {0,1,2,3,8,10,11} -> "0,1,2,3,8,10,11", for messages.
+std::string cpuListText(const std::vector<int> &cpus);
+
+// nodes:  "n1=0;n2=1-3"                 (MALLEO_NODES: node name = CPU list, ';' between nodes)
+// agents: "n1=ipc:///x/n1/agent.sock"   (MALLEO_NODE_AGENTS: node name = endpoint, ';' between nodes)
+// cluster_dir: a `malleo cluster up` directory: a node without an agent entry reports to
+// ipc://<cluster_dir>/<name>/agent.sock (the node's run directory). Any of the three may be empty.
+std::string parseNodeMap(const std::string &nodes, const std::string &agents, const std::string &cluster_dir,
+			 NodeMap &out);
+
+} // namespace malleo::pcm
