@@ -11,9 +11,9 @@
 
 #include "agent_reporter.h"
 #include "job_report.h"
-#include "lifecycle.h"
 #include "malleo_pmpi.h"
 #include "mpi_include.h"
+#include "process_state.h"
 
 namespace malleo::pmpi {
 

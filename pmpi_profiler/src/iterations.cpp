@@ -7,7 +7,7 @@
 
 #include "agent_hook.h"
 #include "clock.h"
-#include "lifecycle.h"
+#include "process_state.h"
 #include "thread_counters.h"
 
 namespace malleo::pmpi {
