@@ -108,11 +108,6 @@ void agentInit()
 	startReporter(std::move(setup));
 }
 
-// The reporter reads the marks when it reports, so a mark costs nothing more for the agent.
-void agentIterationDelta()
-{
-}
-
 void agentFinalDelta()
 {
 	stopReporter();
