@@ -379,7 +379,7 @@ def main():
         out.write(''.join(f'inline constexpr int kFn_{fn.name} = {i};\n' for i, fn in enumerate(functions)))
         out.write('\n} // namespace malleo::pmpi\n')
 
-    prologue = HEADER + '\n#include <atomic>\n\n#include "wrapper_support.h"\n\nextern "C" {\n\n'
+    prologue = HEADER + '\n#include <atomic>\n\n#include "lifecycle.h"\n#include "wrapper_support.h"\n\nextern "C" {\n\n'
     with open(opts.c_out, 'w', encoding='utf-8') as out:
         out.write(prologue)
         errors = []

@@ -13,10 +13,9 @@
 
 #include "agent_reporter.h"
 #include "job_report.h"
-#include "lifecycle.h"
-
 #include "malleo_pmpi.h"
 #include "mpi_include.h"
+#include "process_state.h"
 
 namespace malleo::pmpi {
 
@@ -109,11 +108,6 @@ void agentInit()
 	for (int r = 0; r < size; ++r)
 		setup.sameHost[size_t(r)] = all[2 * size_t(r)] == mine[0];
 	startReporter(std::move(setup));
-}
-
-// The reporter reads the marks when it reports, so a mark costs nothing more for the agent.
-void agentIterationDelta()
-{
 }
 
 void agentFinalDelta()

@@ -24,7 +24,7 @@
 #include "agent_msgpack.h"
 #include "clock.h"
 #include "iterations.h"
-#include "lifecycle.h"
+#include "process_state.h"
 #include "thread_counters.h"
 
 namespace malleo::pmpi {

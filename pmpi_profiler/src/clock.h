@@ -31,7 +31,4 @@ inline uint64_t monotonicNs()
 	return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
-// Nanoseconds per tick measured from library load until now.
-double nsPerTick();
-
 } // namespace malleo::pmpi

@@ -5,9 +5,8 @@
 
 #include <mutex>
 
-#include "agent_hook.h"
 #include "clock.h"
-#include "lifecycle.h"
+#include "process_state.h"
 #include "thread_counters.h"
 
 namespace malleo::pmpi {
@@ -54,7 +53,8 @@ std::vector<IterationEnd> iterationEndsSince(size_t from, IterationEnd *previous
 
 } // namespace malleo::pmpi
 
-// Ends the current iteration; the first one started when MPI_Init returned.
+// Ends the current iteration; the first one started when MPI_Init returned. A mark only records its
+// end: the agent reporter reads the marks when it reports.
 extern "C" void MALLEO_Iteration_mark(void)
 {
 	using namespace malleo::pmpi;
@@ -65,7 +65,6 @@ extern "C" void MALLEO_Iteration_mark(void)
 		std::lock_guard<std::mutex> lock(gLock);
 		gEnds.push_back(end);
 	}
-	agentIterationDelta();
 }
 
 // Fortran: `call malleo_iteration_mark()`.

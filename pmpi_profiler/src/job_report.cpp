@@ -9,8 +9,8 @@
 #include <unistd.h>
 #include <vector>
 
-#include "lifecycle.h"
 #include "mpi_include.h"
+#include "process_state.h"
 #include "rank_profile.h"
 #include "report_writer.h"
 

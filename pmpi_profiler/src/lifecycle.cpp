@@ -11,18 +11,13 @@
 #include "iterations.h"
 #include "job_report.h"
 #include "mpi_include.h"
+#include "process_state.h"
 #include "world_substitution.h"
 
 namespace malleo::pmpi {
 
-Mode gMode = Mode::Full;
-
 namespace {
 
-int gWorldSize = 0;
-int gWorldRank = 0;
-uint64_t gStartTicks = 0;
-uint64_t gStartNs = 0;
 std::atomic<bool> gInitialized{false};
 std::atomic<bool> gReported{false};
 
@@ -53,41 +48,20 @@ __attribute__((constructor)) void loadProfiler()
 {
 	gMode = modeFromEnvironment();
 	updateBypass();
-	gStartTicks = ticks();
-	gStartNs = monotonicNs();
+	const uint64_t t = ticks(); // before the clock, as nsPerTick reads its pair
+	setStart(t, monotonicNs());
 }
 
 } // namespace
-
-int worldSize()
-{
-	return gWorldSize;
-}
-
-int worldRank()
-{
-	return gWorldRank;
-}
-
-uint64_t startTicks()
-{
-	return gStartTicks;
-}
-
-double nsPerTick()
-{
-	const uint64_t t = ticks(), ns = monotonicNs();
-	if (t <= gStartTicks || ns <= gStartNs)
-		return 1.0;
-	return double(ns - gStartNs) / double(t - gStartTicks);
-}
 
 void onInit()
 {
 	if (gInitialized.exchange(true))
 		return;
-	PMPI_Comm_size(MPI_COMM_WORLD, &gWorldSize);
-	PMPI_Comm_rank(MPI_COMM_WORLD, &gWorldRank);
+	int size = 0, rank = 0;
+	PMPI_Comm_size(MPI_COMM_WORLD, &size);
+	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	setWorld(size, rank);
 	gWorldInfo = lookupCommSlow(MPI_COMM_WORLD);
 	agentInit(); // collective: before the first iteration starts
 	startIterations();

@@ -1,30 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <cstdint>
-
 namespace malleo::pmpi {
 
-// MALLEO_PROFILE: off makes every wrapper a straight call to PMPI; summary records everything
-// except the per-peer matrix; full (the default) records everything.
-enum class Mode : uint8_t { Off, Summary, Full };
-
-extern Mode gMode;
-
-inline bool profilingOff()
-{
-	return gMode == Mode::Off;
-}
-
-inline bool perPeer()
-{
-	return gMode == Mode::Full;
-}
-
-int worldSize();
-int worldRank();
-uint64_t startTicks();
-
+// Called by the generated wrappers of MPI_Init (after PMPI_Init), MPI_Finalize (before
+// PMPI_Finalize) and MPI_Abort; they start and end everything else, so this sits above every
+// other file. The state the rest reads lives in process_state.h.
 void onInit();
 void onFinalize();
 void onAbort();

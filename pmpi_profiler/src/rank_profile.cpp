@@ -5,7 +5,7 @@
 
 #include "clock.h"
 #include "iterations.h"
-#include "lifecycle.h"
+#include "process_state.h"
 
 namespace malleo::pmpi {
 

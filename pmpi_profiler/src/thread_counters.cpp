@@ -3,7 +3,7 @@
 
 #include <mutex>
 
-#include "lifecycle.h"
+#include "process_state.h"
 
 namespace malleo::pmpi {
 

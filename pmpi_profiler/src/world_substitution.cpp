@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "malleo_pmpi.h"
+#include "process_state.h"
 
 namespace malleo::pmpi {
 

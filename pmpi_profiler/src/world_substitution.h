@@ -7,7 +7,6 @@
 // after a split or merge. Only calls the application makes are substituted (depth 1): MPI's calls to
 // itself and the bridge's PMPI_ calls see the real world.
 
-#include "lifecycle.h"
 #include "mpi_include.h"
 
 namespace malleo::pmpi {

@@ -10,8 +10,8 @@
 #include "collective_bytes.h"
 #include "comm_table.h"
 #include MALLEO_PMPI_FUNCTION_TABLE
-#include "lifecycle.h"
 #include "mpi_include.h"
+#include "process_state.h"
 #include "thread_counters.h"
 #include "world_substitution.h"
 
