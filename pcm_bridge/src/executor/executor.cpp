@@ -13,8 +13,7 @@
 // The work runs on the caller's communicator, which it hands over for the call (no other message in flight on it,
 // MPI_ERRORS_RETURN, so that an MPI error is returned rather than aborting): the reconfigurator's communicator of a
 // reconfiguration's participants, made for the operation. A duplicate of it would cost a collective of its own
-// (110-210 µs with four processes on two cores, a fifth of a 10 MiB redistribution: docs/performance.md, "No
-// duplicate communicator for the session's own"). The ranks first agree, in the
+// (110-210 µs with four processes on two cores, a fifth of a 10 MiB redistribution). The ranks first agree, in the
 // MPI_Allgather that also tells them each other's buffers for direct copies, that every one of them can run the
 // schedule — ranks inside the communicator, buffers present for the segments they hold — so a bad schedule or a
 // missing buffer fails everywhere at once instead of leaving peers waiting. After that an error in one transfer does
@@ -269,7 +268,7 @@ private:
 	// best (the kernel's default timer slack) and up to a whole sleep after the last message; past 1 ms the step is
 	// long and a rank with nothing left to do stops competing for a core at all. The yields took the 10 MiB cases
 	// between four processes on two cores from 1.22 and 1.44 ms to 1.06 and 1.13 ms (medians), and left 100 MiB,
-	// 300 MiB and fresh buffers as they were (docs/performance.md, "Yielding before sleeping").
+	// 300 MiB and fresh buffers as they were (figures in git history, with the change that added the yields).
 	int waitPolitely(std::vector<MPI_Status>& statuses)
 	{
 		int count = static_cast<int>(requests_.size());
@@ -317,7 +316,7 @@ private:
 // Below this many bytes of destination per transfer, one madvise costs about what the faults it saves do. Not
 // larger: a first touch costs from a fraction of a microsecond a page on bare metal to 10 µs on a VM whose
 // hypervisor keeps shadow page tables, and there a 10 MiB redistribution into fresh buffers took 1.5-1.7 times as
-// long with the earlier threshold of 8 MiB (docs/performance.md, "Prefault from 64 KiB a transfer").
+// long with the earlier threshold of 8 MiB (docs/notes/prefault.md).
 constexpr std::int64_t kPrefaultMin = std::int64_t{64} << 10;
 
 // Faults in, with one madvise per transfer, the pages of new_buffer that this rank will write itself. A

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Blocks whose pages another process can take over instead of copying them. Into a process's fresh private memory
 // every byte that arrives costs a first touch of its page, and on the machines met so far that fault, not the copy,
-// sets the pace of a redistribution into new buffers (docs/performance.md, "Pages taken over instead of faulted
-// in"). Pages of a shared memory file are already there: a process on the same host that may open the file (through
-// /proc/<pid>/fd, under the rules of process_vm_readv) maps them into its own block, which costs page-table entries
-// only. A block is a row of such mappings: it starts as one memfd of its own and takes over pieces of other blocks'
-// files as redistributions hand them over (page_adoption.h).
+// sets the pace of a redistribution into new buffers (docs/notes/shared-blocks.md). Pages of a shared memory file
+// are already there: a process on the same host that may open the file (through /proc/<pid>/fd, under the rules of
+// process_vm_readv) maps them into its own block, which costs page-table entries only. A block is a row of such
+// mappings: it starts as one memfd of its own and takes over pieces of other blocks' files as redistributions hand
+// them over (page_adoption.h).
 //
 // Each page of a file belongs to one live block at a time. A block frees what it owns by punching it out of its
 // file; pages it gave away belong to the block that took them, so it only unmaps them. Nothing here uses MPI.

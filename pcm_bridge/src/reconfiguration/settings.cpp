@@ -108,7 +108,7 @@ Settings readSettings()
 		settings.verbose = std::strcmp(verbose, "0") != 0;
 	settings.hugePages = choice("MALLEO_PCM_HUGE_PAGES", "on", "off", 1, problems) == 0;
 	// On unless turned off: handing pages over is what makes a reconfiguration faster than copying into fresh memory
-	// (docs/performance.md, "Shared blocks in the bridge").
+	// (docs/notes/shared-blocks.md).
 	const std::optional<int> shared = choice("MALLEO_PCM_SHARED_PAGES", "on", "off", 0, problems);
 	settings.sharedPages = shared != 1;
 	settings.sharedPagesAsked = shared == 0;
