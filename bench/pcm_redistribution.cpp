@@ -111,7 +111,7 @@ std::vector<int> newSlots(int old_ranks, int new_ranks)
 		membership.state[static_cast<std::size_t>(r)] = ProcessState::Active;
 	}
 	Command command;
-	command.op = new_ranks > old_ranks ? Operation::split : Operation::merge;
+	command.op = new_ranks > old_ranks ? Operation::Split : Operation::Merge;
 	command.count = std::abs(new_ranks - old_ranks);
 	Plan plan;
 	const std::string why = makePlan(command, membership, plan);

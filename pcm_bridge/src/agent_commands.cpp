@@ -122,9 +122,9 @@ void AgentCommands::setApplication(RootAgent root, bool onRootNode)
 
 bool AgentCommands::connect()
 {
-	if (state_ != State::unconfigured)
-		return state_ == State::on;
-	state_ = State::off;
+	if (state_ != State::Unconfigured)
+		return state_ == State::On;
+	state_ = State::Off;
 	// Without the profiler nothing registered the application, so no agent would have a command for it.
 	if (app_.empty()) {
 		const char *asked = std::getenv("MALLEO_AGENT");
@@ -162,7 +162,7 @@ bool AgentCommands::connect()
 		warn("MALLEO_AGENT=" + endpoint_ + ": " + zmq_strerror(zmq_errno()) + "; no commands from the agent");
 		return false;
 	}
-	state_ = State::on;
+	state_ = State::On;
 	return true;
 }
 

@@ -33,7 +33,7 @@ public:
 	AgentCommands &operator=(const AgentCommands &) = delete;
 	~AgentCommands();
 
-	// What world rank 0's profiler registered, whatever this process registered itself (Session::shareApplication),
+	// What world rank 0's profiler registered, whatever this process registered itself (Reconfigurator::shareApplication),
 	// and whether this process runs on the root agent's node: there it polls the local endpoint, elsewhere the
 	// remote one. Set before the first take(); an empty app or local endpoint: no polling.
 	void setApplication(RootAgent root, bool onRootNode);
@@ -63,8 +63,8 @@ private:
 	bool send(const nlohmann::json &message);
 	void warn(const std::string &line);
 
-	enum class State { unconfigured, off, on };
-	State state_ = State::unconfigured;
+	enum class State { Unconfigured, Off, On };
+	State state_ = State::Unconfigured;
 	RootAgent root_;
 	bool onRootNode_ = true;
 	std::string endpoint_;  // the one of root_'s this process polls

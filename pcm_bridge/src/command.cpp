@@ -14,13 +14,13 @@ namespace malleo::pcm {
 const char *operationName(Operation op)
 {
 	switch (op) {
-	case Operation::split:
+	case Operation::Split:
 		return "split";
-	case Operation::merge:
+	case Operation::Merge:
 		return "merge";
-	case Operation::migrate:
+	case Operation::Migrate:
 		return "migrate";
-	case Operation::none:
+	case Operation::None:
 		break;
 	}
 	return "none";
@@ -28,7 +28,7 @@ const char *operationName(Operation op)
 
 bool operationFromName(const std::string &name, Operation &op)
 {
-	for (Operation candidate : {Operation::split, Operation::merge, Operation::migrate})
+	for (Operation candidate : {Operation::Split, Operation::Merge, Operation::Migrate})
 		if (name == operationName(candidate)) {
 			op = candidate;
 			return true;
@@ -103,7 +103,7 @@ std::string parseEntry(const std::string &entry, Command &command)
 					break;
 				start = comma + 1;
 			}
-		} else if (command.op == Operation::merge) {
+		} else if (command.op == Operation::Merge) {
 			return "'" + entry + "': a merge takes no node";
 		} else if (part.empty()) {
 			return "'" + entry + "': empty node name after '/'";

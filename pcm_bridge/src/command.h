@@ -10,10 +10,10 @@
 namespace malleo::pcm {
 
 enum class Operation : int {
-	none = 0,
-	split = 1,    // activate or add `count` processes
-	merge = 2,    // remove `count` processes
-	migrate = 3,  // move `count` processes to `node`
+	None = 0,
+	Split = 1,    // activate or add `count` processes
+	Merge = 2,    // remove `count` processes
+	Migrate = 3,  // move `count` processes to `node`
 };
 
 const char *operationName(Operation op);
@@ -21,7 +21,7 @@ const char *operationName(Operation op);
 bool operationFromName(const std::string &name, Operation &op);
 
 struct Command {
-	Operation op = Operation::none;
+	Operation op = Operation::None;
 	std::int64_t iteration = 0;  // the probe (0-based) at which it applies
 	int count = 1;
 	std::string node;  // split, migrate: the target node; empty = any node with a spare process

@@ -25,7 +25,7 @@ Command CommandSource::forcedAt(std::int64_t iteration) const
 
 Command CommandSource::next(std::int64_t iteration, int active)
 {
-	if (Command forced = forcedAt(iteration); forced.op != Operation::none)
+	if (Command forced = forcedAt(iteration); forced.op != Operation::None)
 		return forced;
 	return agent_.take(iteration, active);
 }

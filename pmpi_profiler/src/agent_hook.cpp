@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <malleo/run_dir.h>
+#include <malleo/wire.h>
 
 #include "agent_reporter.h"
 #include "job_report.h"
@@ -21,7 +22,7 @@ namespace malleo::pmpi {
 
 namespace {
 
-constexpr size_t kMaxAppId = 64; // the agent's limit on ids (agent/include/malleo/message.h)
+constexpr size_t kMaxAppId = kMaxIdLength; // the agent's limit on ids
 
 // The id this process registers with (MALLEO_App_id) and the agent it reports to (MALLEO_Agent_endpoint): the PCM
 // bridge polls that agent under that id. Written once in MPI_Init, read after it.

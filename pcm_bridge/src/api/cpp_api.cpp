@@ -32,16 +32,16 @@ pcm::BaseType baseType(MPI_Datatype type)
 Operation operation(pcm::Operation op)
 {
 	switch (op) {
-	case pcm::Operation::split:
-		return Operation::split;
-	case pcm::Operation::merge:
-		return Operation::merge;
-	case pcm::Operation::migrate:
-		return Operation::migrate;
-	case pcm::Operation::none:
+	case pcm::Operation::Split:
+		return Operation::Split;
+	case pcm::Operation::Merge:
+		return Operation::Merge;
+	case pcm::Operation::Migrate:
+		return Operation::Migrate;
+	case pcm::Operation::None:
 		break;
 	}
-	return Operation::none;
+	return Operation::None;
 }
 
 pcm::BufferSpec specOf(const std::string &name, Distribution distribution, MPI_Datatype type,
@@ -182,7 +182,7 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 		return result;
 	}
 	if (outcome == pcm::Outcome::None) {
-		result.operation = Operation::none;
+		result.operation = Operation::None;
 		return result;
 	}
 	if (outcome == pcm::Outcome::Failed) {

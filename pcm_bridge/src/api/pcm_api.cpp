@@ -126,7 +126,7 @@ BufferMove columns(void *data, int type, int x_dim, int y_dim)
 int split(void *data, int type, int *iterations, int *xDim, int *yDim, int *rank, int *total, MPI_Comm *comm)
 {
 	Reconfigurator &reconfigurator = Reconfigurator::get();
-	if (reconfigurator.plan().op != Operation::split || !validType(type))
+	if (reconfigurator.plan().op != Operation::Split || !validType(type))
 		return PCM_FAILURE;
 	BufferMove move = columns(data, type, *xDim, *yDim);
 	// The columns are rewritten in place: with weights a block may grow past the buffer, and then the split
@@ -159,7 +159,7 @@ int merge(void *data, int type, int *xDim, int *yDim, void *new_buffer, int merg
 	  MPI_Comm *comm)
 {
 	Reconfigurator &reconfigurator = Reconfigurator::get();
-	if (reconfigurator.plan().op != Operation::merge || !validType(type))
+	if (reconfigurator.plan().op != Operation::Merge || !validType(type))
 		return PCM_FAILURE;
 	const bool leaving = reconfigurator.leaving();
 	BufferMove move = columns(data, type, *xDim, *yDim);
@@ -239,13 +239,13 @@ __attribute__((visibility("default"))) int PCM_Status(MPI_Comm)
 		break;
 	}
 	switch (reconfigurator.plan().op) {
-	case Operation::split:
+	case Operation::Split:
 		return PCM_SPLIT;
-	case Operation::merge:
+	case Operation::Merge:
 		return PCM_MERGE;
-	case Operation::migrate:
+	case Operation::Migrate:
 		return reconfigurator.leaving() ? PCM_MIGRATE : PCM_RECONFIGURE;
-	case Operation::none:
+	case Operation::None:
 		break;
 	}
 	return PCM_NONE;
@@ -319,7 +319,7 @@ __attribute__((visibility("default"))) void PCM_Free(void *block)
 __attribute__((visibility("default"))) int PCM_Reconfigure(MPI_Comm *comm, const char *)
 {
 	Reconfigurator &reconfigurator = Reconfigurator::get();
-	if (reconfigurator.plan().op != Operation::migrate)
+	if (reconfigurator.plan().op != Operation::Migrate)
 		return PCM_FAILURE;
 	const bool leaving = reconfigurator.leaving();
 	std::vector<BufferMove> none;
@@ -351,7 +351,7 @@ __attribute__((visibility("default"))) int PCM_Merge_datacnts(int xDim, int yDim
 							      MPI_Comm)
 {
 	Reconfigurator &reconfigurator = Reconfigurator::get();
-	if (reconfigurator.plan().op != Operation::merge)
+	if (reconfigurator.plan().op != Operation::Merge)
 		return PCM_FAILURE;
 	const std::int64_t after = reconfigurator.countAfter(xDim);
 	const bool leaving = reconfigurator.leaving();

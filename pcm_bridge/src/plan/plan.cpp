@@ -68,7 +68,7 @@ std::string processCount(std::size_t count, const char *kind)
 
 std::string makePlan(const Command &command, const Membership &membership, Plan &plan)
 {
-	plan.op = Operation::none;
+	plan.op = Operation::None;
 	plan.iteration = command.iteration;
 	plan.before = membership.active;
 	plan.after = membership.active;
@@ -79,9 +79,9 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 	const std::string what = std::string(operationName(command.op)) + " of " + std::to_string(command.count);
 
 	switch (command.op) {
-	case Operation::none:
+	case Operation::None:
 		return {};
-	case Operation::split: {
+	case Operation::Split: {
 		const auto free = spares(membership, command.node);
 		if (static_cast<int>(free.size()) < command.count)
 			return what + ": only " + processCount(free.size(), "spare") +
@@ -90,7 +90,7 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 		plan.after = interleave(membership.active, plan.joiners);
 		break;
 	}
-	case Operation::merge:
+	case Operation::Merge:
 		if (command.count >= active)
 			return what + ": only " + processCount(static_cast<std::size_t>(active), "active");
 		if (membership.reusable) {
@@ -103,7 +103,7 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 			plan.after.resize(active - command.count);
 		}
 		break;
-	case Operation::migrate: {
+	case Operation::Migrate: {
 		const auto free = spares(membership, command.node);
 		std::vector<int> sources;
 		for (int w : membership.active)
@@ -130,7 +130,7 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 		       processCount(plan.after.size());
 	// A migration moves blocks unchanged unless told otherwise; a split or merge rebalances.
 	plan.weights = !command.weights.empty() ? command.weights
-		       : command.op == Operation::migrate ? membership.weights
+		       : command.op == Operation::Migrate ? membership.weights
 							   : std::vector<std::int64_t>{};
 	plan.op = command.op;
 	return {};

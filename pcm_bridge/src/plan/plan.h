@@ -40,7 +40,7 @@ struct Membership {
 // whose processes keep their ranks in a merge, the first slots. The processes that stay keep their relative order,
 // so block adjacency holds, and with even blocks each keeps the start of its own.
 struct Plan {
-	Operation op = Operation::none;
+	Operation op = Operation::None;
 	std::int64_t iteration = 0;
 	std::int64_t epoch = 0;       // counts the operations tried, so stale protocol messages are told apart
 	std::vector<int> before;      // active world ranks before, in rank order

@@ -132,7 +132,7 @@ void Reconfigurator::failUnplanned(Operation op, std::int64_t iteration, const s
 	plan_.op = op;
 	plan_.iteration = iteration;
 	fail(why, rank() == 0);
-	plan_.op = Operation::none;
+	plan_.op = Operation::None;
 }
 
 } // namespace malleo::pcm

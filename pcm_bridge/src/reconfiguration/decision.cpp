@@ -47,7 +47,7 @@ Outcome Reconfigurator::decide()
 		Command command;
 		if (rank() == 0) {
 			// One call answers "what now?": MALLEO_FORCE first, then the local agent (command_source.h).
-			command = resumed.op != Operation::none ? resumed : commands_.next(iteration, size());
+			command = resumed.op != Operation::None ? resumed : commands_.next(iteration, size());
 			Plan plan;
 			const int spawns = spawned ? 0 : spawnsNeeded(command, spawn_node, refusal);
 			if (spawns > 0) {
@@ -96,12 +96,12 @@ Outcome Reconfigurator::decide()
 				std::strncpy(text.data(), refusal.c_str(), text.size() - 1);
 			MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, active_);
 			fail(text.data(), rank() == 0);
-			plan_.op = Operation::none;
+			plan_.op = Operation::None;
 			return Outcome::Failed;
 		}
 		break;
 	}
-	if (plan_.op == Operation::none)
+	if (plan_.op == Operation::None)
 		return Outcome::None;
 	epoch_ = plan_.epoch + 1;
 	return agree() ? Outcome::Agreed : Outcome::Failed;

@@ -69,7 +69,7 @@ std::int64_t moveStore(const Participants &participants, const Plan &plan, int w
 		       Store &joined_store, int &error, std::string &why)
 {
 	std::int64_t sent = 0;
-	if (plan.op != Operation::migrate)
+	if (plan.op != Operation::Migrate)
 		return sent;
 	for (std::size_t i = 0; i < plan.leavers.size(); ++i) {
 		if (world_rank == plan.leavers[i]) {

@@ -47,7 +47,7 @@ Reconfigurator::ParkEnd Reconfigurator::park()
 			continue;
 		joinedBuffers_ = std::move(moves);
 		skipProbe_ = true;
-		startStatus_ = plan_.op == Operation::migrate ? StartStatus::Migrated : StartStatus::Splitted;
+		startStatus_ = plan_.op == Operation::Migrate ? StartStatus::Migrated : StartStatus::Splitted;
 		publishActive(true);
 		return ParkEnd::Joined;
 	}

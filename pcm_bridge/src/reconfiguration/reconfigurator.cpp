@@ -180,12 +180,12 @@ bool Reconfigurator::onRootNode() const
 
 bool Reconfigurator::leaving() const
 {
-	return plan_.op != Operation::none && contains(plan_.leavers, worldRank_);
+	return plan_.op != Operation::None && contains(plan_.leavers, worldRank_);
 }
 
 bool Reconfigurator::joining() const
 {
-	return plan_.op != Operation::none && contains(plan_.joiners, worldRank_);
+	return plan_.op != Operation::None && contains(plan_.joiners, worldRank_);
 }
 
 std::int64_t Reconfigurator::countAfter(std::int64_t local_count)

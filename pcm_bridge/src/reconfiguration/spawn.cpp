@@ -17,7 +17,7 @@ namespace malleo::pcm {
 
 int Reconfigurator::spawnsNeeded(const Command &command, std::string &node, std::string &refusal) const
 {
-	if (settings_.mode != Mode::Spawn || (command.op != Operation::split && command.op != Operation::migrate))
+	if (settings_.mode != Mode::Spawn || (command.op != Operation::Split && command.op != Operation::Migrate))
 		return 0;
 	int available = 0;
 	for (std::size_t w = 0; w < membership_.state.size(); ++w)

@@ -35,12 +35,12 @@ TEST_CASE("the forced schedule grammar")
 	std::vector<Command> commands;
 	REQUIRE(parseForcedSchedule("merge@20,split@10:2,migrate@30:3/node1", commands).empty());
 	REQUIRE(commands.size() == 3);
-	CHECK(commands[0].op == Operation::split);
+	CHECK(commands[0].op == Operation::Split);
 	CHECK(commands[0].iteration == 10);
 	CHECK(commands[0].count == 2);
-	CHECK(commands[1].op == Operation::merge);
+	CHECK(commands[1].op == Operation::Merge);
 	CHECK(commands[1].count == 1);
-	CHECK(commands[2].op == Operation::migrate);
+	CHECK(commands[2].op == Operation::Migrate);
 	CHECK(commands[2].count == 3);
 	CHECK(commands[2].node == "node1");
 
@@ -77,7 +77,7 @@ TEST_CASE("split puts spare processes after the ones whose blocks they share; me
 {
 	auto m = pool(6, 2);
 	Plan plan;
-	REQUIRE(makePlan({Operation::split, 3, 3, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 3, 3, "", {}}, m, plan).empty());
 	CHECK(plan.after == std::vector<int>{0, 2, 3, 1, 4});  // 3 joiners over 2 processes: 2 after the first
 	CHECK(plan.joiners == std::vector<int>{2, 3, 4});
 	applyPlan(plan, m);
@@ -85,22 +85,22 @@ TEST_CASE("split puts spare processes after the ones whose blocks they share; me
 
 	auto reusable = m;
 	reusable.reusable = true;
-	REQUIRE(makePlan({Operation::merge, 2, 2, "", {}}, reusable, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 2, 2, "", {}}, reusable, plan).empty());
 	CHECK(plan.after == std::vector<int>{0, 3, 4});  // groups of 2, 2 and 1 slots
 	CHECK(plan.leavers == std::vector<int>{2, 1});
-	REQUIRE(makePlan({Operation::merge, 2, 2, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 2, 2, "", {}}, m, plan).empty());
 	CHECK(plan.after == std::vector<int>{0, 2, 3});  // the C API: every process that stays keeps its rank
 	CHECK(plan.leavers == std::vector<int>{1, 4});
-	REQUIRE(makePlan({Operation::merge, 4, 4, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 4, 4, "", {}}, m, plan).empty());
 	CHECK(plan.after == std::vector<int>{0});
 	CHECK(plan.leavers == std::vector<int>{2, 3, 1, 4});
 	applyPlan(plan, m);
 	CHECK(m.state[1] == ProcessState::Left);  // a process that left is never activated again
 
-	CHECK(makePlan({Operation::merge, 5, 1, "", {}}, m, plan) == "merge of 1: only 1 active process");
-	CHECK(plan.op == Operation::none);
-	CHECK(makePlan({Operation::split, 6, 2, "", {}}, m, plan) == "split of 2: only 1 spare process");
-	REQUIRE(makePlan({Operation::split, 7, 1, "", {}}, m, plan).empty());
+	CHECK(makePlan({Operation::Merge, 5, 1, "", {}}, m, plan) == "merge of 1: only 1 active process");
+	CHECK(plan.op == Operation::None);
+	CHECK(makePlan({Operation::Split, 6, 2, "", {}}, m, plan) == "split of 2: only 1 spare process");
+	REQUIRE(makePlan({Operation::Split, 7, 1, "", {}}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{5});
 }
 
@@ -147,7 +147,7 @@ TEST_CASE("splits and merges move only what the joiners take or the leavers give
 			m.reusable = true;  // the C++ API's merges (the C API keeps the first slots, above)
 			Plan plan;
 			const bool split = to > from;
-			REQUIRE(makePlan({split ? Operation::split : Operation::merge, 1, std::abs(to - from), "", {}}, m, plan)
+			REQUIRE(makePlan({split ? Operation::Split : Operation::Merge, 1, std::abs(to - from), "", {}}, m, plan)
 					.empty());
 			REQUIRE(plan.after.size() == static_cast<std::size_t>(to));
 			bool starts_kept = false, ignored = false;
@@ -169,27 +169,27 @@ TEST_CASE("migration puts the replacement in the source's slot, on the named nod
 {
 	auto m = pool(6, 3, {"a", "a", "a", "a", "b", "b"});
 	Plan plan;
-	REQUIRE(makePlan({Operation::migrate, 1, 2, "b", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Migrate, 1, 2, "b", {}}, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{0, 1});
 	CHECK(plan.joiners == std::vector<int>{4, 5});
 	CHECK(plan.after == std::vector<int>{4, 5, 2});
 	CHECK(participants(plan) == std::vector<int>{0, 1, 2, 4, 5});
-	CHECK_FALSE(makePlan({Operation::migrate, 1, 3, "b", {}}, m, plan).empty());
-	CHECK_FALSE(makePlan({Operation::migrate, 1, 1, "c", {}}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::Migrate, 1, 3, "b", {}}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::Migrate, 1, 1, "c", {}}, m, plan).empty());
 }
 
 TEST_CASE("plans survive the wire")
 {
 	auto m = pool(5, 2);
 	Plan plan;
-	REQUIRE(makePlan({Operation::split, 9, 2, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 9, 2, "", {}}, m, plan).empty());
 	plan.epoch = 4;
 	const auto words = encodePlan(plan, m);
 	CHECK(words.size() == planWords(5));
 	Plan back;
 	Membership other = pool(5, 5);
 	decodePlan(words, back, other);
-	CHECK(back.op == Operation::split);
+	CHECK(back.op == Operation::Split);
 	CHECK(back.iteration == 9);
 	CHECK(back.epoch == 4);
 	CHECK(back.after == plan.after);
@@ -202,16 +202,16 @@ TEST_CASE("processes of a program that can re-enter are spare again after they l
 	auto m = pool(3, 2);
 	m.reusable = true;
 	Plan plan;
-	REQUIRE(makePlan({Operation::split, 2, 1, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 2, 1, "", {}}, m, plan).empty());
 	applyPlan(plan, m);
-	REQUIRE(makePlan({Operation::merge, 5, 2, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 5, 2, "", {}}, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{2, 1});  // slot order: the joiner followed process 0
 	applyPlan(plan, m);
 	CHECK(m.state == std::vector<ProcessState>{ProcessState::Active, ProcessState::Spare, ProcessState::Spare});
 	CHECK(m.active == std::vector<int>{0});
 
 	// Lowest world ranks first, placed as processes that never ran.
-	REQUIRE(makePlan({Operation::split, 8, 1, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 8, 1, "", {}}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{1});
 	CHECK(plan.after == std::vector<int>{0, 1});
 	applyPlan(plan, m);
@@ -219,18 +219,18 @@ TEST_CASE("processes of a program that can re-enter are spare again after they l
 	CHECK(m.state[2] == ProcessState::Spare);
 
 	// A migration's source becomes spare; the next migration may take it back into the slot of its own source.
-	REQUIRE(makePlan({Operation::migrate, 9, 1, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Migrate, 9, 1, "", {}}, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{0});
 	CHECK(plan.joiners == std::vector<int>{2});
 	CHECK(plan.after == std::vector<int>{2, 1});
 	applyPlan(plan, m);
 	CHECK(m.state[0] == ProcessState::Spare);
-	REQUIRE(makePlan({Operation::split, 10, 1, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 10, 1, "", {}}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{0});
 	CHECK(plan.after == std::vector<int>{2, 0, 1});
 	applyPlan(plan, m);
 	CHECK(m.state == std::vector<ProcessState>(3, ProcessState::Active));
-	CHECK_FALSE(makePlan({Operation::split, 11, 1, "", {}}, m, plan).empty());  // all 3 are active now
+	CHECK_FALSE(makePlan({Operation::Split, 11, 1, "", {}}, m, plan).empty());  // all 3 are active now
 }
 
 TEST_CASE("a process that left is chosen again only on the migration's target node")
@@ -238,35 +238,35 @@ TEST_CASE("a process that left is chosen again only on the migration's target no
 	auto m = pool(4, 2, {"a", "b", "a", "b"});
 	m.reusable = true;
 	Plan plan;
-	REQUIRE(makePlan({Operation::split, 1, 2, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 1, 2, "", {}}, m, plan).empty());
 	applyPlan(plan, m);
-	REQUIRE(makePlan({Operation::merge, 2, 2, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 2, 2, "", {}}, m, plan).empty());
 	applyPlan(plan, m);  // 2 (on a) and 3 (on b) have left
-	REQUIRE(makePlan({Operation::migrate, 3, 1, "b", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Migrate, 3, 1, "b", {}}, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{0});
 	CHECK(plan.joiners == std::vector<int>{3});
 	CHECK(plan.after == std::vector<int>{3, 1});
 	applyPlan(plan, m);
-	REQUIRE(makePlan({Operation::migrate, 4, 1, "a", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Migrate, 4, 1, "a", {}}, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{3});
 	CHECK(plan.joiners == std::vector<int>{0});  // 0 and 2 are spare on a: the lowest world rank
 	CHECK(plan.after == std::vector<int>{0, 1});
 	applyPlan(plan, m);
-	CHECK_FALSE(makePlan({Operation::migrate, 5, 2, "a", {}}, m, plan).empty());  // 1 is on b, one spare on a
+	CHECK_FALSE(makePlan({Operation::Migrate, 5, 2, "a", {}}, m, plan).empty());  // 1 is on b, one spare on a
 }
 
 TEST_CASE("processes of the PCM C API stay left: no plan chooses them")
 {
 	auto m = pool(3, 2);
 	Plan plan;
-	REQUIRE(makePlan({Operation::merge, 1, 1, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 1, 1, "", {}}, m, plan).empty());
 	applyPlan(plan, m);
 	CHECK(m.state[1] == ProcessState::Left);
-	REQUIRE(makePlan({Operation::split, 2, 1, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 2, 1, "", {}}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{2});
 	applyPlan(plan, m);
-	CHECK_FALSE(makePlan({Operation::split, 3, 1, "", {}}, m, plan).empty());
-	CHECK_FALSE(makePlan({Operation::migrate, 3, 1, "", {}}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::Split, 3, 1, "", {}}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::Migrate, 3, 1, "", {}}, m, plan).empty());
 }
 
 TEST_CASE("the wire carries whether leavers are reused, and the states of reused processes")
@@ -274,9 +274,9 @@ TEST_CASE("the wire carries whether leavers are reused, and the states of reused
 	auto m = pool(4, 3);
 	m.reusable = true;
 	Plan plan;
-	REQUIRE(makePlan({Operation::merge, 3, 2, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 3, 2, "", {}}, m, plan).empty());
 	applyPlan(plan, m);
-	REQUIRE(makePlan({Operation::split, 6, 2, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 6, 2, "", {}}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{1, 2});
 	const auto words = encodePlan(plan, m);
 	CHECK(words.size() == planWords(4));
@@ -288,7 +288,7 @@ TEST_CASE("the wire carries whether leavers are reused, and the states of reused
 	CHECK(parked.state == m.state);
 	CHECK(back.joiners == plan.joiners);
 	applyPlan(back, parked);
-	REQUIRE(makePlan({Operation::merge, 7, 2, "", {}}, parked, back).empty());
+	REQUIRE(makePlan({Operation::Merge, 7, 2, "", {}}, parked, back).empty());
 	applyPlan(back, parked);
 	CHECK(parked.state[1] == ProcessState::Spare);
 	CHECK(parked.state[2] == ProcessState::Spare);
@@ -334,19 +334,19 @@ TEST_CASE("weights must match the processes after the operation and persist thro
 {
 	auto m = pool(6, 2, {"a", "a", "b", "b", "b", "b"});
 	Plan plan;
-	CHECK_FALSE(makePlan({Operation::split, 1, 2, "", {1, 2}}, m, plan).empty());
-	REQUIRE(makePlan({Operation::split, 1, 2, "b", {1, 1, 3, 1}}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::Split, 1, 2, "", {1, 2}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 1, 2, "b", {1, 1, 3, 1}}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{2, 3});
 	applyPlan(plan, m);
 	CHECK(m.weights == std::vector<std::int64_t>{1, 1, 3, 1});
-	REQUIRE(makePlan({Operation::migrate, 2, 1, "b", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Migrate, 2, 1, "b", {}}, m, plan).empty());
 	CHECK(plan.weights == std::vector<std::int64_t>{1, 1, 3, 1});
-	REQUIRE(makePlan({Operation::merge, 3, 1, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 3, 1, "", {}}, m, plan).empty());
 	CHECK(plan.weights.empty());
 	const auto words = encodePlan(plan, m);
 	Plan back;
 	Membership other = m;
-	REQUIRE(makePlan({Operation::merge, 3, 1, "", {5, 1, 1}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 3, 1, "", {5, 1, 1}}, m, plan).empty());
 	decodePlan(encodePlan(plan, m), back, other);
 	CHECK(back.weights == std::vector<std::int64_t>{5, 1, 1});
 	CHECK(words.size() == planWords(6));
