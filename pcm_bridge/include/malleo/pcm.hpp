@@ -43,7 +43,7 @@ enum class Distribution {
 enum class Operation { none, split, merge, migrate };
 
 struct ProbeResult {
-	Operation operation = Operation::None;  // what happened at this probe
+	Operation operation = Operation::none;  // what happened at this probe
 	bool failed = false;  // an operation was asked for and did not happen: everything is as it was
 	std::string error;    // why, when failed
 	bool left = false;    // the run ended while this process was not active: leave the loop and call finish()
@@ -51,7 +51,7 @@ struct ProbeResult {
 	// values, rank and communicator are the ones it received. Set for a spare process's first probe and for a
 	// process taken back after it had left; state the program keeps outside the session is stale then.
 	bool joined = false;
-	bool changed() const { return operation != Operation::None && !failed; }
+	bool changed() const { return operation != Operation::none && !failed; }
 };
 
 // A distributed buffer the session owns: `count()` elements of `element_length` items of `type`, with `halo`

@@ -33,15 +33,15 @@ Operation operation(pcm::Operation op)
 {
 	switch (op) {
 	case pcm::Operation::Split:
-		return Operation::Split;
+		return Operation::split;
 	case pcm::Operation::Merge:
-		return Operation::Merge;
+		return Operation::merge;
 	case pcm::Operation::Migrate:
-		return Operation::Migrate;
+		return Operation::migrate;
 	case pcm::Operation::None:
 		break;
 	}
-	return Operation::None;
+	return Operation::none;
 }
 
 pcm::BufferSpec specOf(const std::string &name, Distribution distribution, MPI_Datatype type,
@@ -182,7 +182,7 @@ MALLEO_PCM_EXPORT ProbeResult Session::probe()
 		return result;
 	}
 	if (outcome == pcm::Outcome::None) {
-		result.operation = Operation::None;
+		result.operation = Operation::none;
 		return result;
 	}
 	if (outcome == pcm::Outcome::Failed) {
