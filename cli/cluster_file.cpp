@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <malleo/run_dir.h>
+
 namespace malleo::cli {
 
 namespace {
@@ -68,7 +70,7 @@ std::string localEndpoint(const ClusterNode &node)
 {
 	if (!node.local.empty() || node.runDir.empty())
 		return node.local;
-	return "ipc://" + (fs::path(node.runDir) / "agent.sock").string();
+	return "ipc://" + (fs::path(node.runDir) / kAgentSocketName).string();
 }
 
 std::optional<ClusterFile> readClusterFile(const std::string &dir, Failure &failure)

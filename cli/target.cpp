@@ -2,7 +2,6 @@
 #include "target.h"
 
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -82,7 +81,7 @@ std::optional<Target> singleTarget(const GlobalOptions &options, Failure &failur
 	// cluster's first node is the agent meant: `malleo status` just works.
 	const std::string fallback = defaultAgentEndpoint();
 	std::error_code ec;
-	if (fallback.empty() || !std::filesystem::exists(fallback.substr(std::strlen("ipc://")), ec)) {
+	if (fallback.empty() || !std::filesystem::exists(defaultAgentSocket(), ec)) {
 		Failure ignored;
 		std::optional<ClusterFile> cluster = readClusterFile(clusterDir(options), ignored);
 		if (cluster && !cluster->nodes.empty())

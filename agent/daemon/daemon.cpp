@@ -12,6 +12,8 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <malleo/run_dir.h>
+
 namespace malleo {
 
 namespace {
@@ -87,7 +89,7 @@ std::string Daemon::prepareRunDir()
 	fs::permissions(config_.runDir, fs::perms::owner_all, fs::perm_options::replace, ec);
 
 	agentFile_ = (fs::path(config_.runDir) / "agent.json").string();
-	socketPath_ = (fs::path(config_.runDir) / "agent.sock").string();
+	socketPath_ = (fs::path(config_.runDir) / kAgentSocketName).string();
 	if (socketPath_.size() > kMaxSocketPath)
 		return fmt::format("run directory '{}': the socket path would exceed {} characters; "
 				   "choose a shorter --run-dir",
@@ -135,10 +137,8 @@ void Daemon::apply(CoreOutputs &out)
 		if (!transport_->sendPeer(s.endpoint, s.message))
 			log_->debug("dropped {} to {}: not connected or queue full",
 				    s.message["type"].get<std::string>(), s.endpoint);
-	if (uint64_t closed = transport_->outgoingSocketsClosedForRoom(); closed > socketsClosedForRoom_) {
-		core_->count("sockets.closed_for_room", closed - socketsClosedForRoom_);
-		socketsClosedForRoom_ = closed;
-	}
+	if (uint64_t closed = transport_->takeSocketsClosedForRoom())
+		core_->count("sockets.closed_for_room", closed);
 	for (const nlohmann::json &event : out.events) {
 		const std::string &type = event["type"].get_ref<const std::string &>();
 		if (type == "rejected")
@@ -177,6 +177,20 @@ void Daemon::logRejection(const nlohmann::json &event)
 		log_->warn("rejected {} message ({}): {}", channel, reason, event["detail"].get<std::string>());
 }
 
+// The schema checks what a message holds; this guard is for what it missed: no message may end the agent.
+// A handler that throws leaves its outputs unsent, and the message counts as refused.
+template <typename Handle>
+std::optional<Rejection> Daemon::guarded(Handle &&handle)
+{
+	try {
+		handle();
+		return std::nullopt;
+	} catch (const std::exception &e) {
+		out_.clear();
+		return Rejection{"handler_error", e.what()};
+	}
+}
+
 void Daemon::handlePeer()
 {
 	for (int i = 0; i < kBatch; ++i) {
@@ -184,17 +198,11 @@ void Daemon::handlePeer()
 		if (!in)
 			return;
 		double t = now();
-		// The schema checks what a message holds; this guard is for what it missed:
-		// no message from the network may end the agent.
-		try {
-			if (in->rejection)
-				core_->onRejected(Channel::Peer, *in->rejection, t, out_);
-			else
-				core_->onPeerMessage(in->message, t, out_);
-		} catch (const std::exception &e) {
-			out_.clear();
-			core_->onRejected(Channel::Peer, {"handler_error", e.what()}, t, out_);
-		}
+		std::optional<Rejection> refused = in->rejection;
+		if (!refused)
+			refused = guarded([&] { core_->onPeerMessage(in->message, t, out_); });
+		if (refused)
+			core_->onRejected(Channel::Peer, *refused, t, out_);
 		apply(out_);
 	}
 }
@@ -218,22 +226,17 @@ void Daemon::handleRequests(zmq::socket_t &inbox, Channel channel)
 			return;
 		double t = now();
 		Message reply;
-		if (in->rejection) {
-			core_->onRejected(channel, *in->rejection, t, out_);
-			reply = makeMessage("error", config_.core.id, 0);
-			reply["code"] = in->rejection->reason;
-			reply["text"] = in->rejection->detail;
-		} else {
-			try {
+		std::optional<Rejection> refused = in->rejection;
+		if (!refused)
+			refused = guarded([&] {
 				reply = local ? core_->onLocalRequest(in->message, t, out_)
 					      : core_->onRemoteRequest(in->message, t, out_);
-			} catch (const std::exception &e) {
-				out_.clear();
-				core_->onRejected(channel, {"handler_error", e.what()}, t, out_);
-				reply = makeMessage("error", config_.core.id, 0);
-				reply["code"] = "handler_error";
-				reply["text"] = "the agent could not handle this request";
-			}
+			});
+		if (refused) {
+			core_->onRejected(channel, *refused, t, out_);
+			reply = makeMessage("error", config_.core.id, 0);
+			reply["code"] = refused->reason;
+			reply["text"] = refused->detail;
 		}
 		if (!local) {
 			transport_->sendRemote(in->routingId, reply);

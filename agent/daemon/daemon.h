@@ -38,6 +38,8 @@ private:
 	void handleRemote();
 	void handleRequests(zmq::socket_t &inbox, Channel channel);
 	void logRejection(const nlohmann::json &event);
+	template <typename Handle>
+	std::optional<Rejection> guarded(Handle &&handle);
 	double now() const;
 
 	AgentConfig config_;
@@ -52,7 +54,6 @@ private:
 	std::deque<Message> recentEvents_; // replayed to a new subscriber
 	CoreOutputs out_;
 	LogLimiter rejectionLog_{5, 10.0}; // lines per channel and reason, per 10 s
-	uint64_t socketsClosedForRoom_ = 0;
 	std::string socketPath_;
 	std::string agentFile_;
 };

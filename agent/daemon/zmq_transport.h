@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <zmq.hpp>
@@ -54,8 +55,8 @@ public:
 	// Outgoing sockets opened at most: far above any view, well below ZeroMQ's
 	// 1,023 sockets, so endpoints named by strangers cannot exhaust them.
 	static constexpr std::size_t kMaxOutgoingSockets = 512;
-	std::size_t outgoingSockets() const { return dealers_.size(); }
-	uint64_t outgoingSocketsClosedForRoom() const { return dealersClosedForRoom_; }
+	// Sockets closed to make room since the last call.
+	uint64_t takeSocketsClosedForRoom() { return std::exchange(dealersClosedForRoom_, 0); }
 
 	// Gives queued messages (a leave) up to `lingerMs` to go out, then closes.
 	void close(int lingerMs);

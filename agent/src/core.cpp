@@ -385,8 +385,8 @@ void Core::onHello(const Message &m, double now, CoreOutputs &out)
 	if (!greeter)
 		return;
 	greeter->inPeerView = true; // it greets the agents it chose (or its seeds)
-	const std::string from = greeter->id;
-	const std::string endpoint = greeter->endpoint;
+	const std::string &from = greeter->id;
+	const std::string &endpoint = greeter->endpoint;
 	markJoined(from, now, out);
 
 	std::vector<std::string> ids;

@@ -22,11 +22,9 @@ namespace malleo::pmpi {
 
 namespace {
 
-constexpr size_t kMaxAppId = kMaxIdLength; // the agent's limit on ids
-
 // The id this process registers with (MALLEO_App_id) and the agent it reports to (MALLEO_Agent_endpoint): the PCM
 // bridge polls that agent under that id. Written once in MPI_Init, read after it.
-char gAppId[kMaxAppId + 1] = {};
+char gAppId[kMaxIdLength + 1] = {};
 std::string gAgentEndpoint;
 
 uint64_t hostHash()
@@ -46,9 +44,9 @@ std::string agentEndpoint()
 	const char *value = std::getenv("MALLEO_AGENT");
 	if (value)
 		return !*value || !std::strcmp(value, "off") || !std::strcmp(value, "none") ? "" : value;
-	const std::string endpoint = defaultAgentEndpoint();
-	if (!endpoint.empty() && access(endpoint.c_str() + std::strlen("ipc://"), F_OK) == 0)
-		return endpoint;
+	const std::string socket = defaultAgentSocket();
+	if (!socket.empty() && access(socket.c_str(), F_OK) == 0)
+		return "ipc://" + socket;
 	return {};
 }
 
@@ -76,9 +74,9 @@ std::string appId(uint64_t rank0Pid)
 	std::string job = launcherJobId();
 	if (job.empty())
 		job = std::to_string(rank0Pid);
-	job = job.substr(0, kMaxAppId / 2);
+	job = job.substr(0, kMaxIdLength / 2);
 	const std::string name = program_invocation_short_name;
-	return name.substr(0, kMaxAppId - job.size() - 1) + "-" + job;
+	return name.substr(0, kMaxIdLength - job.size() - 1) + "-" + job;
 }
 
 } // namespace

@@ -21,7 +21,8 @@ def cli(cluster_dir, *args, timeout=30):
 
 def apps(cluster_dir, node):
     r = cli(cluster_dir, "--node", node, "apps", "--json")
-    check(r.returncode == 0, f"malleo --node {node} apps answers ({r.stderr.strip()})")
+    if r.returncode != 0:
+        check(False, f"malleo --node {node} apps answers ({r.stderr.strip()})")
     return json.loads(r.stdout)["apps"]
 
 

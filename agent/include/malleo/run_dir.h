@@ -25,11 +25,17 @@ inline std::string defaultRunDir()
 	return {};
 }
 
-// The default agent's local endpoint, or empty when there is no default run directory.
-inline std::string defaultAgentEndpoint()
+// The default agent's socket file, and its local endpoint; both empty when there is no default run directory.
+inline std::string defaultAgentSocket()
 {
 	const std::string dir = defaultRunDir();
-	return dir.empty() ? std::string() : "ipc://" + dir + "/" + kAgentSocketName;
+	return dir.empty() ? std::string() : dir + "/" + kAgentSocketName;
+}
+
+inline std::string defaultAgentEndpoint()
+{
+	const std::string socket = defaultAgentSocket();
+	return socket.empty() ? std::string() : "ipc://" + socket;
 }
 
 } // namespace malleo
