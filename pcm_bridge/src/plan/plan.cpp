@@ -153,6 +153,12 @@ std::vector<int> participants(const Plan &plan)
 	return {all.begin(), all.end()};
 }
 
+int slotAfter(const Plan &plan, int worldRank)
+{
+	const auto slot = std::find(plan.after.begin(), plan.after.end(), worldRank);
+	return slot == plan.after.end() ? -1 : static_cast<int>(slot - plan.after.begin());
+}
+
 std::size_t planWords(int world)
 {
 	// op, iteration, epoch, sizes of the five lists, reusable; the lists; the state of every world rank.

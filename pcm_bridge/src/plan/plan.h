@@ -66,6 +66,9 @@ std::vector<int> participants(const Plan &plan);
 // Plan and membership states on the wire: a fixed-size int64 array of planWords(world) words, so the coordinator
 // can broadcast it in one call to processes that do not know yet whether anything happens.
 std::size_t planWords(int world);
+
+// The slot of `worldRank` in the plan's `after`, or -1 when it is not there.
+int slotAfter(const Plan &plan, int worldRank);
 std::vector<std::int64_t> encodePlan(const Plan &plan, const Membership &membership);
 void decodePlan(const std::vector<std::int64_t> &words, Plan &plan, Membership &membership);
 

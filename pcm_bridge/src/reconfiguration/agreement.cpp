@@ -26,6 +26,14 @@ std::string cancelled(std::int64_t reason, std::int64_t culprit, double timeout)
 	return why;
 }
 
+// Whom the coordinator asks: every participant of the plan but itself.
+std::vector<int> othersThan(int coordinator, const Plan &plan)
+{
+	std::vector<int> others = participants(plan);
+	others.erase(std::remove(others.begin(), others.end(), coordinator), others.end());
+	return others;
+}
+
 } // namespace
 
 // Seed 000's protocol: the coordinator asks every participant; each answers isMalleable or isUnmalleable; the
@@ -34,8 +42,7 @@ std::string cancelled(std::int64_t reason, std::int64_t culprit, double timeout)
 bool Reconfigurator::agree()
 {
 	const int coordinator = plan_.before.front();
-	std::vector<int> others = participants(plan_);
-	others.erase(std::remove(others.begin(), others.end(), coordinator), others.end());
+	const std::vector<int> others = othersThan(coordinator, plan_);
 	if (worldRank_ != coordinator)
 		return participantVote(false);
 
@@ -89,8 +96,7 @@ bool Reconfigurator::agree()
 bool Reconfigurator::participantVote(bool sleeping)
 {
 	const int coordinator = plan_.before.front();
-	std::vector<int> others = participants(plan_);
-	others.erase(std::remove(others.begin(), others.end(), coordinator), others.end());
+	const std::vector<int> others = othersThan(coordinator, plan_);
 	const bool designated = !others.empty() && others.back() == worldRank_;
 	const bool silent = designated && settings_.faults.agreeTimeout.count(plan_.iteration);
 	const bool refuse = designated && settings_.faults.refuse.count(plan_.iteration);

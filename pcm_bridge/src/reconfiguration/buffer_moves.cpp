@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "executor/executor.h"
+#include "executor/page_adoption.h"
 #include "memory/shared_pages.h"
 #include "reconfiguration/phase_times.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/page_adoption.h"
+#include "memory/shared_pages.h"
 #include "plan/plan.h"
 #include "reconfiguration/buffers.h"
 #include "reconfiguration/participants.h"

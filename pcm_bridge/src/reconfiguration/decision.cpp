@@ -76,7 +76,7 @@ Outcome Reconfigurator::decide()
 			MPI_Bcast(node.data(), kNodeNameBytes, MPI_CHAR, 0, active_);
 			const int root = membership_.active.front();
 			const int count = static_cast<int>(message[1]);
-			if (!message[2] && spawnInBackground_) {
+			if (!message[2] && backgroundSpawnUsable_) {
 				spawnInBackground(root, count, node.data(), command, iteration);
 				return Outcome::None;
 			}
@@ -87,6 +87,11 @@ Outcome Reconfigurator::decide()
 				      "spawning " + std::to_string(count) + " processes on node '" + node.data() +
 					      "' failed: " + why);
 			return Outcome::Failed;
+		}
+		// Most probes: nothing asked, nothing to decode.
+		if (!message[0] && static_cast<Operation>(message[1]) == Operation::None) {
+			plan_.op = Operation::None;
+			return Outcome::None;
 		}
 		Membership received = membership_;
 		decodePlan({message.begin() + 1, message.end()}, plan_, received);

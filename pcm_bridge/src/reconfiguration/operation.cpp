@@ -35,8 +35,7 @@ int openParticipants(MPI_Comm control, const Plan &plan, int world_rank, bool jo
 	MPI_Comm_set_errhandler(out.comm, MPI_ERRORS_RETURN);
 	out.root = out.rankOf(plan.before.front());
 	MPI_Comm_rank(out.comm, &out.me);
-	const auto slot = std::find(plan.after.begin(), plan.after.end(), world_rank);
-	out.newSlot = slot == plan.after.end() ? -1 : static_cast<int>(slot - plan.after.begin());
+	out.newSlot = slotAfter(plan, world_rank);
 	return MPI_SUCCESS;
 }
 

@@ -133,8 +133,8 @@ void Reconfigurator::configure(bool report)
 		std::fprintf(stderr, "malleo-pcm: %s; no forced operations\n", error.c_str());
 	int threads = MPI_THREAD_SINGLE;
 	MPI_Query_thread(&threads);
-	spawnInBackground_ = settings_.backgroundSpawn && threads == MPI_THREAD_MULTIPLE;
-	if (report && settings_.mode == Mode::Spawn && settings_.backgroundSpawnAsked && !spawnInBackground_)
+	backgroundSpawnUsable_ = settings_.backgroundSpawn && threads == MPI_THREAD_MULTIPLE;
+	if (report && settings_.mode == Mode::Spawn && settings_.backgroundSpawnAsked && !backgroundSpawnUsable_)
 		std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_SPAWN=background needs Open MPI initialized with "
 				     "MPI_THREAD_MULTIPLE; new processes start while the application waits\n");
 	configureWorldPublisher(report);
@@ -192,11 +192,10 @@ std::int64_t Reconfigurator::countAfter(std::int64_t local_count)
 {
 	std::int64_t total = 0;
 	MPI_Allreduce(&local_count, &total, 1, MPI_INT64_T, MPI_SUM, active_);
-	const auto slot = std::find(plan_.after.begin(), plan_.after.end(), worldRank_);
-	if (slot == plan_.after.end())
+	const int slot = slotAfter(plan_, worldRank_);
+	if (slot < 0)
 		return 0;
-	return targetCounts(total, static_cast<int>(plan_.after.size()), plan_.weights)[static_cast<std::size_t>(
-		slot - plan_.after.begin())];
+	return targetCounts(total, static_cast<int>(plan_.after.size()), plan_.weights)[static_cast<std::size_t>(slot)];
 }
 
 std::vector<std::int64_t> Reconfigurator::currentCounts(std::int64_t total) const

@@ -46,7 +46,6 @@ public:
 	MPI_Comm comm() const { return active_; }
 	int rank() const;
 	int size() const;
-	Mode mode() const { return settings_.mode; }
 	// The element counts of the active slots for a buffer of `total` elements in the current configuration.
 	std::vector<std::int64_t> currentCounts(std::int64_t total) const;
 	StartStatus startStatus() const { return startStatus_; }
@@ -170,7 +169,7 @@ private:
 	std::int64_t epoch_ = 0;
 	bool skipProbe_ = false;  // a joiner's first probe is the one that activated it: already answered
 	bool ended_ = false;      // the run's end reached this parked process: nothing more will come
-	bool spawnInBackground_ = false;  // settings_.backgroundSpawn and MPI runs with MPI_THREAD_MULTIPLE
+	bool backgroundSpawnUsable_ = false;  // settings_.backgroundSpawn and MPI runs with MPI_THREAD_MULTIPLE
 	struct BackgroundSpawn {
 		std::thread thread;
 		std::atomic<bool> done{false};

@@ -179,10 +179,9 @@ SpawnPreparation Reconfigurator::preparation(const Command &command, int count, 
 	for (const auto &[spec, global] : expected_)
 		shares.push_back(targetCounts(global, static_cast<int>(plan.after.size()), plan.weights));
 	for (int c = 0; c < count; ++c) {
-		const auto slot = std::find(plan.after.begin(), plan.after.end(), worldSize_ + c);
+		const int slot = slotAfter(plan, worldSize_ + c);
 		for (const auto &counts : shares)
-			out.counts.push_back(slot == plan.after.end() ? 0
-							      : counts[static_cast<std::size_t>(slot - plan.after.begin())]);
+			out.counts.push_back(slot < 0 ? 0 : counts[static_cast<std::size_t>(slot)]);
 	}
 	return out;
 }

@@ -80,6 +80,8 @@ TEST_CASE("split puts spare processes after the ones whose blocks they share; me
 	REQUIRE(makePlan({Operation::Split, 3, 3, "", {}}, m, plan).empty());
 	CHECK(plan.after == std::vector<int>{0, 2, 3, 1, 4});  // 3 joiners over 2 processes: 2 after the first
 	CHECK(plan.joiners == std::vector<int>{2, 3, 4});
+	CHECK(slotAfter(plan, 1) == 3);
+	CHECK(slotAfter(plan, 5) == -1);  // a spare left parked has no slot
 	applyPlan(plan, m);
 	CHECK(m.state[4] == ProcessState::Active);
 
