@@ -40,6 +40,8 @@ std::optional<Failure> checkInput(const ForceOptions &force, nlohmann::json &fie
 	fields = {{"app", force.app}, {"op", force.op}, {"count", count}};
 	if (force.node)
 		fields["node"] = *force.node;
+	if (force.from)
+		fields["from_node"] = *force.from;
 	if (force.weights) {
 		nlohmann::json weights = nlohmann::json::array();
 		std::size_t start = 0;
@@ -78,26 +80,46 @@ std::string outcomeLine(const nlohmann::json &event)
 	return line;
 }
 
+// What --wait waits for: the command's result on the agent hosting rank 0, or, for a `force` another agent routed
+// there, the reconf_result that agent receives for its request.
+struct Awaited {
+	uint64_t command = 0;
+	uint64_t request = 0;
+};
+
+// The event that ends the wait, if `m` is one.
+const nlohmann::json *endOfWait(const Message &m, const ForceOptions &force, Awaited awaited)
+{
+	const nlohmann::json *event = field(m, {"event"});
+	if (m.value("type", "") != "event" || !event || event->value("app", "") != force.app)
+		return nullptr;
+	const std::string type = event->value("type", "");
+	const char *key = awaited.request ? "request" : "command";
+	const nlohmann::json *id = field(*event, {key});
+	if (!id || !id->is_number_unsigned() || id->get<uint64_t>() != (awaited.request ? awaited.request : awaited.command))
+		return nullptr;
+	if (awaited.request)
+		return type == "reconf_result" && event->value("origin", "") == m.value("from", "") ? event : nullptr;
+	return type == "command_result" || type == "command_dropped" ? event : nullptr;
+}
+
 // Follows the events the agent pushes after `events_ok` until this command's
 // result, its drop, or the deadline.
-int awaitResult(AgentClient &client, const ForceOptions &force, uint64_t command)
+int awaitResult(AgentClient &client, const ForceOptions &force, Awaited awaited)
 {
 	const double deadline = steadyNow() + *force.wait;
+	const std::string what = awaited.request ? fmt::format("request {}", awaited.request)
+						 : fmt::format("command {}", awaited.command);
 	catchInterrupts();
 	for (;;) {
 		std::string problem;
 		for (const Message &m : client.drain(&problem)) {
-			const nlohmann::json *event = field(m, {"event"});
-			const nlohmann::json *id = event ? field(*event, {"command"}) : nullptr;
-			if (m.value("type", "") != "event" || !id || !id->is_number_unsigned() ||
-			    id->get<uint64_t>() != command || event->value("app", "") != force.app)
+			const nlohmann::json *event = endOfWait(m, force, awaited);
+			if (!event)
 				continue;
-			const std::string type = event->value("type", "");
-			if (type == "command_dropped")
-				return report({kExitFailed, fmt::format("command {} dropped before its result: {}", command,
-									text(*event, {"why"}))});
-			if (type != "command_result")
-				continue;
+			if (event->value("type", "") == "command_dropped")
+				return report({kExitFailed, fmt::format("command {} dropped before its result: {}",
+									awaited.command, text(*event, {"why"}))});
 			if (force.json) {
 				nlohmann::json out = *event;
 				out["agent"] = m.value("from", "");
@@ -109,9 +131,9 @@ int awaitResult(AgentClient &client, const ForceOptions &force, uint64_t command
 		}
 		const double left = deadline - steadyNow();
 		if (left <= 0 || interrupted())
-			return report({kExitFailed, fmt::format("no result for command {} of {} within {} s (it may still "
+			return report({kExitFailed, fmt::format("no result for {} of {} within {} s (it may still "
 								"run; see `malleo apps`)",
-								command, force.app, *force.wait)});
+								what, force.app, *force.wait)});
 		zmq::pollitem_t item = client.pollItem();
 		try {
 			zmq::poll(&item, 1, std::chrono::milliseconds(static_cast<long>(std::ceil(std::min(left, 0.5) * 1000))));
@@ -144,15 +166,27 @@ int forceCommand(const GlobalOptions &options, const ForceOptions &force)
 			failure.status = kExitBadInput;
 		return report(failure);
 	}
+	// Routed: the agent asked the one hosting rank 0 (`routed_to`), whose answer comes back to it as a result.
 	const nlohmann::json *command = field(*reply, {"command"});
-	if ((*reply)["type"] != "force_reply" || !command || !command->is_number_unsigned())
+	const nlohmann::json *request = field(*reply, {"request"});
+	const bool routed = request && request->is_number_unsigned() && request->get<uint64_t>() > 0;
+	if ((*reply)["type"] != "force_reply" || (!routed && (!command || !command->is_number_unsigned())))
 		return report({kExitFailed, fmt::format("the agent at {} answered 'force' with '{}' and no command id",
 							client->endpoint(), text(*reply, {"type"}))});
 	if (force.wait)
-		return awaitResult(*client, force, command->get<uint64_t>());
+		return awaitResult(*client, force,
+				   routed ? Awaited{0, request->get<uint64_t>()} : Awaited{command->get<uint64_t>(), 0});
 	if (force.json) {
-		nlohmann::json out = {{"agent", (*reply)["from"]}, {"app", force.app}, {"command", *command}};
+		nlohmann::json out = {{"agent", (*reply)["from"]}, {"app", force.app}};
+		if (routed)
+			out.update({{"request", *request}, {"routed_to", (*reply)["routed_to"]}});
+		else
+			out["command"] = *command;
 		std::cout << out.dump() << '\n';
+	} else if (routed) {
+		std::cout << fmt::format("request {} sent: {} {} of {} (agent {} routed it to {}, which hosts rank 0)\n",
+					 request->get<uint64_t>(), force.op, text(fields, {"count"}), force.app,
+					 text(*reply, {"from"}), text(*reply, {"routed_to"}));
 	} else {
 		std::cout << fmt::format("command {} queued: {} {} of {} (agent {})\n", command->get<uint64_t>(), force.op,
 					 text(fields, {"count"}), force.app, text(*reply, {"from"}));

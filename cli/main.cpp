@@ -30,6 +30,7 @@ struct Options {
 	ClusterUpOptions up;
 	RunOptions run;
 	ForceOptions force;
+	DrainOptions drain;
 	std::string reportFile;
 };
 
@@ -73,12 +74,24 @@ int main(int argc, char **argv)
 	force->add_option("operation", o.force.op, "split, merge or migrate")->required();
 	force->add_option("count", o.force.count, "processes to add, remove or move")->required();
 	force->add_option("--node", o.force.node, "split, migrate: the node the processes go to (default: any)");
+	force->add_option("--from", o.force.from,
+			  "merge, migrate: the node whose processes leave (default: the bridge chooses)");
 	force->add_option("--weights", o.force.weights,
 			  "W,W,...: data share of each process after the operation, in rank order");
 	force->add_option("--wait", o.force.wait,
 			  "wait up to SECONDS for the outcome: exit 0 when it succeeded, 1 when it failed")
 		->check(CLI::PositiveNumber);
 	force->add_flag("--json", o.force.json, "print the command (with --wait: its result) as JSON");
+
+	CLI::App *drain = app.add_subcommand(
+		"drain", "a node leaves gracefully: its agent moves its processes to other nodes, then exits");
+	drain->add_option("node", o.drain.node, "the node of the virtual cluster to drain (default: as --node)");
+	drain->add_option("--deadline", o.drain.deadline,
+			  "leave after SECONDS even with processes left (default: the agent's actions.drain_deadline)");
+	drain->add_option("--wait", o.drain.wait,
+			  "follow the drain up to SECONDS: exit 0 once the node hosts no active process, 1 at the deadline")
+		->check(CLI::PositiveNumber);
+	drain->add_flag("--json", o.drain.json, "print the agent's reply (with --wait: its last drain event) as JSON");
 
 	CLI::App *events = app.add_subcommand("events", "follow one agent's events, one line each");
 	events->add_flag("--json", o.events.json, "one JSON object per event and line");
@@ -165,6 +178,8 @@ int main(int argc, char **argv)
 		return eventsCommand(o.global, o.events);
 	if (force->parsed())
 		return forceCommand(o.global, o.force);
+	if (drain->parsed())
+		return drainCommand(o.global, o.drain);
 	if (top->parsed())
 		return topCommand(o.global, o.top);
 	if (up->parsed())

@@ -26,6 +26,8 @@ constexpr int kBatch = 256;
 constexpr std::size_t kRecentEvents = 256;
 // What an ipc path may hold (sockaddr_un.sun_path minus the terminator).
 constexpr std::size_t kMaxSocketPath = 107;
+// The event log's size before it starts again (events.jsonl, the previous one kept as events.1.jsonl).
+constexpr std::size_t kEventLogMaxBytes = 64u << 20;
 
 bool processAlive(long pid)
 {
@@ -145,10 +147,12 @@ void Daemon::apply(CoreOutputs &out)
 			logRejection(event);
 		else if (type == "peer_up" || type == "peer_down" || type == "joined" ||
 			 type == "wrm_answered" || type == "wrm_reply" || type == "action" ||
-			 type == "app_registered" || type == "app_gone" || type.starts_with("command_"))
+			 type == "app_registered" || type == "app_gone" || type.starts_with("command_") ||
+			 type.starts_with("reconf_") || type.starts_with("drain") || type == "action_skipped")
 			log_->info("{}", event.dump());
 		else
 			log_->debug("{}", event.dump());
+		logEvent(event);
 
 		Message m = makeMessage("event", config_.core.id, event["seq"].get<uint64_t>());
 		m["event"] = event;
@@ -162,7 +166,43 @@ void Daemon::apply(CoreOutputs &out)
 				it = subscribers_.erase(it);
 		}
 	}
+	if (!out.events.empty())
+		eventLog_.flush();
 	out.clear();
+}
+
+void Daemon::openEventLog()
+{
+	eventLogPath_ = (fs::path(config_.runDir) / "events.jsonl").string();
+	std::error_code ec;
+	// The previous run's log is kept once: an agent restarted after a crash still has what led to it.
+	if (fs::exists(eventLogPath_, ec))
+		fs::rename(eventLogPath_, (fs::path(config_.runDir) / "events.1.jsonl").string(), ec);
+	eventLog_.open(eventLogPath_, std::ios::out | std::ios::trunc);
+	if (!eventLog_) {
+		log_->warn("cannot write the event log '{}': events go to subscribers only", eventLogPath_);
+		return;
+	}
+	eventLogBytes_ = 0;
+	using namespace std::chrono;
+	// Events carry the agent's own clock; the wall time of its start lets files of several agents share an axis.
+	const double wall = duration<double>(system_clock::now().time_since_epoch()).count();
+	logEvent({{"type", "log_started"}, {"wall", wall}, {"t", 0.0}, {"seq", 0}, {"agent", config_.core.id}});
+	eventLog_.flush();
+}
+
+void Daemon::logEvent(const nlohmann::json &event)
+{
+	if (!eventLog_.is_open())
+		return;
+	const std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
+	// A long-running agent keeps the newest events: past the limit the log starts again, the old one kept once.
+	if (eventLogBytes_ + line.size() > kEventLogMaxBytes) {
+		eventLog_.close();
+		openEventLog();
+	}
+	eventLog_ << line;
+	eventLogBytes_ += line.size();
 }
 
 void Daemon::logRejection(const nlohmann::json &event)
@@ -286,6 +326,7 @@ int Daemon::run()
 		return 1;
 	}
 
+	openEventLog();
 	core_ = std::make_unique<Core>(config_.core, protocol_, decision_);
 	core_->setNodeDescription(profiling_.describe());
 	core_->setModuleNames(moduleNames_);
@@ -318,9 +359,17 @@ int Daemon::run()
 			handleRemote();
 		if (items[3].revents & ZMQ_POLLIN) {
 			signalfd_siginfo info;
-			if (read(sigfd, &info, sizeof(info)) > 0)
-				log_->info("signal {}: leaving", info.ssi_signo);
-			stop = true;
+			const int signo = read(sigfd, &info, sizeof(info)) > 0 ? static_cast<int>(info.ssi_signo) : 0;
+			// The first signal drains a node that runs processes; a second one, or a node with none, leaves now.
+			if (!core_->draining() && config_.core.drainDeadline > 0 && core_->hostsActiveProcesses()) {
+				log_->info("signal {}: draining (at most {} s; a second signal leaves at once)", signo,
+					   config_.core.drainDeadline);
+				core_->drain(now(), config_.core.drainDeadline, out_);
+				apply(out_);
+			} else {
+				log_->info("signal {}: leaving", signo);
+				stop = true;
+			}
 		}
 		t = now();
 		if (t >= nextSample) {
@@ -335,6 +384,10 @@ int Daemon::run()
 			nextTick += config_.tick;
 			if (nextTick < t)
 				nextTick = t + config_.tick;
+		}
+		if (core_->drainDone()) {
+			log_->info("drained: leaving");
+			stop = true;
 		}
 	}
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <deque>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <string>
@@ -38,6 +39,8 @@ private:
 	void handleRemote();
 	void handleRequests(zmq::socket_t &inbox, Channel channel);
 	void logRejection(const nlohmann::json &event);
+	void openEventLog();
+	void logEvent(const nlohmann::json &event);
 	template <typename Handle>
 	std::optional<Rejection> guarded(Handle &&handle);
 	double now() const;
@@ -56,6 +59,9 @@ private:
 	LogLimiter rejectionLog_{5, 10.0}; // lines per channel and reason, per 10 s
 	std::string socketPath_;
 	std::string agentFile_;
+	std::ofstream eventLog_; // <run_dir>/events.jsonl: every event, a JSON object per line
+	std::string eventLogPath_;
+	std::size_t eventLogBytes_ = 0;
 };
 
 } // namespace malleo

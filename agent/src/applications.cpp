@@ -93,7 +93,6 @@ Message Core::onRegister(const Message &m, double now, CoreOutputs &out)
 
 Message Core::onAppReport(const Message &m, double now, CoreOutputs &out)
 {
-	(void)out;
 	auto it = apps_.find(m["app"].get<std::string>());
 	uint32_t rank = m["rank"].get<uint32_t>();
 	if (it == apps_.end())
@@ -121,10 +120,14 @@ Message Core::onAppReport(const Message &m, double now, CoreOutputs &out)
 	// Iteration times: rank 0 speaks for the application (all ranks share
 	// the iteration after its barrier).
 	if (rank == 0 && m.contains("iteration_times")) {
+		int64_t iterations = 0;
+		double total = 0.0;
 		for (const nlohmann::json &t : m["iteration_times"]) {
 			if (!t.is_number() || t.get<double>() <= 0)
 				continue;
 			double seconds = t.get<double>();
+			++iterations;
+			total += seconds;
 			if (app.sizes.empty() || app.sizes.back().processes != app.totalProcesses)
 				app.sizes.push_back({app.totalProcesses, seconds});
 			else
@@ -132,6 +135,11 @@ Message Core::onAppReport(const Message &m, double now, CoreOutputs &out)
 		}
 		if (app.sizes.size() > kSizesKept)
 			app.sizes.erase(app.sizes.begin(), app.sizes.end() - kSizesKept);
+		// The application's throughput over time, for the event log and `malleo plot`.
+		if (iterations > 0)
+			emit({{"type", "app_progress"}, {"app", app.id}, {"size", app.totalProcesses},
+			      {"iterations", iterations}, {"seconds", total / static_cast<double>(iterations)}},
+			     now, out);
 	}
 	counters_.add("apps.reports");
 	return ack(config_.id, m);
@@ -175,15 +183,13 @@ Message Core::appsReply(double now) const
 		nlohmann::json command = nullptr;
 		if (auto c = commands_.find(id); c != commands_.end()) {
 			const AppCommand &cmd = c->second;
-			command = {{"command", cmd.id},
-				   {"op", cmd.op},
-				   {"count", cmd.count},
-				   {"state", cmd.sent ? "sent" : "queued"},
-				   {"age", now - cmd.queuedAt}};
-			if (!cmd.node.empty())
-				command["node"] = cmd.node;
-			if (!cmd.weights.empty())
-				command["weights"] = cmd.weights;
+			command = commandFields(cmd.command);
+			command.update({{"command", cmd.id},
+					{"state", cmd.sent ? "sent" : "queued"},
+					{"age", now - cmd.queuedAt},
+					{"origin", cmd.asker.origin},
+					{"trigger", cmd.asker.trigger},
+					{"why", cmd.asker.why}});
 		}
 		auto result = lastResults_.find(id);
 		list.push_back({{"id", id},
@@ -203,7 +209,6 @@ Message Core::appsReply(double now) const
 Message Core::onForce(const Message &m, double now, CoreOutputs &out)
 {
 	const std::string &appId = m["app"].get_ref<const std::string &>();
-	const std::string &op = m["op"].get_ref<const std::string &>();
 	auto refuse = [&](const std::string &code, const std::string &text) {
 		counters_.add("commands.refused." + code);
 		return refusal(config_.id, code, text);
@@ -212,46 +217,29 @@ Message Core::onForce(const Message &m, double now, CoreOutputs &out)
 	// the bridge applies to what it polls), refused as a field of this request.
 	if (std::optional<std::string> problem = checkCommand(m))
 		return refuse("bad_field", "force: " + *problem);
-	const int64_t count = m["count"].get<int64_t>();
-	const std::string node = m.value("node", std::string());
-	std::vector<int64_t> weights;
-	if (m.contains("weights"))
-		weights = m["weights"].get<std::vector<int64_t>>();
+	const CommandRequest command = commandFromFields(m);
+	Asker asker{config_.id, 0, "force", "force", "asked by a person (malleo force)", "-"};
 
+	// Any agent takes a `force`: the one hosting rank 0 queues it, another routes it there as a request whose
+	// result comes back here.
 	auto it = apps_.find(appId);
-	if (it == apps_.end())
-		return refuse("unknown_app", fmt::format("no application '{}' is registered here", appId));
-	const ApplicationInfo &app = it->second;
-	if (!app.malleable)
-		return refuse("not_malleable",
-			      fmt::format("application '{}' is not malleable (no PCM bridge has polled)", appId));
-	// Only the agent hosting rank 0 starts a reconfiguration: rank 0 is the coordinator that polls.
-	if (std::none_of(app.local.begin(), app.local.end(), [](const ProcessInfo &p) { return p.rank == 0; }))
-		return refuse("not_root", fmt::format("rank 0 of '{}' is not registered here (its root agent: "
-						      "{}): ask that agent",
-						      appId, app.rootAgent.empty() ? "unknown" : app.rootAgent));
-	if (auto c = commands_.find(appId); c != commands_.end())
-		return refuse("busy", fmt::format("application '{}' already has command {} ({} {}, {})", appId,
-						  c->second.id, c->second.op, c->second.count,
-						  c->second.sent ? "in flight" : "queued"));
-
-	AppCommand command;
-	command.id = nextCommandId_++;
-	command.op = op;
-	command.count = count;
-	command.node = node;
-	command.weights = std::move(weights);
-	command.queuedAt = now;
-	nlohmann::json event = {{"type", "command_queued"}, {"app", appId}, {"command", command.id},
-				{"op", op}, {"count", count}};
-	if (!node.empty())
-		event["node"] = node;
-	if (!command.weights.empty())
-		event["weights"] = command.weights;
-	commands_[appId] = std::move(command);
-	counters_.add("commands.queued");
-	emit(std::move(event), now, out);
-
+	if (it == apps_.end() || !hostsRank0(it->second)) {
+		const std::string root = rootAgentOf(appId);
+		if (root.empty() || root == config_.id)
+			return refuse(it == apps_.end() ? "unknown_app" : "not_root",
+				      it == apps_.end()
+					  ? fmt::format("no application '{}' is registered here or at a peer's", appId)
+					  : fmt::format("rank 0 of '{}' is not registered here and no peer says it hosts it",
+							appId));
+		const uint64_t request = ask(appId, command, asker, now, out);
+		Message reply = makeMessage("force_reply", config_.id, 0);
+		reply["app"] = appId;
+		reply["request"] = request;
+		reply["routed_to"] = root;
+		return reply;
+	}
+	if (auto refused = queue(appId, command, asker, now, out))
+		return refuse(refused->first, refused->second);
 	Message reply = makeMessage("force_reply", config_.id, 0);
 	reply["app"] = appId;
 	reply["command"] = commands_[appId].id;
@@ -284,15 +272,10 @@ Message Core::onPoll(const Message &m, double now, CoreOutputs &out)
 	AppCommand &command = c->second;
 	command.sent = true;
 	command.sentAt = now;
+	reply.update(commandFields(command.command));
 	reply["command"] = command.id;
-	reply["op"] = command.op;
-	reply["count"] = command.count;
-	if (!command.node.empty())
-		reply["node"] = command.node;
-	if (!command.weights.empty())
-		reply["weights"] = command.weights;
 	counters_.add("commands.sent");
-	emit({{"type", "command_sent"}, {"app", appId}, {"command", command.id}, {"op", command.op},
+	emit({{"type", "command_sent"}, {"app", appId}, {"command", command.id}, {"op", command.command.op},
 	      {"iteration", m["iteration"]}, {"waited", now - command.queuedAt}},
 	     now, out);
 	return reply;
@@ -309,29 +292,37 @@ Message Core::onResult(const Message &m, double now, CoreOutputs &out)
 			       fmt::format("no command {} of '{}' is in flight here", id, appId));
 	}
 	const bool ok = m["ok"].get<bool>();
-	nlohmann::json result = {{"command", id},   {"op", c->second.op}, {"count", c->second.count},
-				 {"ok", ok},	    {"text", m.value("text", "")},
-				 {"at", now - startedAt_}};
+	const AppCommand command = std::move(c->second);
+	commands_.erase(c);
+	nlohmann::json result = commandFields(command.command);
+	result.update({{"command", id}, {"ok", ok}, {"text", m.value("text", "")}, {"at", now - startedAt_},
+		       {"trigger", command.asker.trigger}, {"why", command.asker.why},
+		       {"decision", command.asker.decision}, {"origin", command.asker.origin}});
 	for (const char *key : {"iteration", "before", "after", "duration", "bytes"})
 		if (m.contains(key))
 			result[key] = m[key];
 	if (auto it = apps_.find(appId); it != apps_.end() && ok) {
-		ApplicationInfo &app = it->second;
-		app.lastReconfiguration = now;
-		if (c->second.op == "split")
-			app.lastSplit = now;
 		if (m.contains("after"))
-			app.totalProcesses = m["after"].get<int64_t>();
+			it->second.totalProcesses = m["after"].get<int64_t>();
 		if (m.contains("duration") && m["duration"].get<double>() > 0)
-			app.redistributionCost = m["duration"].get<double>();
+			it->second.redistributionCost = m["duration"].get<double>();
 	}
-	commands_.erase(c);
 	counters_.add(ok ? "commands.ok" : "commands.failed");
 	nlohmann::json event = result;
 	event["type"] = "command_result";
 	event["app"] = appId;
 	emit(std::move(event), now, out);
-	lastResults_[appId] = std::move(result);
+	lastResults_[appId] = result;
+
+	Message told = resultMessage(appId, command.command, command.asker);
+	told["ok"] = ok;
+	told["command"] = id;
+	if (!ok)
+		told["code"] = "failed";
+	for (const char *key : {"text", "iteration", "before", "after", "duration", "bytes"})
+		if (m.contains(key))
+			told[key] = m[key];
+	tellResult(std::move(told), now, out);
 	return ack(config_.id, m);
 }
 
@@ -341,10 +332,16 @@ void Core::dropCommand(const std::string &appId, const char *why, double now, Co
 	if (c == commands_.end())
 		return;
 	counters_.add("commands.dropped");
-	emit({{"type", "command_dropped"}, {"app", appId}, {"command", c->second.id}, {"op", c->second.op},
+	emit({{"type", "command_dropped"}, {"app", appId}, {"command", c->second.id}, {"op", c->second.command.op},
 	      {"why", why}},
 	     now, out);
+	Message told = resultMessage(appId, c->second.command, c->second.asker);
+	told["ok"] = false;
+	told["code"] = "dropped";
+	told["command"] = c->second.id;
+	told["text"] = std::string("dropped before its result: ") + why;
 	commands_.erase(c);
+	tellResult(std::move(told), now, out);
 }
 
 void Core::decide(double now, CoreOutputs &out)
@@ -370,11 +367,19 @@ void Core::emitAction(const Action &action, const char *trigger, double now, Cor
 	      {"params", action.params},
 	      {"reasons", action.reasons}},
 	     now, out);
-	if (action.kind == "split") {
-		auto it = apps_.find(action.app);
-		if (it != apps_.end())
-			it->second.lastSplit = now;
+	if (config_.act) {
+		carryOut(action, trigger, now, out);
+		return;
 	}
+	// Observation only: no result will say when a split happened, so its hold-down starts at the choice.
+	if (action.kind == "split")
+		if (auto it = apps_.find(action.app); it != apps_.end())
+			it->second.lastSplit = now;
+}
+
+bool Core::hostsRank0(const ApplicationInfo &app) const
+{
+	return std::any_of(app.local.begin(), app.local.end(), [](const ProcessInfo &p) { return p.rank == 0; });
 }
 
 } // namespace malleo

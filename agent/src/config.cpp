@@ -93,6 +93,16 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 		if (!r.error().empty())
 			return r.error();
 	}
+	if (const nlohmann::json *t = section("actions")) {
+		ConfigTable r(*t, "actions");
+		r.boolean("act", config.core.act);
+		r.number("hold_down", config.core.holdDown, 0, kDay);
+		r.number("request_timeout", config.core.requestTimeout, 0.1, kDay);
+		r.number("drain_deadline", config.core.drainDeadline, 0, kDay);
+		r.finish();
+		if (!r.error().empty())
+			return r.error();
+	}
 	if (const nlohmann::json *t = section("modules")) {
 		ConfigTable r(*t, "modules");
 		r.string("profiling", config.modules.profiling);
@@ -109,7 +119,7 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 			return r.error();
 	}
 
-	static const std::set<std::string> sections = {"agent", "membership", "work_stealing", "modules"};
+	static const std::set<std::string> sections = {"agent", "membership", "work_stealing", "actions", "modules"};
 	for (const auto &[key, value] : doc.items()) {
 		if (sections.count(key))
 			continue;
@@ -118,7 +128,7 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 				key == config.modules.decision;
 		if (!isModule)
 			return fmt::format("config key '{}': unknown section (sections: agent, membership, "
-					   "work_stealing, modules, or a module's name)", key);
+					   "work_stealing, actions, modules, or a module's name)", key);
 		if (!value.is_object())
 			return fmt::format("config key '{}': expected a table (JSON object)", key);
 		config.moduleTables[key] = value;

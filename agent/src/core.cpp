@@ -62,7 +62,11 @@ void Core::tick(double now, CoreOutputs &out)
 	heartbeat(now, out);
 	gossip(now, out);
 	workStealing(now, out);
-	decide(now, out);
+	expireRequests(now, out);
+	if (draining_)
+		drainStep(now, out);
+	else
+		decide(now, out);
 }
 
 // ---------------------------------------------------------------- messages in
@@ -125,6 +129,7 @@ void Core::onPeerMessage(const Message &message, double now, CoreOutputs &out)
 		{"leave", &Core::onLeave},	   {"unlink", &Core::onUnlink},
 		{"wrm", &Core::onWrm},
 		{"wrm_reply", &Core::onWrmReply}, {"error", &Core::onError},
+		{"reconf_request", &Core::onReconfRequest}, {"reconf_result", &Core::onReconfResult},
 	};
 	auto it = handlers.find(type);
 	if (it == handlers.end()) {
@@ -186,8 +191,11 @@ PeerEntry *Core::acceptPeer(const Message &m, double now, CoreOutputs &out)
 		reject(Channel::Peer, {"bad_field", type + ": " + err}, &m, now, out);
 		return nullptr;
 	}
-	return refreshPeer(m["from"].get<std::string>(), m["endpoint"].get<std::string>(), m.value("group", ""),
-			   profile, now, out);
+	PeerEntry *peer = refreshPeer(m["from"].get<std::string>(), m["endpoint"].get<std::string>(),
+				      m.value("group", ""), profile, now, out);
+	if (peer)
+		learnRoots(m, now);
+	return peer;
 }
 
 void Core::dropPeer(const std::string &id, const char *why, double now, CoreOutputs &out)
@@ -305,6 +313,8 @@ void Core::maintainView(double now, CoreOutputs &out)
 			hello["agent_version"] = config_.agentVersion;
 			hello["group"] = group_;
 			hello["profile"] = toJson(local_);
+			if (nlohmann::json roots = rootsHere(); !roots.empty())
+				hello["roots"] = std::move(roots);
 			helloSentAt_[endpoint] = now;
 			send(endpoint, std::move(hello), out);
 		}
@@ -336,6 +346,8 @@ void Core::maintainView(double now, CoreOutputs &out)
 		hello["agent_version"] = config_.agentVersion;
 		hello["group"] = group_;
 		hello["profile"] = toJson(local_);
+		if (nlohmann::json roots = rootsHere(); !roots.empty())
+			hello["roots"] = std::move(roots);
 		helloSentAt_[c->second.endpoint] = now;
 		send(c->second.endpoint, std::move(hello), out);
 	}
@@ -354,6 +366,8 @@ void Core::heartbeat(double now, CoreOutputs &out)
 		hb["group"] = group_;
 		hb["in_view"] = peer.inView;
 		hb["profile"] = toJson(local_);
+		if (nlohmann::json roots = rootsHere(); !roots.empty())
+			hb["roots"] = std::move(roots);
 		send(peer.endpoint, std::move(hb), out);
 	}
 }
@@ -401,6 +415,8 @@ void Core::onHello(const Message &m, double now, CoreOutputs &out)
 	welcome["agent_version"] = config_.agentVersion;
 	welcome["group"] = group_;
 	welcome["profile"] = toJson(local_);
+	if (nlohmann::json roots = rootsHere(); !roots.empty())
+		welcome["roots"] = std::move(roots);
 	welcome["peers"] = describePeers(ids, now);
 	send(endpoint, std::move(welcome), out);
 }
@@ -526,7 +542,12 @@ Message Core::answer(const Message &message, double now, CoreOutputs &out)
 		reply = onAppReport(message, now, out);
 	else if (type == "deregister")
 		reply = onDeregister(message, now, out);
-	else
+	else if (type == "drain") {
+		drain(now, message.value("deadline", config_.drainDeadline), out);
+		reply = envelope("drain_reply");
+		reply["active"] = activeHere();
+		reply["deadline"] = drainDeadline_ - now;
+	} else
 		return refuse(Channel::Local, {"unknown_type", "no handler for " + type}, message, now, out);
 	reply["re"] = message["id"];
 	return reply;
@@ -541,7 +562,8 @@ Message Core::statusReply(double now) const
 		      {"group", group_},
 		      {"version", config_.agentVersion},
 		      {"uptime", now - startedAt_},
-		      {"joined", joined_}};
+		      {"joined", joined_},
+		      {"draining", draining_}};
 	m["modules"] = moduleNames_;
 	m["profile"] = toJson(local_);
 	m["node"] = description_;

@@ -20,6 +20,7 @@
 #include <malleo/message.h>
 #include <malleo/protocol_module.h>
 
+#include "action_commands.h"
 #include "core_config.h"
 #include "counters.h"
 
@@ -75,6 +76,13 @@ public:
 	// Graceful leave: tells every alive peer.
 	void leave(double now, CoreOutputs &out);
 
+	// Draining (reconfigurations.cpp): the decision module's onDrain moves the processes away; drainDone() once
+	// none is active here or the deadline (seconds from now) passed; the adapter then calls leave() and exits.
+	void drain(double now, double deadline, CoreOutputs &out);
+	bool draining() const { return draining_; }
+	bool hostsActiveProcesses() const { return activeHere() > 0; }
+	bool drainDone() const { return drainDone_; }
+
 	const Counters &counters() const { return counters_; }
 	// Counts what the adapters around the core saw (sockets closed to make room, ...).
 	void count(const std::string &name, uint64_t n = 1) { counters_.add(name, n); }
@@ -88,17 +96,38 @@ private:
 		double sentAt;
 	};
 
+	// Who asked for a reconfiguration, and why: carried from the decision to its result.
+	struct Asker {
+		std::string origin;	// the agent that asked (this one for `force` on its local endpoint)
+		uint64_t request = 0;	// the origin's number for the request; 0: a local `force`
+		std::string trigger;	// force, wrm, tick or drain
+		std::string kind;	// the action's kind (transfer, merge, swap, ...); "force" for a person's
+		std::string why;	// one line
+		std::string decision;	// the module that chose it
+	};
+
 	// An application's command slot: one command queued or in flight at a time is
 	// the per-application lock of a reconfiguration.
 	struct AppCommand {
 		uint64_t id = 0;
-		std::string op; // split, merge or migrate
-		int64_t count = 1;
-		std::string node; // empty: any node
-		std::vector<int64_t> weights;
+		CommandRequest command;
+		Asker asker;
 		bool sent = false; // handed to the coordinator by a poll: in flight
 		double queuedAt = 0.0;
 		double sentAt = 0.0;
+	};
+
+	// A request this agent sent to an application's root agent and awaits the result of.
+	struct PendingRequest {
+		uint64_t id = 0;
+		std::string root;
+		double sentAt = 0.0;
+	};
+
+	// Where an application's rank 0 is, as a peer's hello, welcome or heartbeat said.
+	struct RootSeen {
+		std::string agent;
+		double heardAt = 0.0;
 	};
 
 	Message envelope(std::string_view type);
@@ -160,6 +189,28 @@ private:
 	void decide(double now, CoreOutputs &out);
 	void emitAction(const Action &action, const char *trigger, double now, CoreOutputs &out);
 	std::vector<ApplicationInfo> applicationList() const;
+	bool hostsRank0(const ApplicationInfo &app) const;
+
+	// reconfigurations.cpp: actions become requests to the root agent, which queues them as commands and tells
+	// everyone involved the result.
+	void carryOut(const Action &action, const char *trigger, double now, CoreOutputs &out);
+	// Sends the request to the root agent (or queues it here); its number, 0 when no root is known.
+	uint64_t ask(const std::string &appId, const CommandRequest &command, Asker asker, double now, CoreOutputs &out);
+	// The root's side of a request: queues it, or returns the refusal {code, text}.
+	std::optional<std::pair<std::string, std::string>> queue(const std::string &appId, const CommandRequest &command,
+								  const Asker &asker, double now, CoreOutputs &out);
+	void onReconfRequest(const Message &m, double now, CoreOutputs &out);
+	void onReconfResult(const Message &m, double now, CoreOutputs &out);
+	// A result (ok, failed or refused) to the origin and the agents of the nodes it names, and here.
+	void tellResult(Message result, double now, CoreOutputs &out);
+	void applyResult(const Message &m, double now, CoreOutputs &out);
+	Message resultMessage(const std::string &appId, const CommandRequest &command, const Asker &asker) const;
+	std::string rootAgentOf(const std::string &appId) const;
+	nlohmann::json rootsHere() const;
+	void learnRoots(const Message &m, double now);
+	void expireRequests(double now, CoreOutputs &out);
+	void drainStep(double now, CoreOutputs &out);
+	int64_t activeHere() const;
 
 	CoreConfig config_;
 	ProtocolModule &protocol_;
@@ -188,6 +239,14 @@ private:
 	std::map<std::string, AppCommand> commands_;	     // app → its queued or in-flight command
 	std::map<std::string, nlohmann::json> lastResults_; // app → the result of its last command
 	uint64_t nextCommandId_ = 1;
+	std::map<std::string, PendingRequest> pending_; // app → the request this agent awaits a result of
+	std::map<std::string, double> heldUntil_;	 // app → no decision asks for it before then
+	std::map<std::string, RootSeen> rootOf_;	 // app → the peer hosting its rank 0
+	uint64_t nextRequestId_ = 1;
+	bool draining_ = false;
+	bool drainDone_ = false;
+	double drainDeadline_ = 0.0;
+	double nextDrainStep_ = 0.0;
 
 	std::optional<OutstandingWrm> wrm_;
 	uint64_t nextWrmId_ = 1;

@@ -29,6 +29,12 @@ struct CoreConfig {
 	unsigned maxApplications = 64;
 	unsigned maxProcessesPerApp = 4096;
 
+	// actions: what the decision module asks is carried out (docs/configuration.md, "actions")
+	bool act = true;	     // false: actions are events only (observation)
+	double holdDown = 10.0;	     // seconds after an application's reconfiguration before a decision asks another
+	double requestTimeout = 90.0; // a reconfiguration request with no result by then is given up
+	double drainDeadline = 60.0; // a draining agent exits by then, with or without processes left
+
 	// work stealing
 	bool wrmEnabled = true;
 	bool wrmOnJoin = true;

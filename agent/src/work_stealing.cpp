@@ -32,7 +32,8 @@ void Core::workStealing(double now, CoreOutputs &out)
 		nextWrmAt_ = now + backoff_;
 		backoff_ = std::min(backoff_ * 2, config_.backoffMax);
 	}
-	if (!config_.wrmEnabled || wrm_ || peers_.empty() || now < nextWrmAt_)
+	// A draining node asks for no work: it is giving its own away.
+	if (!config_.wrmEnabled || draining_ || wrm_ || peers_.empty() || now < nextWrmAt_)
 		return;
 	if (wrmOnJoinPending_) {
 		wrmOnJoinPending_ = false;
@@ -104,7 +105,11 @@ void Core::onWrm(const Message &m, double now, CoreOutputs &out)
 	std::vector<Candidate> candidates;
 	OverlayView v = view(now, alive, candidates);
 	std::vector<ApplicationInfo> apps = applicationList();
-	WorkVerdict verdict = decision_.onWorkRequest(DecisionView{v, apps}, request);
+	WorkVerdict verdict;
+	if (draining_)
+		verdict.reasons = {{"why", "this node is draining: it gives no work away but its own, by onDrain"}};
+	else
+		verdict = decision_.onWorkRequest(DecisionView{v, apps}, request);
 	nlohmann::json event = {{"wrm_id", wrmId},	   {"origin", request.origin},
 				{"hops", request.hops},	   {"ttl", request.ttl},
 				{"reasons", verdict.reasons}};

@@ -53,6 +53,19 @@ std::optional<std::string> checkCommand(const Message &fields)
 			return "a merge takes no node";
 	}
 
+	if (const auto from = fields.find("from_node"); from != fields.end()) {
+		if (!from->is_string())
+			return "'from_node' is not a string";
+		if (from->get_ref<const std::string &>().empty())
+			return "'from_node' is empty";
+		if (from->get_ref<const std::string &>().size() > kMaxIdLength)
+			return fmt::format("'from_node' is longer than {} characters", kMaxIdLength);
+		if (name == "split")
+			return "a split takes no from_node (its processes are new)";
+		if (const auto node = fields.find("node"); node != fields.end() && *node == *from)
+			return "'from_node' and 'node' are the same node";
+	}
+
 	if (const auto weights = fields.find("weights"); weights != fields.end()) {
 		if (!weights->is_array())
 			return "'weights' is not an array";

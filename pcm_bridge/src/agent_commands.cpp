@@ -64,6 +64,7 @@ bool commandFromReply(const nlohmann::json &reply, Command &command, std::uint64
 	id = commandId->get<std::uint64_t>();
 	command.count = static_cast<int>(reply.find("count")->get<std::int64_t>());
 	command.node = reply.value("node", std::string());
+	command.from = reply.value("from_node", std::string());
 	if (const auto weights = reply.find("weights"); weights != reply.end())
 		command.weights = weights->get<std::vector<std::int64_t>>();
 	return true;

@@ -24,11 +24,13 @@ struct Command {
 	Operation op = Operation::None;
 	std::int64_t iteration = 0;  // the probe (0-based) at which it applies
 	int count = 1;
-	std::string node;  // split, migrate: the target node; empty = any node with a spare process
+	std::string node;  // split, migrate: the target node; empty = any node with a spare process (but `from`)
 	// Data per process after the operation, in slot order (one weight per process of the new configuration):
 	// shares of block1d and independent buffers are proportional to them. Empty: equal shares (after a
 	// migration: the shares stay as they were).
 	std::vector<std::int64_t> weights;
+	// merge, migrate: the node whose processes leave (an agent's command names it); empty = the bridge chooses
+	std::string from;
 };
 
 // Parses comma-separated operation@iteration[:argument] entries, as docs/pcm-api.md specifies

@@ -92,7 +92,16 @@ void agentInit()
 	    MPI_SUCCESS)
 		return;
 
-	const std::string app = appId(all[1]);
+	// A process the PCM bridge spawned is an MPI job of its own but a part of the application that spawned it:
+	// it registers under that application's id, with its rank in the application's world (the spawning job's
+	// processes first), so its agent counts it where it belongs and takes it for no application's rank 0.
+	std::string app = appId(all[1]);
+	int appRank = rank;
+	if (const char *parent = std::getenv("MALLEO_PCM_APP"); parent && *parent && std::strlen(parent) <= kMaxIdLength) {
+		app = parent;
+		if (const char *base = std::getenv("MALLEO_PCM_RANK_BASE"); base && *base)
+			appRank += std::atoi(base);
+	}
 	std::snprintf(gAppId, sizeof(gAppId), "%s", app.c_str());
 	gAgentEndpoint = agentEndpoint();
 	if (gAgentEndpoint.empty())
@@ -100,7 +109,7 @@ void agentInit()
 	ReporterSetup setup;
 	setup.endpoint = gAgentEndpoint;
 	setup.app = app;
-	setup.rank = rank;
+	setup.rank = appRank;
 	setup.size = size;
 	setup.interval = reportInterval();
 	setup.sameHost.resize(size_t(size));

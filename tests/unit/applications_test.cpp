@@ -167,7 +167,8 @@ TEST_SUITE("commands")
 		CHECK(last["ok"] == true);
 		CHECK(last["after"] == 4);
 		CHECK(last["bytes"] == 65536.0);
-		CHECK(eventTypes(out) == std::vector<std::string>{"command_queued", "command_sent", "command_result"});
+		CHECK(eventTypes(out) ==
+		      std::vector<std::string>{"command_queued", "command_sent", "command_result", "reconf_result"});
 		CHECK(core.counters().get("commands.queued") == 1);
 		CHECK(core.counters().get("commands.sent") == 1);
 		CHECK(core.counters().get("commands.ok") == 1);
@@ -282,7 +283,7 @@ TEST_SUITE("commands")
 		REQUIRE(queued["type"] == "force_reply");
 		out.clear();
 		core.onLocalRequest(request("deregister", {{"app", "heat"}, {"rank", 0}}), net.now(), out);
-		CHECK(eventTypes(out) == std::vector<std::string>{"command_dropped"});
+		CHECK(eventTypes(out) == std::vector<std::string>{"command_dropped", "reconf_result"});
 		CHECK(core.counters().get("commands.dropped") == 1);
 		// Nothing is handed out, and a late result is not taken for it.
 		CHECK(poll(core, net.now(), "heat", out)["op"] == "none");

@@ -375,7 +375,17 @@ TEST_SUITE("ios_decision_core")
 		CHECK(split["reasons"]["rho"].get<double>() == doctest::Approx(0.75));
 		CHECK(split["reasons"]["pw_i"] == 3.0);
 		CHECK(actions[1]["kind"] == "transfer");
-		// The core recorded the split: the registry's hold-down clock started.
-		CHECK(slow.core->applications().at("heat").lastSplit >= 0);
+		// The agent hosts rank 0: the split is queued for the coordinator as a command of 3 new processes on the
+		// requesting node, the transfer after it is the split's own placement, not a second command.
+		std::vector<nlohmann::json> queued = slow.eventsOf("command_queued");
+		REQUIRE(queued.size() == 1);
+		CHECK(queued[0]["op"] == "split");
+		CHECK(queued[0]["count"] == 3);
+		CHECK(queued[0]["node"] == "fast");
+		CHECK(queued[0]["trigger"] == "wrm");
+		REQUIRE(slow.eventsOf("action_skipped").size() >= 1);
+		CHECK(slow.eventsOf("action_skipped")[0]["kind"] == "transfer");
+		// The hold-down starts when a result says the split happened, not when it was chosen.
+		CHECK(slow.core->applications().at("heat").lastSplit < 0);
 	}
 }

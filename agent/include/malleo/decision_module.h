@@ -24,8 +24,10 @@ struct DecisionView {
 };
 
 // What a decision module asks for. The core records it as an event with its
-// reasons and, once applications take commands, sends it to the application's
-// root agent.
+// reasons and, unless the agent's configuration says "act": false, asks the
+// application's root agent to carry it out (docs/writing-a-decision-module.md,
+// "What happens to an action"). reasons["why"], a one-line string, is the
+// reason people see beside the reconfiguration.
 struct Action {
 	// "split", "merge", "migrate", "transfer", "grow", "shrink", "swap", or a
 	// module's own kind (carried and shown, not executed).
@@ -65,6 +67,17 @@ public:
 	// that need no request, such as merging on a stable node or growing an
 	// application towards its sweet spot.
 	virtual std::vector<Action> onTick(const DecisionView &view) = 0;
+
+	// This node is leaving (`malleo drain`, SIGTERM): the actions that take the processes of each application
+	// off it (migrations, merges). Called once the drain starts and again every decision interval while an
+	// application still has active processes here and nothing asked for it awaits its result; the agent exits
+	// once it hosts none, or at its drain deadline. A module without an answer leaves them to the deadline.
+	// (ABI 1.1)
+	virtual std::vector<Action> onDrain(const DecisionView &view)
+	{
+		(void)view;
+		return {};
+	}
 };
 
 } // namespace malleo

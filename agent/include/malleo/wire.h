@@ -34,6 +34,9 @@ constexpr std::size_t kMaxMessageDepth = 32;
 constexpr std::int64_t kCommandCountMax = 1000000;
 constexpr std::int64_t kCommandWeightMax = 1000000;
 constexpr std::size_t kCommandWeightsMax = 4096;
+// The applications whose rank 0 an agent hosts, as its hello, welcome and heartbeat name them: how a peer finds
+// where to send a reconfiguration request.
+constexpr std::size_t kRootsMax = 64;
 
 // An app_report's iteration_times, and the text of a result.
 constexpr std::size_t kReportIterationTimesMax = 1024;

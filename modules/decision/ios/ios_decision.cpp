@@ -44,10 +44,22 @@
 //   work_per_unit                1.0    seconds one data unit takes per iteration on a power of 1
 //   inter_node_seconds_per_byte  1e-9   cost of a byte between nodes
 //   intra_node_seconds_per_byte  1e-10  cost of a byte within a node
+//   evacuate_load                0.5    share of the node's cores used by processes of no application here
+//                                       that makes the applications' processes leave it (0: never)
+//   evacuate_ticks               3      ticks in a row the load must last before they leave
+//
+// Departures from seed 001, because the agent now carries actions out:
+//  - A node loaded by something else (evacuate_load) pushes its processes to the peer where they would get the
+//    most CPU (its free cores, or a fair share beside the processes it runs), when that is more than theta above
+//    what they get here: in the paper only idle nodes pull work, so a loaded node kept its processes.
+//  - onDrain: a leaving node's processes migrate to the peers with the most free power, one peer after another
+//    if a migration is refused, then to any node the bridge finds a place on.
 //
 #include <algorithm>
 #include <map>
 #include <optional>
+
+#include <fmt/format.h>
 
 #include <malleo/config_table.h>
 #include <malleo/decision_module.h>
@@ -67,6 +79,8 @@ struct IosOptions {
 	policy::MergeParams merge;
 	size_t stabilityWindow = 10;
 	policy::TransferCosts costs{1.0, 1e-9, 1e-10};
+	double evacuateLoad = 0.5;
+	int64_t evacuateTicks = 3;
 };
 
 // What the module found for one application on a WRM.
@@ -131,6 +145,8 @@ public:
 		t.number("work_per_unit", o.costs.workPerUnit, 1e-9, 1e9);
 		t.number("inter_node_seconds_per_byte", o.costs.interNodeSecondsPerByte, 0, 1);
 		t.number("intra_node_seconds_per_byte", o.costs.intraNodeSecondsPerByte, 0, 1);
+		t.number("evacuate_load", o.evacuateLoad, 0, 1);
+		t.integer("evacuate_ticks", o.evacuateTicks, 1, 1000);
 		t.finish();
 		if (!t.error().empty())
 			return t.error();
@@ -143,8 +159,10 @@ public:
 
 	WorkVerdict onWorkRequest(const DecisionView &view, const WorkRequest &request) override;
 	std::vector<Action> onTick(const DecisionView &view) override;
+	std::vector<Action> onDrain(const DecisionView &view) override;
 
 private:
+	std::vector<Action> evacuate(const DecisionView &view);
 	AppPlan planFor(const DecisionView &view, const WorkRequest &request,
 			const ApplicationInfo &app) const;
 	AppPlan planSplit(const WorkRequest &request, const ApplicationInfo &app,
@@ -157,7 +175,109 @@ private:
 	policy::StabilityWindow window_{options_.stabilityWindow};
 	std::optional<double> lastSplitProposed_;
 	std::map<std::string, int64_t> mergeProposed_; // app -> local processes when proposed
+	int64_t loadedTicks_ = 0;			// ticks in a row with the node loaded by others
+	std::map<std::string, std::vector<std::string>> drainTried_; // app -> peers proposed while draining
 };
+
+// The alive peers by free power (APW·PW), most first.
+std::vector<const PeerEntry *> byFreePower(const DecisionView &view)
+{
+	std::vector<const PeerEntry *> peers;
+	for (const PeerEntry &p : view.overlay.alive)
+		peers.push_back(&p);
+	std::stable_sort(peers.begin(), peers.end(), [](const PeerEntry *a, const PeerEntry *b) {
+		return a->profile.apw * a->profile.pw > b->profile.apw * b->profile.pw;
+	});
+	return peers;
+}
+
+std::vector<Action> IosDecision::evacuate(const DecisionView &view)
+{
+	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
+	const double cores = std::max<int64_t>(here.cores, 1);
+	double own = 0.0;
+	for (const ApplicationInfo &app : view.apps)
+		for (const ProcessInfo &p : app.local)
+			own += p.active ? p.ownLoad : 0.0;
+	// What the node's processes of no application use, in cores: a CPU hog, another user's job.
+	const double foreign = std::max(0.0, here.upw * cores - own) / cores;
+	if (options_.evacuateLoad <= 0 || foreign < options_.evacuateLoad) {
+		loadedTicks_ = 0;
+		return {};
+	}
+	if (++loadedTicks_ < options_.evacuateTicks)
+		return {};
+	std::vector<Action> actions;
+	for (const ApplicationInfo &app : view.apps) {
+		const int64_t count = activeCount(app);
+		if (!app.malleable || count == 0)
+			continue;
+		// CPU per process, in cores: what they get here, and what they would get on a peer (its free cores, or a
+		// fair share beside the application processes it runs), scaled by its power per core against this one's.
+		double ownHere = 0.0;
+		for (const ProcessInfo &p : app.local)
+			ownHere += p.active ? p.ownLoad : 0.0;
+		const double here_ = ownHere / static_cast<double>(count);
+		const double speedHere = here.pw / cores;
+		const PeerEntry *best = nullptr;
+		double bestShare = 0.0;
+		for (const PeerEntry &peer : view.overlay.alive) {
+			const double peerCores = std::max(peer.profile.cores, 1);
+			const double free = peer.profile.apw * peerCores / static_cast<double>(count);
+			const double fair = peerCores / static_cast<double>(peer.profile.processes + count);
+			const double share = std::min(1.0, std::max(free, fair)) * (peer.profile.pw / peerCores) /
+					     std::max(speedHere, 1e-9);
+			if (!best || share > bestShare) {
+				best = &peer;
+				bestShare = share;
+			}
+		}
+		if (!best || !(bestShare > here_ * (1 + options_.theta)))
+			continue;
+		nlohmann::json reasons = {
+		    {"why", fmt::format("{:.0f} % of this node is used by processes of no application here: {} "
+					"processes move to {}, where each would get {:.2f} cores against {:.2f} here",
+					100 * foreign, count, best->id, bestShare, here_)},
+		    {"foreign_load", foreign}, {"upw_j", here.upw}, {"own_load", own}, {"cores", here.cores},
+		    {"evacuate_load", options_.evacuateLoad}, {"ticks", loadedTicks_},
+		    {"share_here", here_}, {"share_there", bestShare}, {"theta", options_.theta}};
+		actions.push_back({"migrate", app.id, {{"app", app.id}, {"count", count}, {"target", best->id}},
+				   std::move(reasons)});
+	}
+	loadedTicks_ = 0;
+	return actions;
+}
+
+std::vector<Action> IosDecision::onDrain(const DecisionView &view)
+{
+	const std::vector<const PeerEntry *> peers = byFreePower(view);
+	std::vector<Action> actions;
+	for (const ApplicationInfo &app : view.apps) {
+		const int64_t count = activeCount(app);
+		if (!app.malleable || count == 0)
+			continue;
+		// A refused migration leaves the processes here: the next call tries the next peer, then any node.
+		std::vector<std::string> &tried = drainTried_[app.id];
+		std::string target;
+		for (const PeerEntry *p : peers)
+			if (std::find(tried.begin(), tried.end(), p->id) == tried.end()) {
+				target = p->id;
+				break;
+			}
+		nlohmann::json params = {{"app", app.id}, {"count", count}};
+		std::string why = fmt::format("this node drains: its {} processes move to ", count);
+		if (target.empty()) {
+			tried.clear();
+			why += "any node with room";
+		} else {
+			tried.push_back(target);
+			params["target"] = target;
+			why += target;
+		}
+		actions.push_back({"migrate", app.id, std::move(params), {{"why", why}, {"tried", tried}}});
+	}
+	return actions;
+}
 
 WorkVerdict IosDecision::onWorkRequest(const DecisionView &view, const WorkRequest &request)
 {
@@ -196,6 +316,9 @@ WorkVerdict IosDecision::onWorkRequest(const DecisionView &view, const WorkReque
 		return v;
 	}
 	v.answer = true;
+	for (Action &a : best->actions)
+		a.reasons["why"] = fmt::format("work request from {} (APW {:.2f}, PW {:.2f}): {} gains {:.0f} %",
+					       request.origin, origin.apw, origin.pw, a.kind, 100 * best->gain);
 	v.reasons["chosen"] = best->summary["app"];
 	v.reasons["gain"] = best->gain;
 	for (const Action &a : best->actions)
@@ -381,6 +504,8 @@ std::vector<Action> IosDecision::onTick(const DecisionView &view)
 {
 	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
 	window_.push(here.apw);
+	if (std::vector<Action> leave = evacuate(view); !leave.empty())
+		return leave;
 
 	std::vector<double> peerSigmas;
 	for (const PeerEntry &peer : view.overlay.alive)
@@ -429,6 +554,10 @@ std::vector<Action> IosDecision::onTick(const DecisionView &view)
 		if (p.active)
 			ranks.push_back(p.rank);
 	nlohmann::json reasons = {
+	    {"why", fmt::format("stable node (σ_i {:.3f}, σ {:.3f}): {} processes on {} cores, {:.0f} context "
+				"switches/s: {} of {} fold into {}",
+				verdict.sigmaLocal, verdict.sigmaPeers, processes, here.cores, here.ctxswRate,
+				target->id, count, into)},
 	    {"apw_i", here.apw},
 	    {"apw_mean", window_.mean()},
 	    {"sigma_i", verdict.sigmaLocal},

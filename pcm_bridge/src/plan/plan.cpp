@@ -11,13 +11,23 @@ namespace {
 // total × weight does not fit 64 bits for large buffers and weights; quotients and remainders must be exact.
 __extension__ typedef __int128 Wide;
 
-std::vector<int> spares(const Membership &membership, const std::string &node)
+// The spare processes on `node`; unnamed, those anywhere but on `notOn` (the node a migration empties).
+std::vector<int> spares(const Membership &membership, const std::string &node, const std::string &notOn = {})
 {
 	std::vector<int> out;
 	for (std::size_t w = 0; w < membership.state.size(); ++w)
-		if (membership.state[w] == ProcessState::Spare && (node.empty() || membership.node[w] == node))
+		if (membership.state[w] == ProcessState::Spare &&
+		    (node.empty() ? membership.node[w] != notOn || notOn.empty() : membership.node[w] == node))
 			out.push_back(static_cast<int>(w));
 	return out;
+}
+
+// Where a spare may come from, in a refusal: " on node 'n2'", " off node 'n1'" or nothing.
+std::string sparesWhere(const Command &command)
+{
+	if (!command.node.empty())
+		return " on node '" + command.node + "'";
+	return command.from.empty() ? std::string() : " off node '" + command.from + "'";
 }
 
 // The slots after a split: each process followed by the joiners that take the end of its block, as evenly as they
@@ -58,6 +68,32 @@ void groupSurvivors(const std::vector<int> &active, int survivors, std::vector<i
 	}
 }
 
+// A merge of the processes of one node (an agent's command: its co-located processes fold). The C++ API may let any
+// process leave; the PCM C API keeps the ranks of the processes that stay, so only the last slots can leave, and
+// the merge is done only when they are on that node.
+std::string mergeFrom(const Command &command, const Membership &membership, Plan &plan, const std::string &what)
+{
+	std::vector<int> onNode;
+	for (int w : membership.active)
+		if (membership.node[w] == command.from)
+			onNode.push_back(w);
+	if (static_cast<int>(onNode.size()) < command.count)
+		return what + ": only " + processCount(onNode.size(), "active") + " on node '" + command.from + "'";
+	// The last of them leave: under either API the processes before them keep their slots.
+	std::vector<int> leavers(onNode.end() - command.count, onNode.end());
+	if (!membership.reusable &&
+	    !std::equal(leavers.begin(), leavers.end(), membership.active.end() - command.count))
+		return what + " on node '" + command.from + "': the PCM C API keeps the ranks of the processes that stay, "
+		       "so only the last " + processCount(static_cast<std::size_t>(command.count)) +
+		       " may leave, and not all of them are on that node";
+	plan.leavers = leavers;
+	plan.after.clear();
+	for (int w : membership.active)
+		if (std::find(leavers.begin(), leavers.end(), w) == leavers.end())
+			plan.after.push_back(w);
+	return {};
+}
+
 } // namespace
 
 std::string processCount(std::size_t count, const char *kind)
@@ -93,7 +129,10 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 	case Operation::Merge:
 		if (command.count >= active)
 			return what + ": only " + processCount(static_cast<std::size_t>(active), "active");
-		if (membership.reusable) {
+		if (!command.from.empty()) {
+			if (std::string refused = mergeFrom(command, membership, plan, what); !refused.empty())
+				return refused;
+		} else if (membership.reusable) {
 			groupSurvivors(membership.active, active - command.count, plan.after, plan.leavers);
 		} else {
 			// The PCM C API keeps the ranks of the processes that stay: the papers' skeleton allocates the
@@ -104,18 +143,19 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 		}
 		break;
 	case Operation::Migrate: {
-		const auto free = spares(membership, command.node);
+		const auto free = spares(membership, command.node, command.from);
+		// The processes that move: those of the node named `from`, else the first ones not on the target.
 		std::vector<int> sources;
 		for (int w : membership.active)
 			if (static_cast<int>(sources.size()) < command.count &&
-			    (command.node.empty() || membership.node[w] != command.node))
+			    (command.from.empty() ? command.node.empty() || membership.node[w] != command.node
+						  : membership.node[w] == command.from))
 				sources.push_back(w);
 		if (static_cast<int>(sources.size()) < command.count)
-			return what + ": only " + processCount(sources.size(), "active") + " off node '" +
-			       command.node + "'";
+			return what + ": only " + processCount(sources.size(), "active") +
+			       (command.from.empty() ? " off node '" + command.node + "'" : " on node '" + command.from + "'");
 		if (static_cast<int>(free.size()) < command.count)
-			return what + ": only " + processCount(free.size(), "spare") +
-			       (command.node.empty() ? std::string() : " on node '" + command.node + "'");
+			return what + ": only " + processCount(free.size(), "spare") + sparesWhere(command);
 		for (int i = 0; i < command.count; ++i) {
 			auto slot = std::find(plan.after.begin(), plan.after.end(), sources[i]);
 			*slot = free[i];

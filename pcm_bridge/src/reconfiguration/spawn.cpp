@@ -22,12 +22,25 @@ int Reconfigurator::spawnsNeeded(const Command &command, std::string &node, std:
 	int available = 0;
 	for (std::size_t w = 0; w < membership_.state.size(); ++w)
 		if (membership_.state[w] == ProcessState::Spare &&
-		    (command.node.empty() || membership_.node[w] == command.node))
+		    (command.node.empty() ? membership_.node[w] != command.from : membership_.node[w] == command.node))
 			++available;
 	if (available >= command.count)
 		return 0;
-	// Unnamed: the coordinator's node.
+	// Unnamed: the coordinator's node, unless the processes leave it; then the first other node described.
 	node = command.node.empty() ? membership_.node[static_cast<std::size_t>(worldRank_)] : command.node;
+	if (!command.from.empty() && node == command.from) {
+		node.clear();
+		for (const auto &[name, info] : settings_.nodes.nodes)
+			if (name != command.from) {
+				node = name;
+				break;
+			}
+		if (node.empty()) {
+			refusal = std::string(operationName(command.op)) + " of " + std::to_string(command.count) +
+				  " off node '" + command.from + "': no other node is known to spawn on (MALLEO_NODES)";
+			return 0;
+		}
+	}
 	const std::string what = std::string(operationName(command.op)) + " of " + std::to_string(command.count);
 #ifndef OPEN_MPI
 	refusal = what + ": spawn mode needs Open MPI (this MPI cannot spawn); use pool mode (MALLEO_POOL_ACTIVE)";
@@ -200,6 +213,8 @@ std::vector<std::string> Reconfigurator::spawnArguments(const std::string &node)
 	// shareApplication).
 	if (const RootAgent &root = commands_.application(); !root.app.empty() && !root.local.empty()) {
 		words.push_back("MALLEO_PCM_APP=" + root.app);
+		// The new processes' ranks in the application's world follow the processes there now.
+		words.push_back("MALLEO_PCM_RANK_BASE=" + std::to_string(worldSize_));
 		words.push_back("MALLEO_PCM_ROOT_AGENT=" + root.local);
 		if (!root.remote.empty())
 			words.push_back("MALLEO_PCM_ROOT_AGENT_REMOTE=" + root.remote);

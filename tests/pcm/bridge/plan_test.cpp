@@ -77,7 +77,7 @@ TEST_CASE("split puts spare processes after the ones whose blocks they share; me
 {
 	auto m = pool(6, 2);
 	Plan plan;
-	REQUIRE(makePlan({Operation::Split, 3, 3, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 3, 3, "", {}, ""}, m, plan).empty());
 	CHECK(plan.after == std::vector<int>{0, 2, 3, 1, 4});  // 3 joiners over 2 processes: 2 after the first
 	CHECK(plan.joiners == std::vector<int>{2, 3, 4});
 	CHECK(slotAfter(plan, 1) == 3);
@@ -87,22 +87,22 @@ TEST_CASE("split puts spare processes after the ones whose blocks they share; me
 
 	auto reusable = m;
 	reusable.reusable = true;
-	REQUIRE(makePlan({Operation::Merge, 2, 2, "", {}}, reusable, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 2, 2, "", {}, ""}, reusable, plan).empty());
 	CHECK(plan.after == std::vector<int>{0, 3, 4});  // groups of 2, 2 and 1 slots
 	CHECK(plan.leavers == std::vector<int>{2, 1});
-	REQUIRE(makePlan({Operation::Merge, 2, 2, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 2, 2, "", {}, ""}, m, plan).empty());
 	CHECK(plan.after == std::vector<int>{0, 2, 3});  // the C API: every process that stays keeps its rank
 	CHECK(plan.leavers == std::vector<int>{1, 4});
-	REQUIRE(makePlan({Operation::Merge, 4, 4, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 4, 4, "", {}, ""}, m, plan).empty());
 	CHECK(plan.after == std::vector<int>{0});
 	CHECK(plan.leavers == std::vector<int>{2, 3, 1, 4});
 	applyPlan(plan, m);
 	CHECK(m.state[1] == ProcessState::Left);  // a process that left is never activated again
 
-	CHECK(makePlan({Operation::Merge, 5, 1, "", {}}, m, plan) == "merge of 1: only 1 active process");
+	CHECK(makePlan({Operation::Merge, 5, 1, "", {}, ""}, m, plan) == "merge of 1: only 1 active process");
 	CHECK(plan.op == Operation::None);
-	CHECK(makePlan({Operation::Split, 6, 2, "", {}}, m, plan) == "split of 2: only 1 spare process");
-	REQUIRE(makePlan({Operation::Split, 7, 1, "", {}}, m, plan).empty());
+	CHECK(makePlan({Operation::Split, 6, 2, "", {}, ""}, m, plan) == "split of 2: only 1 spare process");
+	REQUIRE(makePlan({Operation::Split, 7, 1, "", {}, ""}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{5});
 }
 
@@ -149,7 +149,7 @@ TEST_CASE("splits and merges move only what the joiners take or the leavers give
 			m.reusable = true;  // the C++ API's merges (the C API keeps the first slots, above)
 			Plan plan;
 			const bool split = to > from;
-			REQUIRE(makePlan({split ? Operation::Split : Operation::Merge, 1, std::abs(to - from), "", {}}, m, plan)
+			REQUIRE(makePlan({split ? Operation::Split : Operation::Merge, 1, std::abs(to - from), "", {}, ""}, m, plan)
 					.empty());
 			REQUIRE(plan.after.size() == static_cast<std::size_t>(to));
 			bool starts_kept = false, ignored = false;
@@ -171,20 +171,20 @@ TEST_CASE("migration puts the replacement in the source's slot, on the named nod
 {
 	auto m = pool(6, 3, {"a", "a", "a", "a", "b", "b"});
 	Plan plan;
-	REQUIRE(makePlan({Operation::Migrate, 1, 2, "b", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Migrate, 1, 2, "b", {}, ""}, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{0, 1});
 	CHECK(plan.joiners == std::vector<int>{4, 5});
 	CHECK(plan.after == std::vector<int>{4, 5, 2});
 	CHECK(participants(plan) == std::vector<int>{0, 1, 2, 4, 5});
-	CHECK_FALSE(makePlan({Operation::Migrate, 1, 3, "b", {}}, m, plan).empty());
-	CHECK_FALSE(makePlan({Operation::Migrate, 1, 1, "c", {}}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::Migrate, 1, 3, "b", {}, ""}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::Migrate, 1, 1, "c", {}, ""}, m, plan).empty());
 }
 
 TEST_CASE("plans survive the wire")
 {
 	auto m = pool(5, 2);
 	Plan plan;
-	REQUIRE(makePlan({Operation::Split, 9, 2, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 9, 2, "", {}, ""}, m, plan).empty());
 	plan.epoch = 4;
 	const auto words = encodePlan(plan, m);
 	CHECK(words.size() == planWords(5));
@@ -204,16 +204,16 @@ TEST_CASE("processes of a program that can re-enter are spare again after they l
 	auto m = pool(3, 2);
 	m.reusable = true;
 	Plan plan;
-	REQUIRE(makePlan({Operation::Split, 2, 1, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 2, 1, "", {}, ""}, m, plan).empty());
 	applyPlan(plan, m);
-	REQUIRE(makePlan({Operation::Merge, 5, 2, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 5, 2, "", {}, ""}, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{2, 1});  // slot order: the joiner followed process 0
 	applyPlan(plan, m);
 	CHECK(m.state == std::vector<ProcessState>{ProcessState::Active, ProcessState::Spare, ProcessState::Spare});
 	CHECK(m.active == std::vector<int>{0});
 
 	// Lowest world ranks first, placed as processes that never ran.
-	REQUIRE(makePlan({Operation::Split, 8, 1, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 8, 1, "", {}, ""}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{1});
 	CHECK(plan.after == std::vector<int>{0, 1});
 	applyPlan(plan, m);
@@ -221,18 +221,18 @@ TEST_CASE("processes of a program that can re-enter are spare again after they l
 	CHECK(m.state[2] == ProcessState::Spare);
 
 	// A migration's source becomes spare; the next migration may take it back into the slot of its own source.
-	REQUIRE(makePlan({Operation::Migrate, 9, 1, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Migrate, 9, 1, "", {}, ""}, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{0});
 	CHECK(plan.joiners == std::vector<int>{2});
 	CHECK(plan.after == std::vector<int>{2, 1});
 	applyPlan(plan, m);
 	CHECK(m.state[0] == ProcessState::Spare);
-	REQUIRE(makePlan({Operation::Split, 10, 1, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 10, 1, "", {}, ""}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{0});
 	CHECK(plan.after == std::vector<int>{2, 0, 1});
 	applyPlan(plan, m);
 	CHECK(m.state == std::vector<ProcessState>(3, ProcessState::Active));
-	CHECK_FALSE(makePlan({Operation::Split, 11, 1, "", {}}, m, plan).empty());  // all 3 are active now
+	CHECK_FALSE(makePlan({Operation::Split, 11, 1, "", {}, ""}, m, plan).empty());  // all 3 are active now
 }
 
 TEST_CASE("a process that left is chosen again only on the migration's target node")
@@ -240,35 +240,35 @@ TEST_CASE("a process that left is chosen again only on the migration's target no
 	auto m = pool(4, 2, {"a", "b", "a", "b"});
 	m.reusable = true;
 	Plan plan;
-	REQUIRE(makePlan({Operation::Split, 1, 2, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 1, 2, "", {}, ""}, m, plan).empty());
 	applyPlan(plan, m);
-	REQUIRE(makePlan({Operation::Merge, 2, 2, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 2, 2, "", {}, ""}, m, plan).empty());
 	applyPlan(plan, m);  // 2 (on a) and 3 (on b) have left
-	REQUIRE(makePlan({Operation::Migrate, 3, 1, "b", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Migrate, 3, 1, "b", {}, ""}, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{0});
 	CHECK(plan.joiners == std::vector<int>{3});
 	CHECK(plan.after == std::vector<int>{3, 1});
 	applyPlan(plan, m);
-	REQUIRE(makePlan({Operation::Migrate, 4, 1, "a", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Migrate, 4, 1, "a", {}, ""}, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{3});
 	CHECK(plan.joiners == std::vector<int>{0});  // 0 and 2 are spare on a: the lowest world rank
 	CHECK(plan.after == std::vector<int>{0, 1});
 	applyPlan(plan, m);
-	CHECK_FALSE(makePlan({Operation::Migrate, 5, 2, "a", {}}, m, plan).empty());  // 1 is on b, one spare on a
+	CHECK_FALSE(makePlan({Operation::Migrate, 5, 2, "a", {}, ""}, m, plan).empty());  // 1 is on b, one spare on a
 }
 
 TEST_CASE("processes of the PCM C API stay left: no plan chooses them")
 {
 	auto m = pool(3, 2);
 	Plan plan;
-	REQUIRE(makePlan({Operation::Merge, 1, 1, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 1, 1, "", {}, ""}, m, plan).empty());
 	applyPlan(plan, m);
 	CHECK(m.state[1] == ProcessState::Left);
-	REQUIRE(makePlan({Operation::Split, 2, 1, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 2, 1, "", {}, ""}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{2});
 	applyPlan(plan, m);
-	CHECK_FALSE(makePlan({Operation::Split, 3, 1, "", {}}, m, plan).empty());
-	CHECK_FALSE(makePlan({Operation::Migrate, 3, 1, "", {}}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::Split, 3, 1, "", {}, ""}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::Migrate, 3, 1, "", {}, ""}, m, plan).empty());
 }
 
 TEST_CASE("the wire carries whether leavers are reused, and the states of reused processes")
@@ -276,9 +276,9 @@ TEST_CASE("the wire carries whether leavers are reused, and the states of reused
 	auto m = pool(4, 3);
 	m.reusable = true;
 	Plan plan;
-	REQUIRE(makePlan({Operation::Merge, 3, 2, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 3, 2, "", {}, ""}, m, plan).empty());
 	applyPlan(plan, m);
-	REQUIRE(makePlan({Operation::Split, 6, 2, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 6, 2, "", {}, ""}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{1, 2});
 	const auto words = encodePlan(plan, m);
 	CHECK(words.size() == planWords(4));
@@ -290,7 +290,7 @@ TEST_CASE("the wire carries whether leavers are reused, and the states of reused
 	CHECK(parked.state == m.state);
 	CHECK(back.joiners == plan.joiners);
 	applyPlan(back, parked);
-	REQUIRE(makePlan({Operation::Merge, 7, 2, "", {}}, parked, back).empty());
+	REQUIRE(makePlan({Operation::Merge, 7, 2, "", {}, ""}, parked, back).empty());
 	applyPlan(back, parked);
 	CHECK(parked.state[1] == ProcessState::Spare);
 	CHECK(parked.state[2] == ProcessState::Spare);
@@ -336,19 +336,19 @@ TEST_CASE("weights must match the processes after the operation and persist thro
 {
 	auto m = pool(6, 2, {"a", "a", "b", "b", "b", "b"});
 	Plan plan;
-	CHECK_FALSE(makePlan({Operation::Split, 1, 2, "", {1, 2}}, m, plan).empty());
-	REQUIRE(makePlan({Operation::Split, 1, 2, "b", {1, 1, 3, 1}}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::Split, 1, 2, "", {1, 2}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 1, 2, "b", {1, 1, 3, 1}, ""}, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{2, 3});
 	applyPlan(plan, m);
 	CHECK(m.weights == std::vector<std::int64_t>{1, 1, 3, 1});
-	REQUIRE(makePlan({Operation::Migrate, 2, 1, "b", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Migrate, 2, 1, "b", {}, ""}, m, plan).empty());
 	CHECK(plan.weights == std::vector<std::int64_t>{1, 1, 3, 1});
-	REQUIRE(makePlan({Operation::Merge, 3, 1, "", {}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 3, 1, "", {}, ""}, m, plan).empty());
 	CHECK(plan.weights.empty());
 	const auto words = encodePlan(plan, m);
 	Plan back;
 	Membership other = m;
-	REQUIRE(makePlan({Operation::Merge, 3, 1, "", {5, 1, 1}}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 3, 1, "", {5, 1, 1}, ""}, m, plan).empty());
 	decodePlan(encodePlan(plan, m), back, other);
 	CHECK(back.weights == std::vector<std::int64_t>{5, 1, 1});
 	CHECK(words.size() == planWords(6));

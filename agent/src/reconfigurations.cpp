@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: Apache-2.0
+// The loop from a decision to a running application (DESIGN.md, "Reconfiguration protocol"): an action becomes a
+// command request (action_commands.h) sent to the agent hosting the application's rank 0, which owns its
+// one-at-a-time lock: it queues the command for the coordinator's poll, or refuses with a reason; the bridge's
+// result goes back to the agent that asked and to the agents of the nodes it names. Peers learn where each
+// application's rank 0 is from the `roots` of hellos, welcomes and heartbeats.
+#include "core.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace malleo {
+
+namespace {
+
+// An agent may hear of an application's root from a peer that has since lost it; a stale entry is not trusted.
+constexpr double kRootStaleAfter = 30.0;
+constexpr std::size_t kRootsRemembered = 1024;
+
+std::string whyOf(const Action &action)
+{
+	if (const auto why = action.reasons.find("why"); why != action.reasons.end() && why->is_string())
+		return why->get<std::string>().substr(0, 256);
+	return action.kind + " chosen by the decision module";
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- where rank 0 is
+
+nlohmann::json Core::rootsHere() const
+{
+	nlohmann::json roots = nlohmann::json::array();
+	for (const auto &[id, app] : apps_)
+		if (app.malleable && hostsRank0(app) && roots.size() < kRootsMax)
+			roots.push_back(id);
+	return roots;
+}
+
+void Core::learnRoots(const Message &m, double now)
+{
+	const auto roots = m.find("roots");
+	if (roots == m.end())
+		return;
+	const std::string &peer = m["from"].get_ref<const std::string &>();
+	for (const nlohmann::json &app : *roots) {
+		if (!app.is_string() || app.get_ref<const std::string &>().empty() ||
+		    app.get_ref<const std::string &>().size() > kMaxIdLength)
+			continue;
+		if (rootOf_.size() >= kRootsRemembered && !rootOf_.count(app.get<std::string>()))
+			continue;
+		rootOf_[app.get<std::string>()] = {peer, now};
+		// Only the root agent hears from the application's coordinator; its peers learn from it that the
+		// processes they host can move.
+		if (auto it = apps_.find(app.get<std::string>()); it != apps_.end())
+			it->second.malleable = true;
+	}
+}
+
+std::string Core::rootAgentOf(const std::string &appId) const
+{
+	if (auto it = apps_.find(appId); it != apps_.end() && hostsRank0(it->second))
+		return config_.id;
+	const auto seen = rootOf_.find(appId);
+	if (seen == rootOf_.end() || !peers_.count(seen->second.agent))
+		return {};
+	const double lastHeard = peers_.at(seen->second.agent).lastHeard;
+	return lastHeard - seen->second.heardAt < kRootStaleAfter ? seen->second.agent : std::string();
+}
+
+// ---------------------------------------------------------------- the deciding agent
+
+void Core::carryOut(const Action &action, const char *trigger, double now, CoreOutputs &out)
+{
+	auto skip = [&](const std::string &why) {
+		counters_.add("actions.not_carried_out");
+		emit({{"type", "action_skipped"}, {"app", action.app}, {"kind", action.kind}, {"trigger", trigger},
+		      {"why", why}},
+		     now, out);
+	};
+	const auto app = apps_.find(action.app);
+	auto mapped = commandForAction(action, config_.id, app == apps_.end() ? nullptr : &app->second);
+	if (const NoCommand *none = std::get_if<NoCommand>(&mapped)) {
+		skip(none->why);
+		return;
+	}
+	if (auto p = pending_.find(action.app); p != pending_.end()) {
+		skip(fmt::format("request {} for '{}' still awaits its result from {}", p->second.id, action.app,
+				 p->second.root));
+		return;
+	}
+	// A person's force and a leaving node do not wait; the decisions do, so a load does not bounce processes
+	// between nodes faster than the application can show what the last move gained.
+	if (std::string(trigger) != "drain") {
+		if (auto held = heldUntil_.find(action.app); held != heldUntil_.end() && now < held->second) {
+			skip(fmt::format("hold-down: '{}' was reconfigured {:.1f} s ago (actions.hold_down {} s)",
+					 action.app, now - (held->second - config_.holdDown), config_.holdDown));
+			return;
+		}
+	}
+	// The daemon names its modules {"decision": {"name": ..., "source": ...}, ...}.
+	const nlohmann::json decision = moduleNames_.value("decision", nlohmann::json::object());
+	const std::string module = decision.is_object() ? decision.value("name", "") : std::string();
+	ask(action.app, std::get<CommandRequest>(mapped), Asker{config_.id, 0, trigger, action.kind, whyOf(action), module},
+	    now, out);
+}
+
+uint64_t Core::ask(const std::string &appId, const CommandRequest &command, Asker asker, double now,
+		   CoreOutputs &out)
+{
+	asker.request = nextRequestId_++;
+	const std::string root = rootAgentOf(appId);
+	nlohmann::json event = commandFields(command);
+	event.update({{"type", "reconf_request"}, {"app", appId}, {"request", asker.request}, {"root", root},
+		      {"trigger", asker.trigger}, {"kind", asker.kind}, {"why", asker.why}});
+	if (root.empty()) {
+		counters_.add("requests.no_root");
+		event["type"] = "action_skipped";
+		event["why"] = fmt::format("no agent is known to host rank 0 of '{}'", appId);
+		emit(std::move(event), now, out);
+		return 0;
+	}
+	counters_.add("requests.sent");
+	emit(std::move(event), now, out);
+	pending_[appId] = {asker.request, root, now};
+	if (root == config_.id) {
+		if (auto refused = queue(appId, command, asker, now, out)) {
+			Message told = resultMessage(appId, command, asker);
+			told["ok"] = false;
+			told["code"] = refused->first;
+			told["text"] = refused->second;
+			tellResult(std::move(told), now, out);
+		}
+		return asker.request;
+	}
+	Message m = envelope("reconf_request");
+	m.update(commandFields(command));
+	m["app"] = appId;
+	m["request"] = asker.request;
+	m["trigger"] = asker.trigger;
+	m["kind"] = asker.kind;
+	m["why"] = asker.why;
+	m["decision"] = asker.decision;
+	send(peers_.at(root).endpoint, std::move(m), out);
+	return asker.request;
+}
+
+void Core::expireRequests(double now, CoreOutputs &out)
+{
+	for (auto it = pending_.begin(); it != pending_.end();) {
+		if (now - it->second.sentAt < config_.requestTimeout) {
+			++it;
+			continue;
+		}
+		counters_.add("requests.timed_out");
+		emit({{"type", "reconf_timeout"}, {"app", it->first}, {"request", it->second.id},
+		      {"root", it->second.root}, {"waited", now - it->second.sentAt}},
+		     now, out);
+		it = pending_.erase(it);
+	}
+}
+
+// ---------------------------------------------------------------- the root agent
+
+std::optional<std::pair<std::string, std::string>> Core::queue(const std::string &appId,
+							       const CommandRequest &command, const Asker &asker,
+							       double now, CoreOutputs &out)
+{
+	auto it = apps_.find(appId);
+	if (it == apps_.end())
+		return std::pair{std::string("unknown_app"), fmt::format("no application '{}' is registered here", appId)};
+	const ApplicationInfo &app = it->second;
+	if (!hostsRank0(app))
+		return std::pair{std::string("not_root"),
+				 fmt::format("rank 0 of '{}' is not registered here (its root agent: {}): ask that agent",
+					     appId, app.rootAgent.empty() ? "unknown" : app.rootAgent)};
+	if (!app.malleable)
+		return std::pair{std::string("not_malleable"),
+				 fmt::format("application '{}' is not malleable (no PCM bridge has polled)", appId)};
+	if (auto c = commands_.find(appId); c != commands_.end())
+		return std::pair{std::string("busy"),
+				 fmt::format("application '{}' already has command {} ({}, {}, asked by {} for: {})", appId,
+					     c->second.id, describeCommand(c->second.command),
+					     c->second.sent ? "in flight" : "queued", c->second.asker.origin,
+					     c->second.asker.why)};
+	// The root holds the application's hold-down too: requests from several agents must not add up.
+	const bool decided = asker.trigger == "wrm" || asker.trigger == "tick";
+	if (decided && app.lastReconfiguration >= 0 && now - app.lastReconfiguration < config_.holdDown)
+		return std::pair{std::string("hold_down"),
+				 fmt::format("'{}' was reconfigured {:.1f} s ago (actions.hold_down {} s)", appId,
+					     now - app.lastReconfiguration, config_.holdDown)};
+
+	AppCommand queued;
+	queued.id = nextCommandId_++;
+	queued.command = command;
+	queued.asker = asker;
+	queued.queuedAt = now;
+	nlohmann::json event = commandFields(command);
+	event.update({{"type", "command_queued"}, {"app", appId}, {"command", queued.id}, {"origin", asker.origin},
+		      {"trigger", asker.trigger}, {"why", asker.why}});
+	commands_[appId] = std::move(queued);
+	counters_.add("commands.queued");
+	emit(std::move(event), now, out);
+	return std::nullopt;
+}
+
+void Core::onReconfRequest(const Message &m, double now, CoreOutputs &out)
+{
+	const std::string &appId = m["app"].get_ref<const std::string &>();
+	Asker asker{m["from"].get<std::string>(), m["request"].get<uint64_t>(), m["trigger"].get<std::string>(),
+		    m.value("kind", std::string()),   m.value("why", std::string()),	  m.value("decision", std::string())};
+	std::optional<std::pair<std::string, std::string>> refused;
+	CommandRequest command;
+	if (std::optional<std::string> problem = checkCommand(m))
+		refused = std::pair{std::string("bad_command"), "reconf_request: " + *problem};
+	else
+		command = commandFromFields(m);
+	if (!refused)
+		refused = queue(appId, command, asker, now, out);
+	if (!refused)
+		return;
+	counters_.add("requests.refused." + refused->first);
+	Message told = resultMessage(appId, command, asker);
+	told["ok"] = false;
+	told["code"] = refused->first;
+	told["text"] = refused->second;
+	if (command.op.empty()) {
+		// Nothing of a command that does not check out is repeated back.
+		for (const char *key : {"op", "count", "node", "from_node"})
+			told.erase(key);
+	}
+	tellResult(std::move(told), now, out);
+}
+
+Message Core::resultMessage(const std::string &appId, const CommandRequest &command, const Asker &asker) const
+{
+	Message m = makeMessage("reconf_result", config_.id, 0);
+	if (!command.op.empty()) {
+		m.update(commandFields(command));
+		m.erase("weights");
+	}
+	m["app"] = appId;
+	m["request"] = asker.request;
+	m["origin"] = asker.origin;
+	m["trigger"] = asker.trigger;
+	m["kind"] = asker.kind;
+	m["why"] = asker.why;
+	m["decision"] = asker.decision;
+	return m;
+}
+
+void Core::tellResult(Message result, double now, CoreOutputs &out)
+{
+	// The origin waits for it; the agents of the nodes it names see their processes come or go.
+	std::vector<std::string> told;
+	for (const char *key : {"origin", "node", "from_node"}) {
+		const std::string agent = result.value(key, std::string());
+		if (agent.empty() || agent == config_.id || !peers_.count(agent) ||
+		    std::find(told.begin(), told.end(), agent) != told.end())
+			continue;
+		told.push_back(agent);
+		Message copy = result;
+		copy["from"] = config_.id;
+		copy["id"] = nextMessageId_++;
+		send(peers_.at(agent).endpoint, std::move(copy), out);
+	}
+	applyResult(result, now, out);
+}
+
+void Core::onReconfResult(const Message &m, double now, CoreOutputs &out)
+{
+	applyResult(m, now, out);
+}
+
+void Core::applyResult(const Message &m, double now, CoreOutputs &out)
+{
+	const std::string &appId = m["app"].get_ref<const std::string &>();
+	const bool ok = m["ok"].get<bool>();
+	if (m["origin"] == config_.id) {
+		if (auto p = pending_.find(appId); p != pending_.end() && p->second.id == m["request"].get<uint64_t>())
+			pending_.erase(p);
+		if (ok)
+			heldUntil_[appId] = now + config_.holdDown;
+	}
+	// The hold-down of every agent that hosts the application starts when the operation happened.
+	if (auto it = apps_.find(appId); it != apps_.end() && ok) {
+		it->second.lastReconfiguration = now;
+		if (m.value("op", "") == "split")
+			it->second.lastSplit = now;
+	}
+	counters_.add(ok ? "results.ok" : "results.refused");
+	nlohmann::json event = m;
+	for (const char *key : {"v", "id", "from"})
+		event.erase(key);
+	event["type"] = "reconf_result";
+	event["root"] = m["from"];
+	emit(std::move(event), now, out);
+}
+
+// ---------------------------------------------------------------- draining
+
+// Every active process counts, a malleable application's or not: a drain is done when none computes here.
+int64_t Core::activeHere() const
+{
+	int64_t n = 0;
+	for (const auto &[id, app] : apps_)
+		n += std::count_if(app.local.begin(), app.local.end(), [](const ProcessInfo &p) { return p.active; });
+	return n;
+}
+
+void Core::drain(double now, double deadline, CoreOutputs &out)
+{
+	if (draining_)
+		return;
+	draining_ = true;
+	drainDeadline_ = now + deadline;
+	nextDrainStep_ = now;
+	counters_.add("drain.started");
+	emit({{"type", "draining"}, {"deadline", deadline}, {"active", activeHere()}}, now, out);
+	drainStep(now, out);
+}
+
+void Core::drainStep(double now, CoreOutputs &out)
+{
+	if (drainDone_)
+		return;
+	if (activeHere() == 0) {
+		drainDone_ = true;
+		counters_.add("drain.done");
+		emit({{"type", "drained"}, {"took", now - (drainDeadline_ - config_.drainDeadline)}}, now, out);
+		return;
+	}
+	if (now >= drainDeadline_) {
+		drainDone_ = true;
+		counters_.add("drain.deadline");
+		nlohmann::json left = nlohmann::json::object();
+		for (const auto &[id, app] : apps_)
+			left[id] = std::count_if(app.local.begin(), app.local.end(),
+						 [](const ProcessInfo &p) { return p.active; });
+		emit({{"type", "drain_deadline"}, {"active", activeHere()}, {"left", left}}, now, out);
+		return;
+	}
+	if (now < nextDrainStep_)
+		return;
+	nextDrainStep_ = now + config_.decisionInterval;
+	std::vector<PeerEntry> alive;
+	std::vector<Candidate> candidates;
+	OverlayView v = view(now, alive, candidates);
+	std::vector<ApplicationInfo> apps = applicationList();
+	// An application whose request is out waits for its result: its processes may be on their way.
+	std::erase_if(apps, [&](const ApplicationInfo &a) { return pending_.count(a.id) || commands_.count(a.id); });
+	if (apps.empty())
+		return;
+	for (const Action &action : decision_.onDrain(DecisionView{v, apps}))
+		emitAction(action, "drain", now, out);
+}
+
+} // namespace malleo

@@ -1,0 +1,290 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The loop closed: agents reconfigure a running heat2d by themselves. Real malleod processes with the `ios` decision
+module, each measuring its own CPU (the host profiling module's `cpus`), real `malleo run`, real MPI; no `malleo force`
+and no MALLEO_FORCE anywhere. Each scenario ends with heat2d's checksum compared with a static run's.
+
+  join   (Open MPI, spawn mode): heat2d runs on n1 alone; n2 joins with n1 as its seed; its work request reaches n1,
+         whose decision splits the application onto n2: a process of it runs there within seconds, the iteration
+         rate rises.
+  drain  (MPICH or Open MPI, pool mode): heat2d's active processes on n1 and n2, spares on both; `malleo drain n2`:
+         n2's decision migrates its process to n1's spare, its agent exits once it hosts none.
+  load   (Open MPI, spawn mode): heat2d on n1 and n2; a real CPU hog pinned to n2's CPU: n2's decision sends its
+         process away (a request n2 sends to n1, which hosts rank 0); a second request while that one is in flight is
+         refused with its reason; once the load is steady, at most one reconfiguration per hold-down.
+
+usage: loop_test.py --scenario join|drain|load --mpi openmpi|mpich HEAT2D"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import zmq
+
+from harness import MALLEO, SKIP, Cluster, check, envelope, frames, wait_for
+
+RUN_TIMEOUT = 600
+HOLD_DOWN = 4.0
+
+
+def agent_config(cpu, **ios):
+    """An agent that measures CPU `cpu` alone, decides every half second with `ios`, and holds an application for
+    HOLD_DOWN seconds after each of its reconfigurations."""
+    return {"agent": {"decision_interval": 0.5, "profile_interval": 0.5},
+            "modules": {"decision": "ios"},
+            "host": {"cpus": [cpu]},
+            "ios": ios,
+            "actions": {"hold_down": HOLD_DOWN, "drain_deadline": 60}}
+
+
+def run_env(mpi, nodes):
+    env = dict(os.environ)
+    if mpi == "openmpi":
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env.update(nodes)
+    env.setdefault("MALLEO_POLL_INTERVAL", "0.1")
+    return env
+
+
+def checksum(output):
+    found = re.findall(r"^checksum ([0-9a-f]+)$", output, re.M)
+    return found[-1] if found else None
+
+
+def iteration_times(output):
+    """(iteration, seconds, processes) of each of rank 0's --times lines, in order."""
+    return [(int(i), float(s), int(p)) for i, s, p in
+            re.findall(r"^time: iteration (\d+) ([0-9.]+) s on (\d+) processes", output, re.M)]
+
+
+def apps(agent):
+    r = agent.cli("apps", "--json")
+    if r.returncode != 0:
+        return {}
+    return {a["id"]: a for a in json.loads(r.stdout)["apps"]}
+
+
+def active_here(agent, app):
+    return [p["rank"] for p in apps(agent).get(app, {}).get("processes", []) if p["active"]]
+
+
+def events(agent, type_=None):
+    """The agent's event log (events.jsonl in its run directory), of one type or all."""
+    path = os.path.join(agent.run_dir, "events.jsonl")
+    found = []
+    try:
+        with open(path) as f:
+            for line in f:
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line being written
+                if type_ is None or event.get("type") == type_:
+                    found.append(event)
+    except FileNotFoundError:
+        pass
+    return found
+
+
+def registered_app(agent, heat2d):
+    def registered():
+        for app_id, app in apps(agent).items():
+            if app_id.startswith(os.path.basename(heat2d) + "-") and app["malleable"]:
+                return app_id
+        return None
+    app = wait_for(registered, 60, 0.2)
+    check(app is not None, "the application registers and its bridge polls the agent")
+    return app
+
+
+def launch(agent, mpi, ranks, heat2d, grid, env, work):
+    return subprocess.Popen(
+        [MALLEO, "--agent", agent.local, "run", "--mpi", mpi, *ranks, "--profile-dir", work, "--", heat2d, *grid,
+         "--times"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+
+
+def finish(run):
+    output, _ = run.communicate(timeout=RUN_TIMEOUT)
+    check(run.returncode == 0, f"the run ends well ({run.returncode})\n{output[-3000:]}")
+    return output
+
+
+def static_checksum(mpi, heat2d, grid, env, work):
+    static = subprocess.run(
+        [MALLEO, "--agent", "off", "run", "--mpi", mpi, "-n", "1", "--profile-dir", work, "--", heat2d, *grid],
+        capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT)
+    check(static.returncode == 0, f"the static run ends well\n{static.stdout}{static.stderr}")
+    return checksum(static.stdout)
+
+
+def no_force_used(*agents):
+    for agent in agents:
+        forced = [e for e in events(agent) if e.get("trigger") == "force"]
+        check(not forced, f"{agent.name}: no reconfiguration was forced ({forced[:1]})")
+
+
+def rate(times):
+    """Iterations per second of the median iteration of a list of --times samples (the machine is shared: a mean
+    would follow whatever else ran)."""
+    seconds = sorted(s for _, s, _ in times)
+    return 1.0 / seconds[len(seconds) // 2] if seconds and seconds[len(seconds) // 2] > 0 else 0.0
+
+
+def join(a, work):
+    grid = ["--rows", "2048", "--columns", "4096", "--iterations", "2500"]
+    with Cluster() as cluster:
+        # Nothing else than the work request decides here: the load rule stays out of a machine shared with builds.
+        n1 = cluster.add("n1", agent_config(0, evacuate_load=0))
+        n2_dir = os.path.join(cluster.dir, "n2")
+        env = run_env(a.mpi, {"MALLEO_PCM_MODE": "spawn", "MALLEO_NODE": "n1", "MALLEO_NODES": "n1=0;n2=1",
+                              "MALLEO_NODE_AGENTS": f"n1={n1.local};n2=ipc://{n2_dir}/agent.sock"})
+        run = launch(n1, a.mpi, ["-n", "1"], a.heat2d, grid, env, work)
+        try:
+            app = registered_app(n1, a.heat2d)
+            # A few seconds of the application alone on n1, so the rate before the join is measured.
+            wait_for(lambda: False, 3)
+            joined = time.monotonic()
+            n2 = cluster.add("n2", agent_config(1, evacuate_load=0), seeds=[n1.endpoint])
+            arrived = wait_for(lambda: active_here(n2, app), 60, 0.1)
+            took = time.monotonic() - joined
+            check(arrived, f"within {took:.1f} s of n2's join a process of the application runs on n2 ({arrived})")
+            results = wait_for(lambda: [e for e in events(n1, "reconf_result") if e.get("ok")], 30, 0.1) or []
+            check(results and results[0]["op"] == "split" and results[0].get("node") == "n2" and
+                  results[0]["trigger"] == "wrm" and results[0]["decision"] == "ios",
+                  f"n1's decision on n2's work request split the application onto n2 ({results[:1]})")
+            check(results[0].get("why", "").startswith("work request from n2"),
+                  f"the result says why ({results[0].get('why')})")
+            output = finish(run)
+        finally:
+            if run.poll() is None:
+                run.kill()
+        no_force_used(n1, n2)
+    times = iteration_times(output)
+    before = [t for t in times if t[2] == 1][5:-1]
+    after = [t for t in times if t[2] == 2][5:]
+    check(len(before) >= 20 and len(after) >= 20, f"iterations timed before ({len(before)}) and after ({len(after)})")
+    check(rate(after) > 1.2 * rate(before),
+          f"the iteration rate rises: {rate(before):.1f} it/s on 1 process, {rate(after):.1f} it/s on 2")
+    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
+    check(got is not None and got == want, f"checksum after the split {got} == static {want}")
+    return 0
+
+
+def launch_pool(a, blocks, grid, env):
+    """heat2d as one MPI job of one process per block (node, agent), in that order, each with the profiler preloaded
+    and its own MALLEO_NODE and MALLEO_AGENT: world rank i runs on blocks[i]'s node and reports to its agent."""
+    library = os.path.join(os.path.dirname(MALLEO), "..", "pmpi_profiler", f"libmalleo_pmpi_{a.mpi}.so")
+    if a.mpi == "openmpi":
+        command = ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "--mca", "pml", "ob1"]
+    else:
+        command = ["mpiexec.mpich"]
+    for i, (node, agent) in enumerate(blocks):
+        if i:
+            command.append(":")
+        command += ["-n", "1", "env", f"LD_PRELOAD={os.path.realpath(library)}", f"MALLEO_NODE={node}",
+                    f"MALLEO_AGENT={agent.local}", a.heat2d, *grid, "--times"]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+
+
+def send_in_order(endpoint, messages):
+    """Messages one after the other on one connection, as a peer's DEALER sends them: they arrive in order."""
+    s = zmq.Context.instance().socket(zmq.DEALER)
+    s.setsockopt(zmq.LINGER, 1000)
+    s.setsockopt(zmq.IDENTITY, b"loop-test")
+    s.connect(endpoint)
+    for parts in messages:
+        s.send_multipart(parts)
+    s.close()
+
+
+def results_of(agent, **match):
+    return [e for e in events(agent, "reconf_result") if all(e.get(k) == v for k, v in match.items())]
+
+
+def drain(a, work):
+    """Pool mode: world ranks 0 (n1) and 1 (n2) active, 2 (n1) and 3 (n2) spare. Two requests sent back to back to
+    n1, which hosts rank 0: the second is refused, the application busy with the first. Then `malleo drain n2`."""
+    grid = ["--rows", "1024", "--columns", "2048", "--iterations", "2500", "--pace", "8"]
+    with Cluster() as cluster:
+        n1 = cluster.add("n1", agent_config(0, evacuate_load=0))
+        n2 = cluster.add("n2", agent_config(1, evacuate_load=0), seeds=[n1.endpoint])
+        check(wait_for(lambda: "n1" in n2.peers_via_cli(), 10), "n2 joins n1")
+        env = run_env(a.mpi, {"MALLEO_NODES": "n1=0;n2=1", "MALLEO_POOL_ACTIVE": "2", "MALLEO_PROFILE_DIR": work})
+        run = launch_pool(a, [("n1", n1), ("n2", n2), ("n1", n1), ("n2", n2)], grid, env)
+        try:
+            app = registered_app(n1, a.heat2d)
+            check(wait_for(lambda: active_here(n2, app) == [1], 30, 0.1), "world rank 1 runs on n2")
+
+            # As an agent would ask: the first cannot be done (n2 runs one process), the bridge says so; the second
+            # comes while the first waits for the coordinator's poll.
+            first = envelope("reconf_request", "n2", 1, app=app, request=901, op="migrate", count=5,
+                             from_node="n2", node="n1", trigger="drain", kind="migrate", why="test: too many")
+            second = envelope("reconf_request", "n2", 2, app=app, request=902, op="merge", count=1,
+                              trigger="tick", kind="merge", why="test: second")
+            send_in_order(n1.endpoint, [frames(first), frames(second)])
+            busy = wait_for(lambda: results_of(n1, request=902), 10, 0.1)
+            check(busy and not busy[0]["ok"] and busy[0]["code"] == "busy" and "already has command" in busy[0]["text"],
+                  f"a second request while one is in flight is refused with its reason ({busy and busy[0]})")
+            refused = wait_for(lambda: results_of(n1, request=901), 20, 0.1)
+            check(refused and not refused[0]["ok"] and "only 1 active process on node 'n2'" in refused[0]["text"],
+                  f"the bridge refuses what it cannot do, and says why ({refused and refused[0].get('text')})")
+            told = wait_for(lambda: results_of(n2, request=901) and results_of(n2, request=902), 10, 0.1)
+            check(told, "both results reach the agent that asked (n2)")
+
+            started = time.monotonic()
+            r = subprocess.run([MALLEO, "--agent", n2.local, "drain", "--wait", "90", "--json"], capture_output=True,
+                               text=True, timeout=120)
+            drained = json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else {}
+            check(r.returncode == 0 and drained.get("type") == "drained",
+                  f"malleo drain n2 --wait: n2 hosts no active process ({r.returncode}: {r.stdout.strip()} "
+                  f"{r.stderr.strip()})")
+            check(wait_for(lambda: not n2.alive(), 15), "n2's agent exits once it hosts no active process")
+            took = time.monotonic() - started
+            moved = results_of(n1, ok=True, trigger="drain")
+            check(moved and moved[0]["op"] == "migrate" and moved[0]["from_node"] == "n2" and
+                  moved[0]["origin"] == "n2" and moved[0]["decision"] == "ios",
+                  f"n2's decision migrated its process away, through n1 ({moved[:1]})")
+            last_active = [e for e in events(n2) if e.get("type") in ("drained", "drain_deadline")]
+            check(last_active and last_active[-1]["type"] == "drained",
+                  f"n2 left drained, not at its deadline, {took:.1f} s after `malleo drain`")
+            check(wait_for(lambda: sorted(active_here(n1, app)) == [0, 2], 10, 0.2),
+                  f"n1 runs world ranks 0 and 2 ({active_here(n1, app)})")
+            output = finish(run)
+            merges = results_of(n1, ok=True, op="merge")
+        finally:
+            if run.poll() is None:
+                run.kill()
+        no_force_used(n1, n2)
+    final = re.findall(r"^final: .*$", output, re.M)
+    check(final and final[-1].startswith(f"final: {2 - len(merges)} processes"),
+          f"heat2d ends on its 2 processes, less those n1's merges took ({final}, {len(merges)} merges)")
+    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
+    check(got is not None and got == want, f"checksum after the drain {got} == static {want}")
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scenario", required=True, choices=["join", "drain", "load"])
+    parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
+    parser.add_argument("heat2d")
+    a = parser.parse_args()
+    if not os.path.exists(a.heat2d):
+        print(f"skip: {a.heat2d} not built")
+        return SKIP
+    if len(os.sched_getaffinity(0)) < 2:
+        print("skip: the scenarios need two CPUs, one per node")
+        return SKIP
+    work = tempfile.mkdtemp(prefix="malleo-loop-")
+    status = {"join": join, "drain": drain}[a.scenario](a, work)
+    shutil.rmtree(work, ignore_errors=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
