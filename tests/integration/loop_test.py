@@ -268,6 +268,58 @@ def drain(a, work):
     return 0
 
 
+def cpu_hogs(cpu, count):
+    """`count` busy loops pinned to `cpu`: real CPU load that is no application's."""
+    loop = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True:\n    pass\n"
+    return [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(count)]
+
+
+def load(a, work):
+    """Pool mode: world ranks 0 (n1) and 1 (n2) active, 2 (n1) and 3 (n2) spare. Two busy loops pinned to n2's CPU:
+    n2's decision sends its process away, through n1 (which hosts rank 0), and nothing bounces while the load lasts."""
+    grid = ["--rows", "1024", "--columns", "2048", "--iterations", "3000", "--pace", "8"]
+    with Cluster() as cluster:
+        n1 = cluster.add("n1", agent_config(0))
+        n2 = cluster.add("n2", agent_config(1), seeds=[n1.endpoint])
+        check(wait_for(lambda: "n1" in n2.peers_via_cli(), 10), "n2 joins n1")
+        env = run_env(a.mpi, {"MALLEO_NODES": "n1=0;n2=1", "MALLEO_POOL_ACTIVE": "2", "MALLEO_PROFILE_DIR": work})
+        run = launch_pool(a, [("n1", n1), ("n2", n2), ("n1", n1), ("n2", n2)], grid, env)
+        hogs = []
+        try:
+            app = registered_app(n1, a.heat2d)
+            check(wait_for(lambda: active_here(n2, app) == [1], 30, 0.1), "world rank 1 runs on n2")
+            loaded = time.monotonic()
+            hogs = cpu_hogs(1, 2)
+            left = wait_for(lambda: not active_here(n2, app), 30, 0.1)
+            check(left, f"under the load the application's process leaves n2 within {time.monotonic() - loaded:.1f} s")
+            moved = wait_for(lambda: results_of(n1, ok=True, origin="n2"), 10, 0.1)
+            check(moved and moved[0]["op"] == "migrate" and moved[0]["from_node"] == "n2" and
+                  moved[0]["trigger"] == "tick" and moved[0]["decision"] == "ios" and "used by processes of no "
+                  "application" in moved[0]["why"],
+                  f"n2's own decision asked n1, which hosts rank 0, to move it ({moved and moved[0]})")
+            # The load stays: whatever the agents do now, they do it at most once per hold-down.
+            wait_for(lambda: False, 4 * HOLD_DOWN)
+            for hog in hogs:
+                hog.kill()
+            steady = [e["t"] for e in results_of(n1, ok=True)]
+            gaps = [b - a_ for a_, b in zip(steady, steady[1:])]
+            check(all(g >= HOLD_DOWN - 0.5 for g in gaps),
+                  f"at most one reconfiguration per hold-down ({HOLD_DOWN} s) under the steady load: "
+                  f"{len(steady)} at t = {[round(t, 1) for t in steady]}")
+            output = finish(run)
+            everything = [(e["op"], e.get("from_node"), e.get("node"), e["trigger"]) for e in results_of(n1, ok=True)]
+        finally:
+            for hog in hogs:
+                hog.kill()
+            if run.poll() is None:
+                run.kill()
+        no_force_used(n1, n2)
+    print(f"reconfigurations: {everything}")
+    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
+    check(got is not None and got == want, f"checksum after the load {got} == static {want}")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--scenario", required=True, choices=["join", "drain", "load"])
@@ -281,7 +333,7 @@ def main():
         print("skip: the scenarios need two CPUs, one per node")
         return SKIP
     work = tempfile.mkdtemp(prefix="malleo-loop-")
-    status = {"join": join, "drain": drain}[a.scenario](a, work)
+    status = {"join": join, "drain": drain, "load": load}[a.scenario](a, work)
     shutil.rmtree(work, ignore_errors=True)
     return status
 

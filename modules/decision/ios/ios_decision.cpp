@@ -199,9 +199,10 @@ std::vector<Action> IosDecision::evacuate(const DecisionView &view)
 	for (const ApplicationInfo &app : view.apps)
 		for (const ProcessInfo &p : app.local)
 			own += p.active ? p.ownLoad : 0.0;
-	// What the node's processes of no application use, in cores: a CPU hog, another user's job.
+	// What the node's processes of no application use, in cores: a CPU hog, another user's job. Processes that
+	// have not reported their CPU share yet (own 0) tell nothing: a starved one still gets some.
 	const double foreign = std::max(0.0, here.upw * cores - own) / cores;
-	if (options_.evacuateLoad <= 0 || foreign < options_.evacuateLoad) {
+	if (options_.evacuateLoad <= 0 || !(own > 0) || foreign < options_.evacuateLoad) {
 		loadedTicks_ = 0;
 		return {};
 	}

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+// From a decision to a command: the mapping of actions (action_commands.h), and the requests and results between
+// the agent that decides and the one hosting rank 0, over the in-memory network.
+#include "core_harness.h"
+
+using namespace malleo;
+using namespace malleo::test;
+
+namespace {
+
+Message request(const char *type, nlohmann::json fields)
+{
+	Message m = makeMessage(type, "rank", 1);
+	m.update(fields);
+	return m;
+}
+
+CommandRequest mapped(const Action &action, const ApplicationInfo *app = nullptr)
+{
+	auto result = commandForAction(action, "n2", app);
+	REQUIRE(std::holds_alternative<CommandRequest>(result));
+	return std::get<CommandRequest>(result);
+}
+
+std::string refusedBecause(const Action &action)
+{
+	auto result = commandForAction(action, "n2", nullptr);
+	REQUIRE(std::holds_alternative<NoCommand>(result));
+	return std::get<NoCommand>(result).why;
+}
+
+CoreConfig loopConfig(const std::string &id, std::vector<std::string> seeds = {})
+{
+	CoreConfig c;
+	c.id = id;
+	for (const std::string &s : seeds)
+		c.seeds.push_back("tcp://" + s);
+	c.wrmEnabled = false;
+	c.holdDown = 5.0;
+	return c;
+}
+
+void registerRank(Core &core, double now, uint32_t rank)
+{
+	CoreOutputs out;
+	REQUIRE(core.onLocalRequest(request("register", {{"app", "heat"}, {"rank", rank}, {"pid", 100 + rank},
+							 {"size", 2}, {"malleable", false}}),
+				    now, out)["type"] == "ack");
+}
+
+// What a core sent outside the network's own ticks (a local request's outputs), delivered as the network would.
+void deliver(TestNetwork &net, CoreOutputs &out)
+{
+	for (const CoreOutputs::Send &send : out.sends)
+		net.inject(send.endpoint.substr(std::string("tcp://").size()), encodeMessage(send.message, 1));
+	out.clear();
+}
+
+} // namespace
+
+TEST_SUITE("action_commands")
+{
+	TEST_CASE("each kind of action becomes the command docs/writing-a-decision-module.md gives")
+	{
+		// ios on a work request: split into n, r of them on the requester; the transfer is the split's.
+		CommandRequest split = mapped({"split", "heat", {{"n", 4}, {"l", 1}, {"r", 3}, {"target", "n3"}}, {}});
+		CHECK(split.op == "split");
+		CHECK(split.count == 3);
+		CHECK(split.node == "n3");
+		CHECK(split.from.empty());
+		CHECK(refusedBecause({"transfer", "heat", {{"processes", 3}, {"after_split", true}, {"target", "n3"}}, {}})
+			  .find("carried out by the split") != std::string::npos);
+		// A transfer of this node's processes: a migration from here.
+		CommandRequest transfer =
+		    mapped({"transfer", "heat", {{"ranks", {1, 4}}, {"processes", 2}, {"after_split", false}, {"target", "n1"}}, {}});
+		CHECK(transfer.op == "migrate");
+		CHECK(transfer.count == 2);
+		CHECK(transfer.node == "n1");
+		CHECK(transfer.from == "n2");
+		// ios's merge folds this node's processes from `from` into `into`.
+		CommandRequest merge = mapped({"merge", "heat", {{"ranks", {0, 1, 2}}, {"from", 3}, {"into", 1}}, {}});
+		CHECK(merge.op == "merge");
+		CHECK(merge.count == 2);
+		CHECK(merge.from == "n2");
+		CHECK(merge.node.empty());
+		// swap: the slow node's process gives its place to a parked one of the fast node.
+		CommandRequest swap = mapped(
+		    {"swap", "heat", {{"deactivate", 3}, {"deactivate_agent", "n2"}, {"activate", 5}, {"activate_agent", "n4"}}, {}});
+		CHECK(swap.op == "migrate");
+		CHECK(swap.count == 1);
+		CHECK(swap.from == "n2");
+		CHECK(swap.node == "n4");
+		// sweetspot names the size to reach.
+		CHECK(mapped({"grow", "heat", {{"from", 4}, {"size", 6}}, {}}).op == "split");
+		CHECK(mapped({"grow", "heat", {{"from", 4}, {"size", 6}}, {}}).count == 2);
+		ApplicationInfo app;
+		app.totalProcesses = 6;
+		CommandRequest shrink = mapped({"shrink", "heat", {{"size", 4}}, {}}, &app);
+		CHECK(shrink.op == "merge");
+		CHECK(shrink.count == 2);
+		// What is not a command says why.
+		CHECK(refusedBecause({"rebalance", "heat", {}, {}}).find("not a kind malleo carries out") != std::string::npos);
+		CHECK(refusedBecause({"split", "", {{"r", 1}}, {}}).find("node-level") != std::string::npos);
+		CHECK(refusedBecause({"split", "heat", {{"target", "n3"}}, {}}).find("no process count") != std::string::npos);
+		CHECK(refusedBecause({"grow", "heat", {{"from", 4}, {"size", 4}}, {}}).find("nothing to do") != std::string::npos);
+		CHECK(refusedBecause({"migrate", "heat", {{"count", 1}, {"target", "n2"}}, {}}).find("would move to it") !=
+		      std::string::npos);
+	}
+
+	TEST_CASE("a command's fields go through checkCommand and back unchanged")
+	{
+		CommandRequest c{"migrate", 2, "n1", "n2", {1, 3}};
+		nlohmann::json fields = commandFields(c);
+		CHECK(fields["from_node"] == "n2");
+		CHECK_FALSE(checkCommand(fields).has_value());
+		CommandRequest back = commandFromFields(fields);
+		CHECK(back.op == c.op);
+		CHECK(back.count == c.count);
+		CHECK(back.node == c.node);
+		CHECK(back.from == c.from);
+		CHECK(back.weights == c.weights);
+		CHECK(describeCommand(c) == "migrate 2 n2 -> n1");
+		CHECK(checkCommand({{"op", "split"}, {"count", 1}, {"from_node", "n2"}}).value().find("split takes no") !=
+		      std::string::npos);
+		CHECK(checkCommand({{"op", "migrate"}, {"count", 1}, {"from_node", "n2"}, {"node", "n2"}}).value().find(
+			  "same node") != std::string::npos);
+	}
+}
+
+TEST_SUITE("reconfiguration_requests")
+{
+	TEST_CASE("a force at an agent without rank 0 reaches the one with it, whose result comes back")
+	{
+		TestNetwork net;
+		TestNode &a = net.add(loopConfig("a"), "p2p", nlohmann::json::object(), "none");
+		TestNode &b = net.add(loopConfig("b", {"a"}), "p2p", nlohmann::json::object(), "none");
+		registerRank(*a.core, net.now(), 0);
+		registerRank(*b.core, net.now(), 1);
+		CoreOutputs out;
+		// The coordinator's first poll makes the application malleable at a; a's heartbeats tell b where rank 0 is.
+		REQUIRE(a.core->onLocalRequest(request("poll", {{"app", "heat"}, {"iteration", 1}, {"size", 2}}), net.now(),
+					       out)["op"] == "none");
+		net.run(2.0);
+		CHECK(b.core->applications().at("heat").malleable);
+
+		Message routed = b.core->onLocalRequest(
+		    request("force", {{"app", "heat"}, {"op", "migrate"}, {"count", 1}, {"from_node", "b"}, {"node", "a"}}),
+		    net.now(), out);
+		REQUIRE(routed["type"] == "force_reply");
+		deliver(net, out);
+		CHECK(routed["routed_to"] == "a");
+		const uint64_t requestId = routed["request"].get<uint64_t>();
+		CHECK(requestId > 0);
+		net.run(0.2);
+		REQUIRE(a.eventsOf("command_queued").size() == 1);
+		CHECK(a.eventsOf("command_queued")[0]["origin"] == "b");
+
+		// A second request while the first waits: refused by a, with its reason, back to b.
+		Message second = b.core->onLocalRequest(
+		    request("force", {{"app", "heat"}, {"op", "merge"}, {"count", 1}}), net.now(), out);
+		REQUIRE(second["type"] == "force_reply");
+		deliver(net, out);
+		net.run(0.2);
+		std::vector<nlohmann::json> refusals = b.eventsOf("reconf_result");
+		REQUIRE(refusals.size() == 1);
+		CHECK(refusals[0]["request"] == second["request"]);
+		CHECK(refusals[0]["ok"] == false);
+		CHECK(refusals[0]["code"] == "busy");
+		CHECK(refusals[0]["text"].get<std::string>().find("already has command") != std::string::npos);
+
+		// The coordinator polls a, carries it out, reports: b hears the result of its request.
+		Message command = a.core->onLocalRequest(request("poll", {{"app", "heat"}, {"iteration", 9}, {"size", 2}}),
+							 net.now(), out);
+		CHECK(command["op"] == "migrate");
+		CHECK(command["from_node"] == "b");
+		CHECK(command["node"] == "a");
+		a.core->onLocalRequest(request("result", {{"app", "heat"}, {"command", command["command"]}, {"ok", true},
+							  {"before", 2}, {"after", 2}, {"iteration", 9}}),
+				       net.now(), out);
+		deliver(net, out);
+		net.run(0.2);
+		std::vector<nlohmann::json> results = b.eventsOf("reconf_result");
+		REQUIRE(results.size() == 2);
+		CHECK(results[1]["request"] == requestId);
+		CHECK(results[1]["ok"] == true);
+		CHECK(results[1]["root"] == "a");
+		CHECK(b.core->applications().at("heat").lastReconfiguration >= 0);
+	}
+
+	TEST_CASE("the root holds a decided request within the hold-down after a result, not a forced one")
+	{
+		TestNetwork net;
+		TestNode &a = net.add(loopConfig("a"), "p2p", nlohmann::json::object(), "none");
+		TestNode &b = net.add(loopConfig("b", {"a"}), "p2p", nlohmann::json::object(), "none");
+		registerRank(*a.core, net.now(), 0);
+		registerRank(*b.core, net.now(), 1);
+		CoreOutputs out;
+		a.core->onLocalRequest(request("poll", {{"app", "heat"}, {"iteration", 1}, {"size", 2}}), net.now(), out);
+		net.run(2.0);
+		// A first operation, done.
+		Message queued = a.core->onLocalRequest(request("force", {{"app", "heat"}, {"op", "split"}, {"count", 1}}),
+							net.now(), out);
+		Message command = a.core->onLocalRequest(request("poll", {{"app", "heat"}, {"iteration", 2}, {"size", 2}}),
+							 net.now(), out);
+		a.core->onLocalRequest(request("result", {{"app", "heat"}, {"command", command["command"]}, {"ok", true}}),
+				       net.now(), out);
+		// What b's decision would send a second later, and the same asked by a person.
+		auto ask = [&](const char *trigger, uint64_t id) {
+			Message m = makeMessage("reconf_request", "b", id);
+			m.update({{"app", "heat"}, {"request", id}, {"op", "merge"}, {"count", 1}, {"trigger", trigger}});
+			CoreOutputs o;
+			net.run(0.1);
+			a.core->onPeerMessage(m, net.now(), o);
+			return o;
+		};
+		CoreOutputs held = ask("tick", 77);
+		bool refusedHeld = false;
+		for (const nlohmann::json &e : held.events)
+			refusedHeld |= e["type"] == "reconf_result" && e["code"] == "hold_down";
+		CHECK(refusedHeld);
+		CHECK(a.core->counters().get("requests.refused.hold_down") == 1);
+		ask("force", 78);
+		CHECK(a.core->counters().get("commands.queued") == 2);
+		net.run(6.0);
+		// Past the hold-down a decision is taken again (the forced merge holds the slot: busy, not held).
+		CoreOutputs later = ask("tick", 79);
+		bool busy = false;
+		for (const nlohmann::json &e : later.events)
+			busy |= e["type"] == "reconf_result" && e["code"] == "busy";
+		CHECK(busy);
+		(void)queued;
+	}
+}
