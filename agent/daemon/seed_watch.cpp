@@ -33,8 +33,9 @@ std::string SeedWatch::helloSent(const std::string &endpoint, double now)
 	}
 	seed.lastWarning = now;
 	const unsigned unanswered = seed.hellos - 1;
-	return fmt::format("seed {} has not answered: {} hello{} unanswered in {:.1f} s; still asking", endpoint,
-			   unanswered, unanswered == 1 ? "" : "s", now - seed.first);
+	return fmt::format(
+	    "seed {} has not answered: {} hello{} unanswered in {:.1f} s; still asking", endpoint,
+	    unanswered, unanswered == 1 ? "" : "s", now - seed.first);
 }
 
 void SeedWatch::peerUp()

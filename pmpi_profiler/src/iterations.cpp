@@ -69,8 +69,9 @@ void setIterationsActive(bool active)
 		if (!active) {
 			marks->open = false;
 		} else if (!marks->open) {
-			// Activated inside a probe: the bridge answers this process's first probe after its activation
-			// itself, without marking it, so its iteration starts here.
+			// Activated inside a probe: the bridge answers this process's first probe
+			// after its activation itself, without marking it, so its iteration starts
+			// here.
 			marks->start = t;
 			marks->open = true;
 		}

@@ -24,7 +24,8 @@ struct IterationSpan {
 
 // MPI_Init has returned: the program's first iteration starts.
 void startIterations();
-// MALLEO_Set_active: a process that waits parked is in no iteration; one activated again starts one.
+// MALLEO_Set_active: a process that waits parked is in no iteration; one activated again starts
+// one.
 void setIterationsActive(bool active);
 
 // Every iteration recorded, of the source that counts.

@@ -62,7 +62,8 @@ RankProfile RankProfile::collect()
 
 	for (const IterationSpan &it : recordedIterations()) {
 		p.iterationNs.push_back(uint64_t(double(it.end.ticks - it.start.ticks) * nsPer));
-		p.iterationMpiNs.push_back(uint64_t(double(it.end.mpiTicks - it.start.mpiTicks) * nsPer));
+		p.iterationMpiNs.push_back(
+		    uint64_t(double(it.end.mpiTicks - it.start.mpiTicks) * nsPer));
 	}
 	return p;
 }
@@ -70,8 +71,8 @@ RankProfile RankProfile::collect()
 std::vector<uint64_t> RankProfile::pack() const
 {
 	std::vector<uint64_t> out{
-	    kPackVersion, uint64_t(rank),      pid, threads, wallNs, mpiNs,
-	    appNs,	  peerMessages.size(), iterationNs.size()};
+	    kPackVersion,	 uint64_t(rank),    pid, threads, wallNs, mpiNs, appNs,
+	    peerMessages.size(), iterationNs.size()};
 	out.insert(out.end(), fnCalls, fnCalls + kFunctionCount);
 	out.insert(out.end(), fnNs, fnNs + kFunctionCount);
 	out.insert(out.end(), fnBytes, fnBytes + kFunctionCount);
@@ -95,7 +96,8 @@ RankProfile RankProfile::unpack(const uint64_t *data, size_t size)
 	p.mpiNs = data[5];
 	p.appNs = data[6];
 	const size_t peers = data[7], iterations = data[8];
-	if (size != kPackHeader + 3 * kFunctionCount + kOpKinds * kHistogramBins + 2 * peers + 2 * iterations)
+	if (size != kPackHeader + 3 * kFunctionCount + kOpKinds * kHistogramBins + 2 * peers +
+			2 * iterations)
 		return p;
 	const uint64_t *d = data + kPackHeader;
 	auto take = [&d](uint64_t *to, size_t n) {

@@ -54,7 +54,8 @@ struct Totals {
 };
 
 // The job between MPI_Init and MPI_Finalize (mpiP's "AppTime" and "MPITime"): what the application
-// spent communicating, without starting MPI, which on a small or short run is most of the time in MPI.
+// spent communicating, without starting MPI, which on a small or short run is most of the time in
+// MPI.
 struct AppTimes {
 	uint64_t slowest = 0, slowestInit = 0, sum = 0, mpiSum = 0;
 
@@ -244,11 +245,12 @@ void writeJson(std::FILE *out, const ReportHeader &h, const std::vector<RankProf
 			all.fnBytes[f] = bytes[f];
 		}
 	}
-	std::fprintf(out,
-		     "  \"totals\": {\"wall_time_s\": %.9f, \"mpi_time_s\": %.9f, \"init_time_s\": %.9f, "
-		     "\"app_time_s\": %.9f, \"app_mpi_time_s\": %.9f, \"app_mpi_percent\": %.3f},\n",
-		     seconds(wall), seconds(mpi), seconds(app.slowestInit), seconds(app.slowest),
-		     seconds(app.mpiSum), app.percent());
+	std::fprintf(
+	    out,
+	    "  \"totals\": {\"wall_time_s\": %.9f, \"mpi_time_s\": %.9f, \"init_time_s\": %.9f, "
+	    "\"app_time_s\": %.9f, \"app_mpi_time_s\": %.9f, \"app_mpi_percent\": %.3f},\n",
+	    seconds(wall), seconds(mpi), seconds(app.slowestInit), seconds(app.slowest),
+	    seconds(app.mpiSum), app.percent());
 	std::fprintf(out, "  \"functions\": ");
 	writeFunctions(out, calls, ns, bytes, "  ");
 	std::fprintf(out, ",\n  \"collectives\": ");
@@ -324,18 +326,21 @@ void writeSummary(std::FILE *out, const ReportHeader &h, const std::vector<RankP
 		     seconds(wall), seconds(mpi),
 		     wallSum ? 100.0 * double(mpi) / double(wallSum) : 0.0);
 	std::fprintf(out,
-		     "MPI_Init %.3f s (slowest rank); MPI_Finalize not timed (the report is written inside it)\n",
+		     "MPI_Init %.3f s (slowest rank); MPI_Finalize not timed (the report is "
+		     "written inside it)\n",
 		     seconds(app.slowestInit));
 	std::fprintf(out,
-		     "between MPI_Init and MPI_Finalize: %.3f s (slowest rank); time in MPI %.3f s summed over ranks "
+		     "between MPI_Init and MPI_Finalize: %.3f s (slowest rank); time in MPI %.3f s "
+		     "summed over ranks "
 		     "= %.1f %% of rank time\n\n",
 		     seconds(app.slowest), seconds(app.mpiSum), app.percent());
 
-	std::fprintf(out, "Time per rank\n  %6s %-20s %12s %12s %12s %7s\n", "rank", "host", "MPI_Init [s]",
-		     "app [s]", "MPI [s]", "% MPI");
+	std::fprintf(out, "Time per rank\n  %6s %-20s %12s %12s %12s %7s\n", "rank", "host",
+		     "MPI_Init [s]", "app [s]", "MPI [s]", "% MPI");
 	for (const RankProfile &p : ranks)
-		std::fprintf(out, "  %6d %-20s %12.6f %12.6f %12.6f %6.1f%%\n", p.rank, p.host.c_str(),
-			     seconds(p.initNs()), seconds(p.appNs), seconds(p.appMpiNs()),
+		std::fprintf(out, "  %6d %-20s %12.6f %12.6f %12.6f %6.1f%%\n", p.rank,
+			     p.host.c_str(), seconds(p.initNs()), seconds(p.appNs),
+			     seconds(p.appMpiNs()),
 			     p.appNs ? 100.0 * double(p.appMpiNs()) / double(p.appNs) : 0.0);
 
 	std::vector<int> order;

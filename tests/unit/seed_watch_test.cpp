@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The daemon's watch over unanswered seeds (agent/daemon/seed_watch.h), fed the hellos the core sends.
+// The daemon's watch over unanswered seeds (agent/daemon/seed_watch.h), fed the hellos the core
+// sends.
 #include <doctest/doctest.h>
 
 #include "seed_watch.h"
@@ -8,7 +9,8 @@ using namespace malleo;
 
 TEST_SUITE("seed_watch")
 {
-	TEST_CASE("an unanswered seed is said at its first unanswered hello, then at doubling intervals")
+	TEST_CASE(
+	    "an unanswered seed is said at its first unanswered hello, then at doubling intervals")
 	{
 		SeedWatch watch({"tcp://node2:5470"});
 		std::vector<double> warned;
@@ -47,9 +49,11 @@ TEST_SUITE("seed_watch")
 		CHECK(watch.helloSent("tcp://a:1", 0).empty());
 		CHECK(!watch.helloSent("tcp://a:1", 1).empty());
 		watch.peerUp();
-		// Alone again later: the first hello is the start again, the next one the first warning.
+		// Alone again later: the first hello is the start again, the next one the first
+		// warning.
 		CHECK(watch.helloSent("tcp://a:1", 50).empty());
 		const std::string line = watch.helloSent("tcp://a:1", 51);
-		CHECK(line == "seed tcp://a:1 has not answered: 1 hello unanswered in 1.0 s; still asking");
+		CHECK(line ==
+		      "seed tcp://a:1 has not answered: 1 hello unanswered in 1.0 s; still asking");
 	}
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A PCM C API loop that marks its own iterations (check_probe_iterations.py): every EVERY-th iteration it calls
- * MALLEO_Iteration_mark, so with the profiler preloaded its report must count ITERATIONS / EVERY iterations, the
- * program's marks, and none of the bridge's probes, which come once an iteration.
+ * A PCM C API loop that marks its own iterations (check_probe_iterations.py): every EVERY-th
+ * iteration it calls MALLEO_Iteration_mark, so with the profiler preloaded its report must count
+ * ITERATIONS / EVERY iterations, the program's marks, and none of the bridge's probes, which come
+ * once an iteration.
  *
  *   pcm_marks ITERATIONS EVERY
  */
@@ -25,7 +26,9 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < iterations; ++i) {
 		if (PCM_Status(PCM_COMM_WORLD) != PCM_NONE)
-			fprintf(stderr, "pcm_marks: a reconfiguration nobody asked for at iteration %d\n", i);
+			fprintf(stderr,
+				"pcm_marks: a reconfiguration nobody asked for at iteration %d\n",
+				i);
 		int one = 1, sum = 0;
 		MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, PCM_COMM_WORLD);
 		if ((i + 1) % every == 0 && MALLEO_Iteration_mark)
