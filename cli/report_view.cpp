@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,15 +27,24 @@ namespace {
 
 constexpr std::size_t kMatrixRanks = 16; // wider matrices do not fit a terminal
 
+bool isInit(const std::string &function)
+{
+	return function == "MPI_Init" || function == "MPI_Init_thread";
+}
+
+// A report that times MPI_Init apart (app_mpi_time_s) gets its shares of the time in MPI between MPI_Init and
+// MPI_Finalize, without MPI_Init, which would dwarf the rest; an older report its shares of all the time in MPI.
 void printFunctions(const nlohmann::json &report)
 {
 	const nlohmann::json *functions = field(report, {"functions"});
 	if (!functions || !functions->is_object())
 		return;
-	const double mpi = number(report, {"totals", "mpi_time_s"}).value_or(0);
+	const std::optional<double> appMpi = number(report, {"totals", "app_mpi_time_s"});
+	const double mpi = appMpi.value_or(number(report, {"totals", "mpi_time_s"}).value_or(0));
 	std::vector<std::pair<std::string, const nlohmann::json *>> rows;
 	for (const auto &[name, f] : functions->items())
-		rows.emplace_back(name, &f);
+		if (!appMpi || !isInit(name))
+			rows.emplace_back(name, &f);
 	std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
 		return number(*a.second, {"time_s"}).value_or(0) > number(*b.second, {"time_s"}).value_or(0);
 	});
@@ -47,7 +57,26 @@ void printFunctions(const nlohmann::json &report)
 			      mpi > 0 ? fmt::format("{:.1f}", 100 * t / mpi) : "-",
 			      formatBytes(number(*f, {"bytes"}).value_or(0))});
 	}
-	std::cout << "\nTime in MPI by function (all ranks)\n" << table.render();
+	std::cout << (appMpi ? "\nTime in MPI by function (all ranks, between MPI_Init and MPI_Finalize)\n"
+			     : "\nTime in MPI by function (all ranks)\n")
+		  << table.render();
+}
+
+// mpiP's per-task times: MPI_Init, the time between MPI_Init and MPI_Finalize, the time in MPI within it.
+void printRanks(const nlohmann::json &ranks)
+{
+	TextTable table({"RANK", "HOST", "INIT_S", "APP_S", "MPI_S", "%MPI"});
+	for (std::size_t c : {0, 2, 3, 4, 5})
+		table.alignRight(c);
+	for (const nlohmann::json &rank : ranks) {
+		const std::optional<double> app = number(rank, {"app_time_s"});
+		const std::optional<double> mpi = number(rank, {"app_mpi_time_s"});
+		table.addRow({text(rank, {"rank"}), text(rank, {"host"}), fixed(rank, {"init_time_s"}, 6),
+			      fixed(rank, {"app_time_s"}, 6), fixed(rank, {"app_mpi_time_s"}, 6),
+			      app && mpi && *app > 0 ? fmt::format("{:.1f}", 100 * *mpi / *app) : "-"});
+	}
+	if (!table.empty())
+		std::cout << "\nTime per rank (APP: between MPI_Init and MPI_Finalize; MPI: in MPI then)\n" << table.render();
 }
 
 void printCollectives(const nlohmann::json &report)
@@ -191,6 +220,16 @@ int reportCommand(const std::string &file, bool json)
 	std::cout << fmt::format("MPI library: {}\n", text(r, {"mpi_library"}));
 	std::cout << fmt::format("wall time {} s (slowest rank), time in MPI {} s (summed over ranks)\n",
 				 fixed(r, {"totals", "wall_time_s"}, 3), fixed(r, {"totals", "mpi_time_s"}, 3));
+	if (field(r, {"totals", "app_mpi_time_s"})) {
+		std::cout << fmt::format("MPI_Init {} s (slowest rank); MPI_Finalize not timed (the report is written "
+					 "inside it)\n",
+					 fixed(r, {"totals", "init_time_s"}, 3));
+		std::cout << fmt::format("between MPI_Init and MPI_Finalize {} s (slowest rank), time in MPI {} s "
+					 "(summed over ranks) = {} % of rank time\n",
+					 fixed(r, {"totals", "app_time_s"}, 3), fixed(r, {"totals", "app_mpi_time_s"}, 3),
+					 fixed(r, {"totals", "app_mpi_percent"}, 1));
+	}
+	printRanks(ranks);
 	printFunctions(r);
 	printCollectives(r);
 	printSizes(ranks);

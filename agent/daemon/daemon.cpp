@@ -69,7 +69,7 @@ spdlog::level::level_enum levelOf(const std::string &name)
 Daemon::Daemon(AgentConfig config, ProfilingModule &profiling, ProtocolModule &protocol,
 	       DecisionModule &decision, nlohmann::json moduleNames)
 	: config_(std::move(config)), profiling_(profiling), protocol_(protocol),
-	  decision_(decision), moduleNames_(std::move(moduleNames))
+	  decision_(decision), moduleNames_(std::move(moduleNames)), seedWatch_(config_.core.seeds)
 {
 	log_ = spdlog::get("agent");
 	if (!log_)
@@ -135,14 +135,20 @@ void Daemon::apply(CoreOutputs &out)
 {
 	for (const std::string &endpoint : out.disconnects)
 		transport_->disconnectPeer(endpoint);
-	for (const CoreOutputs::Send &s : out.sends)
+	for (const CoreOutputs::Send &s : out.sends) {
+		const std::string &type = s.message["type"].get_ref<const std::string &>();
 		if (!transport_->sendPeer(s.endpoint, s.message))
-			log_->debug("dropped {} to {}: not connected or queue full",
-				    s.message["type"].get<std::string>(), s.endpoint);
+			log_->debug("dropped {} to {}: not connected or queue full", type, s.endpoint);
+		if (type == "hello")
+			if (std::string unanswered = seedWatch_.helloSent(s.endpoint, now()); !unanswered.empty())
+				log_->warn("{}", unanswered);
+	}
 	if (uint64_t closed = transport_->takeSocketsClosedForRoom())
 		core_->count("sockets.closed_for_room", closed);
 	for (const nlohmann::json &event : out.events) {
 		const std::string &type = event["type"].get_ref<const std::string &>();
+		if (type == "peer_up")
+			seedWatch_.peerUp();
 		if (type == "rejected")
 			logRejection(event);
 		else if (type == "peer_up" || type == "peer_down" || type == "joined" ||

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "core.h"
 #include "log_limiter.h"
+#include "seed_watch.h"
 #include "zmq_transport.h"
 
 namespace malleo {
@@ -57,6 +58,7 @@ private:
 	std::deque<Message> recentEvents_; // replayed to a new subscriber
 	CoreOutputs out_;
 	LogLimiter rejectionLog_{5, 10.0}; // lines per channel and reason, per 10 s
+	SeedWatch seedWatch_;
 	std::string socketPath_;
 	std::string agentFile_;
 	std::ofstream eventLog_; // <run_dir>/events.jsonl: every event, a JSON object per line

@@ -102,11 +102,15 @@ int main(int argc, char **argv)
 	bool version = false;
 	app.add_option("--config", configFile, "agent configuration (JSON)");
 	app.add_option("--id", id, "agent id (default: the host name)");
-	app.add_option("--listen", listen, "peer endpoint to bind, e.g. tcp://127.0.0.1:* (default tcp://0.0.0.0:5470)");
+	app.add_option("--listen", listen,
+		       "peer endpoint to bind, tcp://HOST:PORT or ipc://PATH, e.g. tcp://127.0.0.1:* (default "
+		       "tcp://0.0.0.0:5470)");
 	app.add_option("--app-listen", appListen,
 		       "endpoint where coordinators on other nodes poll for their application's commands, or off "
 		       "(default: --listen's address, any port)");
-	app.add_option("--peer", peers, "seed peer endpoint (repeatable)");
+	app.add_option("--peer", peers,
+		       "seed peer endpoint, tcp://HOST:PORT or ipc://PATH (repeatable); one that does not answer is "
+		       "logged as a warning");
 	app.add_option("--run-dir", runDir, "directory of the local endpoint agent.sock and agent.json");
 	app.add_option("--log-level", logLevel, "trace, debug, info, warn, error, critical or off");
 	app.add_flag("--version", version, "print the version and exit");

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "endpoints.h"
+
 namespace malleo {
 
 namespace {
@@ -24,6 +26,23 @@ std::string checkId(const std::string &id)
 		if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
 			return fmt::format("config key 'agent.id': '{}' may hold only letters, digits, '-', '_' and '.'", id);
 	return {};
+}
+
+// Each endpoint as it is read, so that a slip is one line at start rather than a bind to another port or a seed
+// that silently never answers.
+void checkEndpoints(ConfigTable &r, const AgentConfig &config)
+{
+	const auto check = [&r](const char *key, const std::string &endpoint, EndpointUse use) {
+		if (std::string problem = endpointProblem(endpoint, use); !problem.empty())
+			r.fail(key, problem);
+	};
+	check("listen", config.listen, EndpointUse::Bind);
+	if (!config.advertise.empty())
+		check("advertise", config.advertise, EndpointUse::Connect);
+	if (!config.appListen.empty() && config.appListen != "off")
+		check("app_listen", config.appListen, EndpointUse::Bind);
+	for (const std::string &seed : config.core.seeds)
+		check("peers", seed, EndpointUse::Connect);
 }
 
 } // namespace
@@ -55,6 +74,7 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 			r.fail("app_listen", fmt::format("expected a tcp:// endpoint or \"off\", got \"{}\"",
 							 config.appListen));
 		r.strings("peers", config.core.seeds);
+		checkEndpoints(r, config);
 		r.string("run_dir", config.runDir);
 		r.string("log_level", config.logLevel);
 		r.integer("seed", config.core.seed, 0, UINT64_MAX);

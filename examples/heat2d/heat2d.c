@@ -453,6 +453,9 @@ int main(int argc, char **argv)
 	size_t prevCapacity = (size_t)(xDim + 2) * yDim, nextCapacity = prevCapacity;
 	nextData = PCM_Alloc(nextCapacity * sizeof(double));
 	int first = first_column(xDim, comm);
+	/* A process that a split or a migration activated joins inside the probe of that operation, which the bridge
+	 * answers for it: when it is rank 0 (a migration's replacement of rank 0) the operation's line is its to print. */
+	int announce = PCM_Process_Status() != PCM_STARTED;
 
 	for (iterations = current_iteration; iterations < o.iterations; iterations++) {
 		int changed = 1;
@@ -514,9 +517,10 @@ int main(int argc, char **argv)
 				nextCapacity = needed;
 			}
 			first = first_column(xDim, comm);
-			if (rank == 0)
-				printf("iteration %d: %d processes\n", iterations, totalProcessors);
 		}
+		if ((changed || announce) && rank == 0)
+			printf("iteration %d: %d processes\n", iterations, totalProcessors);
+		announce = 0;
 		if (o.progress && rank == 0 && iterations % o.progress == 0)
 			printf("iteration %d of %d on %d processes\n", iterations, o.iterations, totalProcessors);
 

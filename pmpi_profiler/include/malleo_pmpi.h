@@ -15,7 +15,7 @@
 #include <mpi.h>
 
 #define MALLEO_PMPI_VERSION_MAJOR 0
-#define MALLEO_PMPI_VERSION_MINOR 3
+#define MALLEO_PMPI_VERSION_MINOR 4
 
 #ifdef MALLEO_PMPI_BUILDING
 #define MALLEO_PMPI_WEAK __attribute__((visibility("default")))
@@ -31,6 +31,11 @@ extern "C" {
  * returned). */
 void MALLEO_Iteration_mark(void) MALLEO_PMPI_WEAK;
 
+/* For the PCM bridge, which calls it at each probe (the top of an iteration) and at PCM_Finalize: the first call
+ * starts an iteration, each later one ends it and starts the next. Counts only until the program calls
+ * MALLEO_Iteration_mark: from then on the program's own marks are its iterations, the probes' are dropped. */
+void MALLEO_Iteration_probe(void) MALLEO_PMPI_WEAK;
+
 /* From now on every MPI call of the application that names MPI_COMM_WORLD gets `world` instead
  * (MPI_Abort excepted: it ends the whole job); MPI_COMM_NULL or MPI_COMM_WORLD stops substituting.
  * Local, not collective: the PCM bridge calls it on each process of the new world after every
@@ -40,7 +45,8 @@ int MALLEO_Set_world(MPI_Comm world) MALLEO_PMPI_WEAK;
 
 /* Whether this process takes part in the computation (nonzero, as from MPI_Init on) or waits parked out of it (0):
  * sent to the local agent with every report (`active`, the ACTIVE column of `malleo apps`). The PCM bridge calls it
- * when a process parks and when it is activated. */
+ * when a process parks and when it is activated. A parked process is in no iteration: 0 drops the iteration under
+ * way, and 1 starts one. */
 void MALLEO_Set_active(int active) MALLEO_PMPI_WEAK;
 
 /* The application id this process reports to the local agent with (`<program>-<job>`, docs/pmpi-profiler.md),

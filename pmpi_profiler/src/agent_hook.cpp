@@ -13,6 +13,7 @@
 #include <malleo/wire.h>
 
 #include "agent_reporter.h"
+#include "iterations.h"
 #include "job_report.h"
 #include "malleo_pmpi.h"
 #include "mpi_include.h"
@@ -128,6 +129,7 @@ void agentFinalDelta()
 extern "C" void MALLEO_Set_active(int active)
 {
 	malleo::pmpi::setReportedActive(active != 0);
+	malleo::pmpi::setIterationsActive(active != 0);
 }
 
 extern "C" const char *MALLEO_App_id(void)

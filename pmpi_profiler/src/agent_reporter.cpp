@@ -90,7 +90,7 @@ private:
 	// Where the previous report left off.
 	uint64_t lastWallNs_ = 0;
 	uint64_t lastCpuNs_ = 0;
-	size_t iterationsSeen_ = 0;
+	IterationCursor iterationsSeen_;
 	uint64_t iterationsSinceBytes_ = 0;
 	uint64_t lastBytesLocal_ = 0;
 	uint64_t lastBytesRemote_ = 0;
@@ -180,10 +180,8 @@ void Reporter::sendReport()
 	lastWallNs_ = nowNs;
 	lastCpuNs_ = cpuNs;
 
-	IterationEnd previous;
-	const std::vector<IterationEnd> ends = iterationEndsSince(iterationsSeen_, &previous);
-	iterationsSeen_ += ends.size();
-	iterationsSinceBytes_ += ends.size();
+	const std::vector<IterationSpan> ended = iterationsSince(iterationsSeen_);
+	iterationsSinceBytes_ += ended.size();
 
 	// Bytes are per iteration: with no iteration ended since the last report that had bytes, they
 	// wait for the next one; a program without marks never reports them (no guessing).
@@ -201,15 +199,13 @@ void Reporter::sendReport()
 		lastBytesRemote_ = remote;
 		iterationsSinceBytes_ = 0;
 	}
-	if (setup_.rank == 0 && !ends.empty()) {
+	if (setup_.rank == 0 && !ended.empty()) {
 		const double nsPer = nsPerTick();
-		const size_t first = ends.size() > kMaxIterationTimes ? ends.size() - kMaxIterationTimes : 0;
-		for (size_t i = first; i < ends.size(); ++i) {
-			const uint64_t start = i == 0 ? previous.ticks : ends[i - 1].ticks;
-			times_[i - first] = double(ends[i].ticks - start) * nsPer * 1e-9;
-		}
+		const size_t first = ended.size() > kMaxIterationTimes ? ended.size() - kMaxIterationTimes : 0;
+		for (size_t i = first; i < ended.size(); ++i)
+			times_[i - first] = double(ended[i].end.ticks - ended[i].start.ticks) * nsPer * 1e-9;
 		report.iterationTimes = times_;
-		report.iterationTimeCount = ends.size() - first;
+		report.iterationTimeCount = ended.size() - first;
 	}
 
 	MsgpackWriter w{body_, sizeof(body_)};

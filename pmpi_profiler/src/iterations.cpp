@@ -13,10 +13,29 @@ namespace malleo::pmpi {
 
 namespace {
 
-// Marks are rare (one per application iteration), so a lock and a growing vector are fine here.
+// One source's iterations: each ends where the next starts, unless the process parked between them.
+struct Marks {
+	bool open = false;
+	IterationPoint start{0, 0};
+	std::vector<IterationSpan> done;
+
+	void mark(IterationPoint now)
+	{
+		if (open)
+			done.push_back({start, now});
+		start = now;
+		open = true;
+	}
+};
+
+// Marks are rare (one per application iteration), so a lock and growing vectors are fine here.
 std::mutex gLock;
-IterationEnd gFirstStart{0, 0};
-std::vector<IterationEnd> gEnds;
+Marks gProgram;
+// The bridge's first probe starts its first iteration: what comes before it (MPI_Init, reading the
+// input, allocating) is no iteration of the loop, and a program probing N times and ending with
+// PCM_Finalize then counts N.
+Marks gProbes;
+bool gProgramMarks = false;
 
 uint64_t mpiTicksOfThisThread()
 {
@@ -27,28 +46,53 @@ uint64_t mpiTicksOfThisThread()
 	return total;
 }
 
+IterationPoint now()
+{
+	return IterationPoint{ticks(), mpiTicksOfThisThread()};
+}
+
 } // namespace
 
 void startIterations()
 {
+	const IterationPoint t = now();
 	std::lock_guard<std::mutex> lock(gLock);
-	gFirstStart = IterationEnd{ticks(), mpiTicksOfThisThread()};
+	gProgram.start = t;
+	gProgram.open = true;
 }
 
-std::vector<IterationEnd> iterationEnds(IterationEnd *firstStart)
+void setIterationsActive(bool active)
 {
+	const IterationPoint t = now();
 	std::lock_guard<std::mutex> lock(gLock);
-	*firstStart = gFirstStart;
-	return gEnds;
+	for (Marks *marks : {&gProgram, &gProbes}) {
+		if (!active) {
+			marks->open = false;
+		} else if (!marks->open) {
+			// Activated inside a probe: the bridge answers this process's first probe
+			// after its activation itself, without marking it, so its iteration starts
+			// here.
+			marks->start = t;
+			marks->open = true;
+		}
+	}
 }
 
-std::vector<IterationEnd> iterationEndsSince(size_t from, IterationEnd *previous)
+std::vector<IterationSpan> recordedIterations()
 {
 	std::lock_guard<std::mutex> lock(gLock);
-	if (from > gEnds.size())
-		from = gEnds.size();
-	*previous = from == 0 ? gFirstStart : gEnds[from - 1];
-	return std::vector<IterationEnd>(gEnds.begin() + long(from), gEnds.end());
+	return gProgramMarks ? gProgram.done : gProbes.done;
+}
+
+std::vector<IterationSpan> iterationsSince(IterationCursor &cursor)
+{
+	std::lock_guard<std::mutex> lock(gLock);
+	if (cursor.program != gProgramMarks)
+		cursor = IterationCursor{gProgramMarks, 0};
+	const std::vector<IterationSpan> &done = gProgramMarks ? gProgram.done : gProbes.done;
+	const size_t from = cursor.next < done.size() ? cursor.next : done.size();
+	cursor.next = done.size();
+	return std::vector<IterationSpan>(done.begin() + long(from), done.end());
 }
 
 } // namespace malleo::pmpi
@@ -60,11 +104,21 @@ extern "C" void MALLEO_Iteration_mark(void)
 	using namespace malleo::pmpi;
 	if (profilingOff())
 		return;
-	const IterationEnd end{ticks(), mpiTicksOfThisThread()};
-	{
-		std::lock_guard<std::mutex> lock(gLock);
-		gEnds.push_back(end);
-	}
+	const IterationPoint t = now();
+	std::lock_guard<std::mutex> lock(gLock);
+	gProgramMarks = true;
+	gProgram.mark(t);
+}
+
+extern "C" void MALLEO_Iteration_probe(void)
+{
+	using namespace malleo::pmpi;
+	if (profilingOff())
+		return;
+	const IterationPoint t = now();
+	std::lock_guard<std::mutex> lock(gLock);
+	if (!gProgramMarks)
+		gProbes.mark(t);
 }
 
 // Fortran: `call malleo_iteration_mark()`.

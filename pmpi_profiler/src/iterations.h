@@ -1,22 +1,43 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+// The iterations of the application's main loop, as two sources mark them: the program itself
+// (MALLEO_Iteration_mark) and the PCM bridge at each of its probes (MALLEO_Iteration_probe). The
+// program's marks win: once it has marked one iteration, only its marks count, from MPI_Init's
+// return on, as they would without the bridge.
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace malleo::pmpi {
 
-struct IterationEnd {
-	uint64_t ticks;	   // when the iteration ended
+struct IterationPoint {
+	uint64_t ticks;	   // the TSC
 	uint64_t mpiTicks; // the marking thread's time in MPI so far
 };
 
-// The start of the first iteration: MPI_Init's return.
+struct IterationSpan {
+	IterationPoint start;
+	IterationPoint end;
+};
+
+// MPI_Init has returned: the program's first iteration starts.
 void startIterations();
-std::vector<IterationEnd> iterationEnds(IterationEnd *firstStart);
-// The ends from index `from` on, and in *previous the end (or the first start) just before them: the
-// agent reporter's deltas, without copying the whole history under the lock the marks take.
-std::vector<IterationEnd> iterationEndsSince(size_t from, IterationEnd *previous);
+// MALLEO_Set_active: a process that waits parked is in no iteration; one activated again starts
+// one.
+void setIterationsActive(bool active);
+
+// Every iteration recorded, of the source that counts.
+std::vector<IterationSpan> recordedIterations();
+
+// Where the agent reporter has read up to.
+struct IterationCursor {
+	bool program = false; // which source it was reading
+	size_t next = 0;
+};
+// The iterations recorded since `cursor`, which moves past them. When the program's marks take over
+// from the bridge's, the cursor starts over on the program's.
+std::vector<IterationSpan> iterationsSince(IterationCursor &cursor);
 
 } // namespace malleo::pmpi

@@ -64,6 +64,7 @@ void onInit()
 	setWorld(size, rank);
 	gWorldInfo = lookupCommSlow(MPI_COMM_WORLD);
 	agentInit(); // collective: before the first iteration starts
+	setInitReturned(ticks());
 	startIterations();
 	std::atexit(atExit);
 }

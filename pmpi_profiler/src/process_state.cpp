@@ -13,6 +13,7 @@ int gWorldSize = 0;
 int gWorldRank = 0;
 uint64_t gStartTicks = 0;
 uint64_t gStartNs = 0;
+uint64_t gInitReturnedTicks = 0;
 
 } // namespace
 
@@ -29,6 +30,11 @@ int worldRank()
 uint64_t startTicks()
 {
 	return gStartTicks;
+}
+
+uint64_t initReturnedTicks()
+{
+	return gInitReturnedTicks;
 }
 
 double nsPerTick()
@@ -49,6 +55,11 @@ void setWorld(int size, int rank)
 {
 	gWorldSize = size;
 	gWorldRank = rank;
+}
+
+void setInitReturned(uint64_t tsc)
+{
+	gInitReturnedTicks = tsc;
 }
 
 } // namespace malleo::pmpi

@@ -29,13 +29,17 @@ inline bool perPeer()
 int worldSize();
 int worldRank();
 uint64_t startTicks();
+// When MPI_Init returned to the application (0 before): the time between it and the report is what
+// mpiP calls the application time.
+uint64_t initReturnedTicks();
 
 // Nanoseconds per tick measured from library load until now.
 double nsPerTick();
 
-// Written once each, before anything reads them: the start at library load, the world in the
-// MPI_Init wrapper.
+// Written once each, before anything reads them: the start at library load, the world and the
+// return of MPI_Init in the MPI_Init wrapper.
 void setStart(uint64_t tsc, uint64_t ns);
 void setWorld(int size, int rank);
+void setInitReturned(uint64_t tsc);
 
 } // namespace malleo::pmpi

@@ -11,9 +11,15 @@ namespace malleo::pmpi {
 
 namespace {
 
-constexpr uint64_t kPackVersion = 1;
+constexpr uint64_t kPackVersion = 2;
+constexpr size_t kPackHeader = 9;
 
 } // namespace
+
+uint64_t RankProfile::initNs() const
+{
+	return fnNs[kFn_MPI_Init] + fnNs[kFn_MPI_Init_thread];
+}
 
 RankProfile RankProfile::collect()
 {
@@ -24,7 +30,10 @@ RankProfile RankProfile::collect()
 	gethostname(host, sizeof(host) - 1);
 	p.host = host;
 	p.pid = uint64_t(getpid());
-	p.wallNs = uint64_t(double(ticks() - startTicks()) * nsPer);
+	const uint64_t now = ticks();
+	p.wallNs = uint64_t(double(now - startTicks()) * nsPer);
+	if (initReturnedTicks() && now > initReturnedTicks())
+		p.appNs = uint64_t(double(now - initReturnedTicks()) * nsPer);
 	const int peers = perPeer() ? worldSize() + 1 : 0;
 	p.peerMessages.assign(size_t(peers), 0);
 	p.peerBytes.assign(size_t(peers), 0);
@@ -51,14 +60,10 @@ RankProfile RankProfile::collect()
 	}
 	p.mpiNs = uint64_t(double(mpiTicks) * nsPer);
 
-	IterationEnd first;
-	const std::vector<IterationEnd> ends = iterationEnds(&first);
-	uint64_t start = first.ticks, startMpi = first.mpiTicks;
-	for (const IterationEnd &end : ends) {
-		p.iterationNs.push_back(uint64_t(double(end.ticks - start) * nsPer));
-		p.iterationMpiNs.push_back(uint64_t(double(end.mpiTicks - startMpi) * nsPer));
-		start = end.ticks;
-		startMpi = end.mpiTicks;
+	for (const IterationSpan &it : recordedIterations()) {
+		p.iterationNs.push_back(uint64_t(double(it.end.ticks - it.start.ticks) * nsPer));
+		p.iterationMpiNs.push_back(
+		    uint64_t(double(it.end.mpiTicks - it.start.mpiTicks) * nsPer));
 	}
 	return p;
 }
@@ -66,7 +71,7 @@ RankProfile RankProfile::collect()
 std::vector<uint64_t> RankProfile::pack() const
 {
 	std::vector<uint64_t> out{
-	    kPackVersion,	 uint64_t(rank),    pid, threads, wallNs, mpiNs,
+	    kPackVersion,	 uint64_t(rank),    pid, threads, wallNs, mpiNs, appNs,
 	    peerMessages.size(), iterationNs.size()};
 	out.insert(out.end(), fnCalls, fnCalls + kFunctionCount);
 	out.insert(out.end(), fnNs, fnNs + kFunctionCount);
@@ -82,17 +87,19 @@ std::vector<uint64_t> RankProfile::pack() const
 RankProfile RankProfile::unpack(const uint64_t *data, size_t size)
 {
 	RankProfile p;
-	if (size < 8 || data[0] != kPackVersion)
+	if (size < kPackHeader || data[0] != kPackVersion)
 		return p;
 	p.rank = int(data[1]);
 	p.pid = data[2];
 	p.threads = data[3];
 	p.wallNs = data[4];
 	p.mpiNs = data[5];
-	const size_t peers = data[6], iterations = data[7];
-	if (size != 8 + 3 * kFunctionCount + kOpKinds * kHistogramBins + 2 * peers + 2 * iterations)
+	p.appNs = data[6];
+	const size_t peers = data[7], iterations = data[8];
+	if (size != kPackHeader + 3 * kFunctionCount + kOpKinds * kHistogramBins + 2 * peers +
+			2 * iterations)
 		return p;
-	const uint64_t *d = data + 8;
+	const uint64_t *d = data + kPackHeader;
 	auto take = [&d](uint64_t *to, size_t n) {
 		std::copy(d, d + n, to);
 		d += n;

@@ -16,8 +16,10 @@ struct RankProfile {
 	std::string host;
 	uint64_t pid = 0;
 	uint64_t threads = 0;
-	uint64_t wallNs = 0;
-	uint64_t mpiNs = 0;
+	uint64_t wallNs = 0; // library load to the report
+	uint64_t mpiNs = 0;  // in MPI, MPI_Init included
+	// MPI_Init's return to the report (MPI_Finalize's call, or the rank's end)
+	uint64_t appNs = 0;
 	uint64_t fnCalls[kFunctionCount] = {};
 	uint64_t fnNs[kFunctionCount] = {};
 	uint64_t fnBytes[kFunctionCount] = {};
@@ -26,6 +28,11 @@ struct RankProfile {
 	std::vector<uint64_t> peerBytes;
 	std::vector<uint64_t> iterationNs;
 	std::vector<uint64_t> iterationMpiNs;
+
+	// MPI_Init's (or MPI_Init_thread's) time, and the time in MPI after it: kept apart because
+	// starting MPI (and the launcher's wire-up) can outweigh the whole run's communication.
+	uint64_t initNs() const;
+	uint64_t appMpiNs() const { return mpiNs > initNs() ? mpiNs - initNs() : 0; }
 
 	static RankProfile collect();
 	std::vector<uint64_t> pack() const;

@@ -53,6 +53,32 @@ struct Totals {
 	uint64_t calls = 0, ns = 0, bytes = 0;
 };
 
+// The job between MPI_Init and MPI_Finalize (mpiP's "AppTime" and "MPITime"): what the application
+// spent communicating, without starting MPI, which on a small or short run is most of the time in
+// MPI.
+struct AppTimes {
+	uint64_t slowest = 0, slowestInit = 0, sum = 0, mpiSum = 0;
+
+	double percent() const { return sum ? 100.0 * double(mpiSum) / double(sum) : 0.0; }
+};
+
+AppTimes appTimes(const std::vector<RankProfile> &ranks)
+{
+	AppTimes t;
+	for (const RankProfile &p : ranks) {
+		t.slowest = std::max(t.slowest, p.appNs);
+		t.slowestInit = std::max(t.slowestInit, p.initNs());
+		t.sum += p.appNs;
+		t.mpiSum += p.appMpiNs();
+	}
+	return t;
+}
+
+bool isInit(int f)
+{
+	return f == kFn_MPI_Init || f == kFn_MPI_Init_thread;
+}
+
 void writeFunctions(std::FILE *out, const uint64_t *calls, const uint64_t *ns,
 		    const uint64_t *bytes, const char *indent)
 {
@@ -137,6 +163,10 @@ void writeRank(std::FILE *out, const RankProfile &p, int worldSize)
 		     "\"outside_mpi_time_s\": %.9f,\n",
 		     seconds(p.wallNs), seconds(p.mpiNs),
 		     p.wallNs > p.mpiNs ? seconds(p.wallNs - p.mpiNs) : 0.0);
+	std::fprintf(out,
+		     "      \"init_time_s\": %.9f,\n      \"app_time_s\": %.9f,\n      "
+		     "\"app_mpi_time_s\": %.9f,\n",
+		     seconds(p.initNs()), seconds(p.appNs), seconds(p.appMpiNs()));
 	std::fprintf(out, "      \"functions\": ");
 	writeFunctions(out, p.fnCalls, p.fnNs, p.fnBytes, "      ");
 	std::fprintf(out, ",\n      \"collectives\": ");
@@ -201,6 +231,7 @@ void writeJson(std::FILE *out, const ReportHeader &h, const std::vector<RankProf
 
 	uint64_t calls[kFunctionCount] = {}, ns[kFunctionCount] = {}, bytes[kFunctionCount] = {};
 	uint64_t wall = 0, mpi = 0;
+	const AppTimes app = appTimes(ranks);
 	RankProfile all;
 	for (const RankProfile &p : ranks) {
 		wall = std::max(wall, p.wallNs);
@@ -214,8 +245,12 @@ void writeJson(std::FILE *out, const ReportHeader &h, const std::vector<RankProf
 			all.fnBytes[f] = bytes[f];
 		}
 	}
-	std::fprintf(out, "  \"totals\": {\"wall_time_s\": %.9f, \"mpi_time_s\": %.9f},\n",
-		     seconds(wall), seconds(mpi));
+	std::fprintf(
+	    out,
+	    "  \"totals\": {\"wall_time_s\": %.9f, \"mpi_time_s\": %.9f, \"init_time_s\": %.9f, "
+	    "\"app_time_s\": %.9f, \"app_mpi_time_s\": %.9f, \"app_mpi_percent\": %.3f},\n",
+	    seconds(wall), seconds(mpi), seconds(app.slowestInit), seconds(app.slowest),
+	    seconds(app.mpiSum), app.percent());
 	std::fprintf(out, "  \"functions\": ");
 	writeFunctions(out, calls, ns, bytes, "  ");
 	std::fprintf(out, ",\n  \"collectives\": ");
@@ -284,23 +319,43 @@ void writeSummary(std::FILE *out, const ReportHeader &h, const std::vector<RankP
 	std::fprintf(out, "malleo PMPI profile: %s, job %s, %zu of %d ranks (%s), ended by %s\n",
 		     h.app.c_str(), h.job.c_str(), ranks.size(), h.worldSize, h.mode, h.ended);
 	std::fprintf(out, "MPI library: %s\n", h.mpiLibrary.c_str());
+	const AppTimes app = appTimes(ranks);
 	std::fprintf(out,
 		     "wall time %.3f s (slowest rank); time in MPI %.3f s summed over ranks = %.1f "
-		     "%% of rank time\n\n",
+		     "%% of rank time\n",
 		     seconds(wall), seconds(mpi),
 		     wallSum ? 100.0 * double(mpi) / double(wallSum) : 0.0);
+	std::fprintf(out,
+		     "MPI_Init %.3f s (slowest rank); MPI_Finalize not timed (the report is "
+		     "written inside it)\n",
+		     seconds(app.slowestInit));
+	std::fprintf(out,
+		     "between MPI_Init and MPI_Finalize: %.3f s (slowest rank); time in MPI %.3f s "
+		     "summed over ranks "
+		     "= %.1f %% of rank time\n\n",
+		     seconds(app.slowest), seconds(app.mpiSum), app.percent());
+
+	std::fprintf(out, "Time per rank\n  %6s %-20s %12s %12s %12s %7s\n", "rank", "host",
+		     "MPI_Init [s]", "app [s]", "MPI [s]", "% MPI");
+	for (const RankProfile &p : ranks)
+		std::fprintf(out, "  %6d %-20s %12.6f %12.6f %12.6f %6.1f%%\n", p.rank,
+			     p.host.c_str(), seconds(p.initNs()), seconds(p.appNs),
+			     seconds(p.appMpiNs()),
+			     p.appNs ? 100.0 * double(p.appMpiNs()) / double(p.appNs) : 0.0);
 
 	std::vector<int> order;
 	for (int f = 0; f < kFunctionCount; ++f)
-		if (calls[f])
+		if (calls[f] && !isInit(f))
 			order.push_back(f);
 	std::sort(order.begin(), order.end(), [&](int a, int b) { return ns[a] > ns[b]; });
-	std::fprintf(out, "Time in MPI by function (all ranks)\n  %-28s %12s %12s %7s %12s\n",
+	std::fprintf(out,
+		     "\nTime in MPI by function (all ranks, between MPI_Init and MPI_Finalize)\n"
+		     "  %-28s %12s %12s %7s %12s\n",
 		     "function", "calls", "time [s]", "% MPI", "bytes");
 	for (int f : order)
 		std::fprintf(out, "  %-28s %12" PRIu64 " %12.6f %6.1f%% %12s\n", kFunctions[f].name,
 			     calls[f], seconds(ns[f]),
-			     mpi ? 100.0 * double(ns[f]) / double(mpi) : 0.0,
+			     app.mpiSum ? 100.0 * double(ns[f]) / double(app.mpiSum) : 0.0,
 			     humanBytes(bytes[f]).c_str());
 
 	for (int k = 0; k < kOpKinds; ++k) {

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "config.h"
+#include "endpoints.h"
 
 using namespace malleo;
 
@@ -61,5 +62,46 @@ TEST_SUITE("config")
 		CHECK(appListenEndpoint(c) == "tcp://10.0.0.2:5471");
 		CHECK(parse(R"({"agent": {"app_listen": "off"}})", c) == "");
 		CHECK(appListenEndpoint(c) == "");
+	}
+
+	TEST_CASE("endpoints are checked when read: a slip is one line naming the key, never a bind elsewhere")
+	{
+		// Each on a fresh configuration: a refused value stays in the one it was read into.
+		const auto fresh = [](const char *text) {
+			AgentConfig c;
+			return parse(text, c);
+		};
+		CHECK(fresh(R"({"agent": {"listen": "tcp://127.0.0.1:5470x"}})") ==
+		      "config key 'agent.listen': 'tcp://127.0.0.1:5470x': the port '5470x' is not a number from 0 to "
+		      "65535 or *");
+		CHECK(fresh(R"({"agent": {"peers": ["tcp://a:1", "foo"]}})") ==
+		      "config key 'agent.peers': 'foo' is not an endpoint: expected tcp://HOST:PORT or ipc://PATH");
+		CHECK(fresh(R"({"agent": {"peers": ["node2:5470"]}})") ==
+		      "config key 'agent.peers': 'node2:5470' is not an endpoint: expected tcp://HOST:PORT or ipc://PATH "
+		      "(tcp://node2:5470?)");
+		CHECK(fresh(R"({"agent": {"advertise": "tcp://*:5470"}})").starts_with("config key 'agent.advertise':"));
+		CHECK(fresh(R"({"agent": {"app_listen": "tcp://0.0.0.0:x"}})").starts_with(
+			"config key 'agent.app_listen':"));
+		CHECK(fresh(R"({"agent": {"listen": "tcp://0.0.0.0:*", "advertise": "tcp://node1.example:5470",
+				"peers": ["tcp://10.0.0.2:5470", "tcp://[fe80::1%eth0]:5470", "ipc:///run/x.sock"]}})") == "");
+	}
+
+	TEST_CASE("what an endpoint may be, to bind and to connect")
+	{
+		for (const char *good : {"tcp://127.0.0.1:*", "tcp://*:5470", "tcp://0.0.0.0:0", "tcp://eth0:5470",
+					 "tcp://[::]:5470", "ipc:///tmp/a.sock"})
+			CHECK_MESSAGE(endpointProblem(good, EndpointUse::Bind) == "", good);
+		for (const char *good : {"tcp://node-2.example.org:5470", "tcp://10.0.0.2:65535", "tcp://[::1]:1",
+					 "ipc://relative/a.sock"})
+			CHECK_MESSAGE(endpointProblem(good, EndpointUse::Connect) == "", good);
+		for (const char *bad : {"tcp://127.0.0.1", "tcp://:5470", "tcp://a b:1", "tcp://[::1]", "tcp://[zz]:1",
+					"tcp://a:-1", "tcp://a:65536", "tcp://a:5470x", "tcp://", "ipc://", "inproc://x", "x",
+					"tcp://src;dst:5470"})
+			CHECK_MESSAGE(endpointProblem(bad, EndpointUse::Bind) != "", bad);
+		// Only a bind takes any address or any port.
+		CHECK(endpointProblem("tcp://*:5470", EndpointUse::Connect) != "");
+		CHECK(endpointProblem("tcp://a:*", EndpointUse::Connect) != "");
+		CHECK(endpointProblem("tcp://a:0", EndpointUse::Connect) != "");
+		CHECK(endpointProblem("ipc:///" + std::string(107, 'p'), EndpointUse::Bind) != "");
 	}
 }

@@ -7,6 +7,7 @@
 
 #include "reconfiguration/phase_times.h"
 #include "reconfiguration/tags.h"
+#include "reconfiguration/world_publisher.h"
 
 namespace malleo::pcm {
 
@@ -22,6 +23,8 @@ Outcome Reconfigurator::decide()
 		skipProbe_ = false;
 		return Outcome::None;
 	}
+	// Not the answered probe above: the process's iteration began when it was activated.
+	publishProbe();
 	phaseTimes().start();
 	const std::int64_t iteration = probes_++;
 	// A command whose processes are starting in the background is planned once they are there.

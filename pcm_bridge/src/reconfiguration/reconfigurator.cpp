@@ -207,6 +207,8 @@ void Reconfigurator::finish()
 {
 	if (active_ == MPI_COMM_NULL)
 		return;
+	// The run's end ends the loop's last iteration, which no probe follows.
+	publishProbe();
 	// Processes still starting are merged in first, so that they too learn that the run has ended.
 	if (const auto spawn = std::move(background_)) {
 		std::string why;

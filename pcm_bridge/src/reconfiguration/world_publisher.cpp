@@ -42,6 +42,12 @@ void publishActive(bool active)
 		MALLEO_Set_active(active ? 1 : 0);
 }
 
+void publishProbe()
+{
+	if (MALLEO_Iteration_probe)
+		MALLEO_Iteration_probe();
+}
+
 void publishWorld(MPI_Comm world)
 {
 	if (gPublish)
