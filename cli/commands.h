@@ -65,4 +65,14 @@ struct ForceOptions {
 int forceCommand(const GlobalOptions &options, const ForceOptions &force);
 int reportCommand(const std::string &file, bool json);
 
+struct LoadOptions {
+	// Checked by loadCommand, so that a bad value gets its own line.
+	std::optional<std::string> cpus;    // busy processes
+	std::optional<std::string> seconds; // --for
+	std::optional<std::string> cpuList; // this machine's CPUs instead of a node's
+	bool stop = false;
+	bool json = false;
+};
+int loadCommand(const GlobalOptions &options, const LoadOptions &load);
+
 } // namespace malleo::cli

@@ -11,6 +11,7 @@
 #include "sim_command.h"
 
 #include "commands.h"
+#include "cpu_load.h"
 #include "failure.h"
 #include "global_options.h"
 
@@ -31,6 +32,7 @@ struct Options {
 	RunOptions run;
 	ForceOptions force;
 	std::string reportFile;
+	LoadOptions load;
 };
 
 void addGlobalOptions(CLI::App &app, GlobalOptions &g)
@@ -128,8 +130,23 @@ int main(int argc, char **argv)
 	reportView->add_option("file", o.reportFile, "the report's .json file")->required();
 	reportView->add_flag("--json", o.json, "print the report as JSON");
 
+	CLI::App *load = app.add_subcommand(
+		"load", "real CPU load: busy processes pinned to a node's CPUs (--node) or this machine's (--cpu-list)");
+	load->add_option("--cpus", o.load.cpus, "number of busy processes (default: one per CPU of the node)")
+		->type_name("C");
+	load->add_option("--for", o.load.seconds, "end them after SECONDS (default: at malleo load --stop)")
+		->type_name("SECONDS");
+	load->add_option("--cpu-list", o.load.cpuList, "CPUs of this machine instead of a node's (0,1 or 0-1)")
+		->type_name("LIST");
+	load->add_flag("--stop", o.load.stop, "end the load of --node, or every load when no --node is given");
+	load->add_flag("--json", o.load.json, "print the load (with --stop: what ended) as JSON");
+	load->footer("--node NODE (a global option) names the node of the virtual cluster to load.");
+
 	// The simulator has its own flags and --help (sim/README.md): everything after `sim` is its.
 	app.add_subcommand("sim", "simulate agents and an application at scale (malleo sim --help)");
+	// A process of `malleo load`: never a command a person types, so not in the help.
+	if (argc >= 2 && std::string_view(argv[1]) == kBurnerArgument)
+		return burnerMain(argc, argv);
 	if (argc >= 2 && std::string_view(argv[1]) == "sim") {
 		std::string name = "malleo sim";
 		argv[1] = name.data();
@@ -177,5 +194,7 @@ int main(int argc, char **argv)
 		return runCommand(o.global, o.run);
 	if (reportView->parsed())
 		return reportCommand(o.reportFile, o.json);
+	if (load->parsed())
+		return loadCommand(o.global, o.load);
 	return report({kExitBadInput, "no subcommand (see malleo --help)"});
 }
