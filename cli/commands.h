@@ -75,4 +75,19 @@ struct LoadOptions {
 };
 int loadCommand(const GlobalOptions &options, const LoadOptions &load);
 
+struct TimelineOptions {
+	std::vector<std::string> files; // agents' events.jsonl
+	std::optional<std::string> app;
+	bool json = false;
+};
+int timelineCommand(const TimelineOptions &timeline);
+
+struct PlotOptions {
+	std::vector<std::string> files;
+	std::string output; // .png or .svg
+	std::optional<std::string> app;
+	bool json = false;
+};
+int plotCommand(const PlotOptions &plot);
+
 } // namespace malleo::cli

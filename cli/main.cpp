@@ -33,6 +33,8 @@ struct Options {
 	ForceOptions force;
 	std::string reportFile;
 	LoadOptions load;
+	TimelineOptions timeline;
+	PlotOptions plot;
 };
 
 void addGlobalOptions(CLI::App &app, GlobalOptions &g)
@@ -142,6 +144,28 @@ int main(int argc, char **argv)
 	load->add_flag("--json", o.load.json, "print the load (with --stop: what ended) as JSON");
 	load->footer("--node NODE (a global option) names the node of the virtual cluster to load.");
 
+	CLI::App *timeline = app.add_subcommand(
+		"timeline", "an application's reconfigurations and the nodes' joins and drains, from agents' event logs");
+	timeline->add_option("files", o.timeline.files, "agents' event logs (<run_dir>/events.jsonl)")
+		->required()
+		->type_name("EVENTS.jsonl");
+	timeline->add_option("--app", o.timeline.app,
+			     "the application (default: the one with the most progress reports)")
+		->type_name("APP");
+	timeline->add_flag("--json", o.timeline.json, "print the rows as JSON");
+
+	CLI::App *plot = app.add_subcommand(
+		"plot", "an application's iterations per second over time, reconfigurations marked (gnuplot)");
+	plot->add_option("files", o.plot.files, "agents' event logs (<run_dir>/events.jsonl)")
+		->required()
+		->type_name("EVENTS.jsonl");
+	plot->add_option("-o,--output", o.plot.output, "the image to write: FILE.png or FILE.svg")
+		->required()
+		->type_name("FILE");
+	plot->add_option("--app", o.plot.app, "the application (default: the one with the most progress reports)")
+		->type_name("APP");
+	plot->add_flag("--json", o.plot.json, "print what was plotted as JSON");
+
 	// The simulator has its own flags and --help (sim/README.md): everything after `sim` is its.
 	app.add_subcommand("sim", "simulate agents and an application at scale (malleo sim --help)");
 	// A process of `malleo load`: never a command a person types, so not in the help.
@@ -196,5 +220,9 @@ int main(int argc, char **argv)
 		return reportCommand(o.reportFile, o.json);
 	if (load->parsed())
 		return loadCommand(o.global, o.load);
+	if (timeline->parsed())
+		return timelineCommand(o.timeline);
+	if (plot->parsed())
+		return plotCommand(o.plot);
 	return report({kExitBadInput, "no subcommand (see malleo --help)"});
 }
