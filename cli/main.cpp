@@ -68,8 +68,10 @@ int main(int argc, char **argv)
 	CLI::App *peers = app.add_subcommand("peers", "the peers one agent knows and what they last reported");
 	peers->add_flag("--json", o.json, "print {\"agent\": id, \"peers\": [...]} as JSON");
 
-	CLI::App *apps = app.add_subcommand("apps", "the MPI applications registered with one agent");
-	apps->add_flag("--json", o.json, "print {\"agent\": id, \"apps\": [...]} as JSON");
+	CLI::App *apps = app.add_subcommand(
+		"apps", "the MPI applications of one agent, or of every node of the virtual cluster by node");
+	apps->add_flag("--json", o.json,
+		       "print {\"agent\": id, \"apps\": [...]}, over a cluster the merged {\"agents\", \"apps\", ...}");
 
 	CLI::App *force = app.add_subcommand(
 		"force", "tell a malleable application to split, merge or migrate (through the agent hosting its rank 0)");
