@@ -105,6 +105,11 @@ std::string loadFilePath(const std::string &dir)
 
 std::optional<LoadRecord> readLoad(const std::string &dir, Failure &failure)
 {
+	// A node of an old cluster.json without a run directory has no record: never read one from the current one.
+	if (dir.empty()) {
+		failure = {kExitFailed, ""};
+		return std::nullopt;
+	}
 	const std::string path = loadFilePath(dir);
 	std::ifstream in(path);
 	if (!in) {
