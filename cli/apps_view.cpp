@@ -1,54 +1,128 @@
 // SPDX-License-Identifier: Apache-2.0
-// `malleo apps`: the MPI applications registered with one agent, their
-// processes on the node and what they reported.
+// `malleo apps`: the MPI applications registered with one agent, or with every
+// node of the virtual cluster merged (an application once, its processes by
+// the node whose agent they report to), and what they reported.
+#include <cstdlib>
 #include <iostream>
 
 #include <fmt/format.h>
 
+#include "apps_merge.h"
+#include "cluster_file.h"
 #include "commands.h"
 #include "human_units.h"
-#include "list_request.h"
 #include "reply_fields.h"
+#include "target.h"
 #include "text_table.h"
 
 namespace malleo::cli {
 
 namespace {
 
-void printApp(const nlohmann::json &app)
+std::string processCounts(const nlohmann::json &app)
+{
+	std::string line;
+	const nlohmann::json *nodes = field(app, {"nodes"});
+	if (!nodes || !nodes->is_array())
+		return "-";
+	for (const nlohmann::json &n : *nodes) {
+		const long active = n.value("active", 0L), parked = n.value("parked", 0L);
+		std::string counts;
+		if (active)
+			counts = fmt::format("{} active", active);
+		if (parked)
+			counts += fmt::format("{}{} parked", counts.empty() ? "" : ", ", parked);
+		line += fmt::format("{}{}: {}", line.empty() ? "" : "; ", text(n, {"node"}),
+				    counts.empty() ? "none" : counts);
+	}
+	return line.empty() ? "none" : line;
+}
+
+std::string rate(const nlohmann::json &app)
 {
 	const nlohmann::json *sizes = field(app, {"iteration_times"});
-	std::string last = "-";
-	if (sizes && sizes->is_array() && !sizes->empty())
-		last = fmt::format("{} s at {} processes", fixed(sizes->back(), {"seconds"}, 4),
-				   text(sizes->back(), {"processes"}));
-	std::cout << fmt::format("{}  malleable={}  size={}  root={}  iteration {}\n", text(app, {"id"}),
-				 text(app, {"malleable"}), text(app, {"size"}), text(app, {"root_agent"}),
-				 last);
-	TextTable table({"RANK", "PID", "UNITS", "ACTIVE", "CPU", "BYTES_LOCAL", "BYTES_REMOTE"});
-	for (std::size_t c : {0, 1, 2, 4, 5, 6})
+	if (!sizes || !sizes->is_array() || sizes->empty())
+		return "- (no iteration times reported)";
+	const std::optional<double> seconds = number(sizes->back(), {"seconds"});
+	if (!seconds || *seconds <= 0)
+		return "-";
+	return fmt::format("{:.2f} iterations/s ({:.4f} s each at {} processes)", 1.0 / *seconds,
+			   *seconds, text(sizes->back(), {"processes"}));
+}
+
+// "split 2: 2 -> 4 processes, ok at iteration 1117 (command 3, 0.028 s, 1.0 MiB moved)"; a failure
+// says why.
+std::string lastReconfiguration(const nlohmann::json &r)
+{
+	std::string what = text(r, {"op"});
+	if (r.contains("count"))
+		what += " " + text(r, {"count"});
+	if (r.contains("before") && r.contains("after"))
+		what +=
+		    fmt::format(": {} -> {} processes", text(r, {"before"}), text(r, {"after"}));
+	const bool ok = r.value("ok", false);
+	std::string at = r.contains("iteration") ? " at iteration " + text(r, {"iteration"}) : "";
+	std::string details = r.contains("command") ? "command " + text(r, {"command"}) : "";
+	if (r.contains("duration"))
+		details += (details.empty() ? "" : ", ") + fixed(r, {"duration"}, 3) + " s";
+	if (const std::optional<double> bytes = number(r, {"bytes"}))
+		details += (details.empty() ? "" : ", ") + formatBytes(*bytes) + " moved";
+	std::string line = fmt::format("{}, {}{}{}", what, ok ? "ok" : "failed", at,
+				       details.empty() ? "" : " (" + details + ")");
+	if (!ok && r.contains("text"))
+		line += ": " + text(r, {"text"});
+	return line;
+}
+
+void printApp(const nlohmann::json &app)
+{
+	std::cout << fmt::format("{}  {}  size {}  root {}\n", text(app, {"id"}),
+				 app.value("malleable", false) ? "malleable" : "not malleable",
+				 text(app, {"size"}), text(app, {"root_agent"}));
+	std::cout << fmt::format("  processes  {}\n", processCounts(app));
+	std::cout << fmt::format("  rate       {}\n", rate(app));
+	const nlohmann::json *command = field(app, {"command"});
+	if (command && command->is_object())
+		std::cout << fmt::format(
+		    "  command    {}: {} {}{} ({}, {} s ago)\n", text(*command, {"command"}),
+		    text(*command, {"op"}), text(*command, {"count"}),
+		    command->contains("node") ? " on " + text(*command, {"node"}) : "",
+		    text(*command, {"state"}), fixed(*command, {"age"}, 1));
+	const nlohmann::json *result = field(app, {"last_result"});
+	if (result && result->is_object()) {
+		std::cout << fmt::format("  last       {}\n", lastReconfiguration(*result));
+		// Who chose it and why, when a decision module did (a forced command has neither).
+		if (result->contains("why") || result->contains("decision"))
+			std::cout << fmt::format(
+			    "  why        {}{}\n",
+			    result->contains("decision") ? text(*result, {"decision"}) + ": " : "",
+			    text(*result, {"why"}));
+	}
+	TextTable table(
+	    {"NODE", "RANK", "PID", "UNITS", "STATE", "CPU", "BYTES_LOCAL", "BYTES_REMOTE"});
+	for (std::size_t c : {1, 2, 3, 5, 6, 7})
 		table.alignRight(c);
 	const nlohmann::json *processes = field(app, {"processes"});
 	if (processes && processes->is_array())
-		for (const nlohmann::json &p : *processes)
-			table.addRow({text(p, {"rank"}), text(p, {"pid"}), text(p, {"units"}),
-				      text(p, {"active"}), fixed(p, {"cpu_share"}, 2),
-				      fixed(p, {"bytes_local"}, 0), fixed(p, {"bytes_remote"}, 0)});
+		for (const nlohmann::json &p : *processes) {
+			const nlohmann::json *active = field(p, {"active"});
+			table.addRow({text(p, {"node"}), text(p, {"rank"}), text(p, {"pid"}),
+				      text(p, {"units"}),
+				      active && active->is_boolean()
+					  ? (active->get<bool>() ? "active" : "parked")
+					  : "-",
+				      fixed(p, {"cpu_share"}, 2), fixed(p, {"bytes_local"}, 0),
+				      fixed(p, {"bytes_remote"}, 0)});
+		}
 	std::cout << table.render();
-	const nlohmann::json *command = field(app, {"command"});
-	if (command && command->is_object())
-		std::cout << fmt::format("  command {}: {} {}{} ({}, {} s ago)\n", text(*command, {"command"}),
-					 text(*command, {"op"}), text(*command, {"count"}),
-					 command->contains("node") ? " on " + text(*command, {"node"}) : "",
-					 text(*command, {"state"}), fixed(*command, {"age"}, 1));
-	const nlohmann::json *result = field(app, {"last_result"});
-	if (result && result->is_object()) {
-		const std::optional<double> bytes = number(*result, {"bytes"});
-		std::cout << fmt::format("  last result: command {} {}: {} ({} s{})\n", text(*result, {"command"}),
-					 result->value("ok", false) ? "ok" : "failed", text(*result, {"text"}),
-					 fixed(*result, {"duration"}, 3),
-					 bytes ? ", " + formatBytes(*bytes) + " moved" : "");
-	}
+}
+
+void printApps(const std::string &header, const nlohmann::json &apps)
+{
+	std::cout << fmt::format("{}: {} application{}\n", header, apps.size(),
+				 apps.size() == 1 ? "" : "s");
+	for (const nlohmann::json &app : apps)
+		printApp(app);
 }
 
 } // namespace
@@ -56,18 +130,60 @@ void printApp(const nlohmann::json &app)
 int appsCommand(const GlobalOptions &options, bool json)
 {
 	Failure failure;
-	std::optional<ListReply> r = requestList(options, "apps", "apps", "id", failure);
-	if (!r)
+	std::optional<std::vector<Target>> targets = watchTargets(options, failure);
+	if (!targets)
 		return report(failure);
-	if (json) {
-		nlohmann::json out = {{"agent", r->reply["from"]}, {"apps", r->list}};
-		std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+	// One agent named, or none and no cluster up: its reply as it is. Otherwise every node of
+	// the cluster.
+	const bool named =
+	    !options.agent.empty() || !options.node.empty() || std::getenv("MALLEO_AGENT");
+	Failure ignored;
+	const bool cluster = !named && readClusterFile(clusterDir(options), ignored).has_value();
+	std::vector<AgentApps> answers = askApps(*targets, options.timeout);
+	std::vector<std::string> silent;
+	const AgentApps *first = nullptr;
+	for (const AgentApps &a : answers) {
+		if (!a.problem.line.empty())
+			silent.push_back(a.node);
+		else if (!first)
+			first = &a;
+	}
+	if (!first)
+		return report(answers.front().problem);
+
+	if (!cluster) {
+		nlohmann::json apps = mergeApps({*first})["apps"];
+		if (json) {
+			nlohmann::json out = {{"agent", first->agent}, {"apps", first->apps}};
+			std::cout << out.dump(2, ' ', false,
+					      nlohmann::json::error_handler_t::replace)
+				  << '\n';
+		} else {
+			printApps("agent " + first->agent, apps);
+		}
 		return kExitOk;
 	}
-	std::cout << fmt::format("agent {}: {} application{}\n", text(r->reply, {"from"}), r->list.size(),
-				 r->list.size() == 1 ? "" : "s");
-	for (const nlohmann::json &app : r->list)
-		printApp(app);
+	// Nodes that did not answer are one line, once: their processes are missing, the rest is
+	// right.
+	for (const AgentApps &a : answers)
+		if (!a.problem.line.empty())
+			report({kExitOk,
+				fmt::format(
+				    "warning: {} did not answer, its processes are not shown: {}",
+				    a.node, a.problem.line)});
+	nlohmann::json merged = mergeApps(answers);
+	if (json) {
+		std::cout << merged.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+			  << '\n';
+		return kExitOk;
+	}
+	std::string nodes;
+	for (const AgentApps &a : answers)
+		if (a.problem.line.empty())
+			nodes += (nodes.empty() ? "" : ", ") + a.node;
+	printApps(fmt::format("{} node{} ({})", answers.size() - silent.size(),
+			      answers.size() - silent.size() == 1 ? "" : "s", nodes),
+		  merged["apps"]);
 	return kExitOk;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `malleo cluster down`: every node leaves (SIGTERM), stragglers are killed.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -8,6 +9,7 @@
 #include "cluster_file.h"
 #include "cluster_lock.h"
 #include "commands.h"
+#include "cpu_load.h"
 #include "node_stop.h"
 #include "target.h"
 
@@ -39,6 +41,13 @@ int clusterDownCommand(const GlobalOptions &options, bool json)
 	if (!cluster)
 		return report(failure.line.empty() ? Failure{kExitOk, "the cluster went down meanwhile"} : failure);
 
+	// A node's load (`malleo load`) goes with the node: nothing else would end one started without --for.
+	std::vector<LoadStop> loads;
+	for (const ClusterNode &node : cluster->nodes) {
+		Failure ignored;
+		if (std::optional<LoadStop> load = stopLoad(node.runDir, ignored))
+			loads.push_back(std::move(*load));
+	}
 	std::vector<NodeStop> stops = stopNodes(cluster->nodes, kGrace);
 	bool survivors = false;
 	for (const NodeStop &stop : stops)
@@ -52,8 +61,16 @@ int clusterDownCommand(const GlobalOptions &options, bool json)
 		nlohmann::json nodes = nlohmann::json::array();
 		for (const NodeStop &stop : stops)
 			nodes.push_back(toJson(stop));
-		std::cout << nlohmann::json({{"dir", dir}, {"nodes", nodes}}).dump(2) << '\n';
+		nlohmann::json ended = nlohmann::json::array();
+		for (const LoadStop &load : loads)
+			ended.push_back(toJson(load));
+		std::cout << nlohmann::json({{"dir", dir}, {"nodes", nodes}, {"loads", ended}}).dump(2) << '\n';
 	} else {
+		// A load whose time was up already ended by itself: only its record went.
+		for (const LoadStop &load : loads)
+			if (std::any_of(load.burners.begin(), load.burners.end(),
+					[](const NodeStop &s) { return s.result != "not_running"; }))
+				std::cout << describe(load) << '\n';
 		for (const NodeStop &stop : stops)
 			std::cout << describe(stop) << '\n';
 		if (!survivors)

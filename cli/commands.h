@@ -73,4 +73,29 @@ struct DrainOptions {
 int drainCommand(GlobalOptions options, const DrainOptions &drain);
 int reportCommand(const std::string &file, bool json);
 
+struct LoadOptions {
+	// Checked by loadCommand, so that a bad value gets its own line.
+	std::optional<std::string> cpus;    // busy processes
+	std::optional<std::string> seconds; // --for
+	std::optional<std::string> cpuList; // this machine's CPUs instead of a node's
+	bool stop = false;
+	bool json = false;
+};
+int loadCommand(const GlobalOptions &options, const LoadOptions &load);
+
+struct TimelineOptions {
+	std::vector<std::string> files; // agents' events.jsonl
+	std::optional<std::string> app;
+	bool json = false;
+};
+int timelineCommand(const TimelineOptions &timeline);
+
+struct PlotOptions {
+	std::vector<std::string> files;
+	std::string output; // .png or .svg
+	std::optional<std::string> app;
+	bool json = false;
+};
+int plotCommand(const PlotOptions &plot);
+
 } // namespace malleo::cli

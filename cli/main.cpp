@@ -11,6 +11,7 @@
 #include "sim_command.h"
 
 #include "commands.h"
+#include "cpu_load.h"
 #include "failure.h"
 #include "global_options.h"
 
@@ -32,6 +33,9 @@ struct Options {
 	ForceOptions force;
 	DrainOptions drain;
 	std::string reportFile;
+	LoadOptions load;
+	TimelineOptions timeline;
+	PlotOptions plot;
 };
 
 void addGlobalOptions(CLI::App &app, GlobalOptions &g)
@@ -65,8 +69,10 @@ int main(int argc, char **argv)
 	CLI::App *peers = app.add_subcommand("peers", "the peers one agent knows and what they last reported");
 	peers->add_flag("--json", o.json, "print {\"agent\": id, \"peers\": [...]} as JSON");
 
-	CLI::App *apps = app.add_subcommand("apps", "the MPI applications registered with one agent");
-	apps->add_flag("--json", o.json, "print {\"agent\": id, \"apps\": [...]} as JSON");
+	CLI::App *apps = app.add_subcommand(
+		"apps", "the MPI applications of one agent, or of every node of the virtual cluster by node");
+	apps->add_flag("--json", o.json,
+		       "print {\"agent\": id, \"apps\": [...]}, over a cluster the merged {\"agents\", \"apps\", ...}");
 
 	CLI::App *force = app.add_subcommand(
 		"force", "tell a malleable application to split, merge or migrate (through the agent hosting its rank 0)");
@@ -141,8 +147,45 @@ int main(int argc, char **argv)
 	reportView->add_option("file", o.reportFile, "the report's .json file")->required();
 	reportView->add_flag("--json", o.json, "print the report as JSON");
 
+	CLI::App *load = app.add_subcommand(
+		"load", "real CPU load: busy processes pinned to a node's CPUs (--node) or this machine's (--cpu-list)");
+	load->add_option("--cpus", o.load.cpus, "number of busy processes (default: one per CPU of the node)")
+		->type_name("C");
+	load->add_option("--for", o.load.seconds, "end them after SECONDS (default: at malleo load --stop)")
+		->type_name("SECONDS");
+	load->add_option("--cpu-list", o.load.cpuList, "CPUs of this machine instead of a node's (0,1 or 0-1)")
+		->type_name("LIST");
+	load->add_flag("--stop", o.load.stop, "end the load of --node, or every load when no --node is given");
+	load->add_flag("--json", o.load.json, "print the load (with --stop: what ended) as JSON");
+	load->footer("--node NODE (a global option) names the node of the virtual cluster to load.");
+
+	CLI::App *timeline = app.add_subcommand(
+		"timeline", "an application's reconfigurations and the nodes' joins and drains, from agents' event logs");
+	timeline->add_option("files", o.timeline.files, "agents' event logs (<run_dir>/events.jsonl)")
+		->required()
+		->type_name("EVENTS.jsonl");
+	timeline->add_option("--app", o.timeline.app,
+			     "the application (default: the one with the most progress reports)")
+		->type_name("APP");
+	timeline->add_flag("--json", o.timeline.json, "print the rows as JSON");
+
+	CLI::App *plot = app.add_subcommand(
+		"plot", "an application's iterations per second over time, reconfigurations marked (gnuplot)");
+	plot->add_option("files", o.plot.files, "agents' event logs (<run_dir>/events.jsonl)")
+		->required()
+		->type_name("EVENTS.jsonl");
+	plot->add_option("-o,--output", o.plot.output, "the image to write: FILE.png or FILE.svg")
+		->required()
+		->type_name("FILE");
+	plot->add_option("--app", o.plot.app, "the application (default: the one with the most progress reports)")
+		->type_name("APP");
+	plot->add_flag("--json", o.plot.json, "print what was plotted as JSON");
+
 	// The simulator has its own flags and --help (sim/README.md): everything after `sim` is its.
 	app.add_subcommand("sim", "simulate agents and an application at scale (malleo sim --help)");
+	// A process of `malleo load`: never a command a person types, so not in the help.
+	if (argc >= 2 && std::string_view(argv[1]) == kBurnerArgument)
+		return burnerMain(argc, argv);
 	if (argc >= 2 && std::string_view(argv[1]) == "sim") {
 		std::string name = "malleo sim";
 		argv[1] = name.data();
@@ -192,5 +235,11 @@ int main(int argc, char **argv)
 		return runCommand(o.global, o.run);
 	if (reportView->parsed())
 		return reportCommand(o.reportFile, o.json);
+	if (load->parsed())
+		return loadCommand(o.global, o.load);
+	if (timeline->parsed())
+		return timelineCommand(o.timeline);
+	if (plot->parsed())
+		return plotCommand(o.plot);
 	return report({kExitBadInput, "no subcommand (see malleo --help)"});
 }

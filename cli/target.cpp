@@ -17,23 +17,9 @@ namespace {
 
 std::optional<Target> nodeTarget(const GlobalOptions &options, Failure &failure)
 {
-	const std::string dir = clusterDir(options);
-	std::optional<ClusterFile> cluster = readClusterFile(dir, failure);
-	if (!cluster) {
-		if (failure.line.empty())
-			failure = {kExitFailed,
-				   fmt::format("--node {}: no virtual cluster is up in {} (start one with "
-					       "`malleo cluster up --nodes K`, or give --cluster-dir)",
-					       options.node, dir)};
+	std::optional<ClusterNode> node = clusterNode(options, failure);
+	if (!node)
 		return std::nullopt;
-	}
-	const ClusterNode *node = cluster->find(options.node);
-	if (!node) {
-		failure = {kExitBadInput, fmt::format("--node {}: no such node in the cluster at {} "
-						      "(nodes: {})",
-						      options.node, dir, cluster->names())};
-		return std::nullopt;
-	}
 	return Target{node->name, localEndpoint(*node)};
 }
 
@@ -68,6 +54,28 @@ std::string clusterDir(const GlobalOptions &options)
 	if (const char *env = std::getenv("MALLEO_CLUSTER_DIR"); env && *env)
 		return env;
 	return fmt::format("/tmp/malleo-cluster-{}", geteuid());
+}
+
+std::optional<ClusterNode> clusterNode(const GlobalOptions &options, Failure &failure)
+{
+	const std::string dir = clusterDir(options);
+	std::optional<ClusterFile> cluster = readClusterFile(dir, failure);
+	if (!cluster) {
+		if (failure.line.empty())
+			failure = {kExitFailed,
+				   fmt::format("--node {}: no virtual cluster is up in {} (start one with "
+					       "`malleo cluster up --nodes K`, or give --cluster-dir)",
+					       options.node, dir)};
+		return std::nullopt;
+	}
+	const ClusterNode *node = cluster->find(options.node);
+	if (!node) {
+		failure = {kExitBadInput, fmt::format("--node {}: no such node in the cluster at {} "
+						      "(nodes: {})",
+						      options.node, dir, cluster->names())};
+		return std::nullopt;
+	}
+	return *node;
 }
 
 std::optional<Target> singleTarget(const GlobalOptions &options, Failure &failure)

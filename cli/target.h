@@ -11,6 +11,7 @@
 #include <zmq.hpp>
 
 #include "agent_client.h"
+#include "cluster_file.h"
 #include "failure.h"
 #include "global_options.h"
 
@@ -23,6 +24,10 @@ struct Target {
 
 // The cluster directory after --cluster-dir and MALLEO_CLUSTER_DIR.
 std::string clusterDir(const GlobalOptions &options);
+
+// The node --node names in the virtual cluster's cluster.json; without a cluster
+// up, or for a name it lacks, nullopt with the failure said.
+std::optional<ClusterNode> clusterNode(const GlobalOptions &options, Failure &failure);
 
 // The one agent a command such as `status` talks to: --agent, --node or
 // MALLEO_AGENT, else the default endpoint (malleo/run_dir.h) when its socket exists,

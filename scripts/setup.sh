@@ -11,6 +11,7 @@ packages=(
   libspdlog-dev libfmt-dev doctest-dev libcli11-dev
   libopenmpi-dev openmpi-bin mpich libmpich-dev
   python3 python3-zmq python3-msgpack procps iproute2
+  gnuplot-nox
   hpcc
 )
 

@@ -62,6 +62,7 @@ public:
 
 	void run();
 	void requestStop();
+	void reportNow();
 	void printLosses() const;
 
 private:
@@ -98,6 +99,7 @@ private:
 	std::mutex lock_;
 	std::condition_variable wake_;
 	bool stop_ = false;
+	bool reportNow_ = false;
 };
 
 bool Reporter::open()
@@ -269,7 +271,8 @@ void Reporter::run()
 	sendRegister();
 	std::unique_lock<std::mutex> guard(lock_);
 	while (!stop_) {
-		wake_.wait_for(guard, interval, [this] { return stop_; });
+		wake_.wait_for(guard, interval, [this] { return stop_ || reportNow_; });
+		reportNow_ = false;
 		guard.unlock();
 		drainReplies();
 		if (needRegister_)
@@ -288,6 +291,15 @@ void Reporter::requestStop()
 	{
 		std::lock_guard<std::mutex> guard(lock_);
 		stop_ = true;
+	}
+	wake_.notify_one();
+}
+
+void Reporter::reportNow()
+{
+	{
+		std::lock_guard<std::mutex> guard(lock_);
+		reportNow_ = true;
 	}
 	wake_.notify_one();
 }
@@ -346,7 +358,15 @@ void startReporter(ReporterSetup setup)
 
 void setReportedActive(bool active)
 {
-	gActive.store(active, std::memory_order_relaxed);
+	if (gActive.exchange(active, std::memory_order_relaxed) == active)
+		return;
+	// The agent shows what the last report said, and a process registers as active: a spare that parks at
+	// start would be shown computing until the next report, an interval later (MALLEO_REPORT_INTERVAL, up to an
+	// hour). So a change is reported now. The reporter being started or stopped already has it, or does not
+	// matter any more: the application does not wait for that lock.
+	std::unique_lock<std::mutex> guard(gStartStop, std::try_to_lock);
+	if (guard.owns_lock() && gReporter && gOwner == getpid())
+		gReporter->reportNow();
 }
 
 void stopReporter()

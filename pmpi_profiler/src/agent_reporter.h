@@ -24,7 +24,8 @@ void startReporter(ReporterSetup setup);
 // thread. Safe to call more than once, without a reporter, and in a forked child (which has none).
 void stopReporter();
 
-// What every later report says of this process (`active`): MALLEO_Set_active. True from the start.
+// What every later report says of this process (`active`): MALLEO_Set_active. True from the start; a change is
+// reported at once, not at the next interval.
 void setReportedActive(bool active);
 
 } // namespace malleo::pmpi

@@ -1,0 +1,148 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`malleo timeline` and `malleo plot` on agents' event logs: the hand-written logs of two agents in events/
+(n1 hosts heat2d-7's rank 0; n2 joins, records the same split as n1, drains and leaves; n1's log has two malformed
+lines and a second application with fewer progress reports) merged on one wall-clock axis. The timeline's rows,
+iterations and throughputs are the ones the logs imply; the plot is a real PNG (gnuplot) or an SVG whose labels
+name the reconfigurations. Bad input is one line.
+
+usage: event_log_test.py"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+from harness import MALLEO, check
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+N1 = os.path.join(HERE, "events", "n1.jsonl")
+N2 = os.path.join(HERE, "events", "n2.jsonl")
+
+
+def malleo(*args, env=None):
+    return subprocess.run([MALLEO, *args], capture_output=True, text=True, timeout=60, env=env)
+
+
+def one_line_refusal(r, status):
+    return r.returncode == status and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
+
+
+def timeline_rows(*args):
+    r = malleo("timeline", *args, "--json")
+    check(r.returncode == 0, f"timeline {' '.join(os.path.basename(a) for a in args)} --json ({r.stderr.strip()})")
+    return json.loads(r.stdout), r.stderr
+
+
+def summary(rows):
+    return [(row["event"], round(row["time"], 3), row["iteration"],
+             None if row["throughput"] is None else round(row["throughput"], 2)) for row in rows]
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="malleo-event-log-")
+    if shutil.which("gnuplot") is None:
+        check(False, "gnuplot is installed (apt-get install gnuplot-nox; scripts/setup.sh does)")
+
+    # The two agents' logs on one axis: time 0 is n1's log_started, n2's starts 3.5 s later.
+    out, err = timeline_rows(N1, N2)
+    check(out["app"] == "heat2d-7" and out["start"] == 1795700000.0, f"heat2d-7, from {out['start']}")
+    expected = [("node n2 joined", 3.7, 80, 40.0),
+                ("split 1 -> n2", 5.2, 130, 40.0),
+                ("migrate 1 n2 -> n1 failed", 8.1, 240, 55.56),
+                ("merge 1", 9.5, 300, 55.56),
+                ("n2 drains", 10.5, 340, 40.0),
+                ("n2 leaves", 11.0, 380, 40.0)]
+    check(summary(out["rows"]) == expected,
+          f"rows in time order with their iteration and throughput ({summary(out['rows'])})")
+    split, migrate, merge = out["rows"][1], out["rows"][2], out["rows"][3]
+    check(split["ok"] and split["why"] == "n2 idle: apw 0.95 against n1's 0.10" and split["decision"] == "ios"
+          and split["trigger"] == "wrm" and (split["before"], split["after"]) == (2, 3),
+          "the split carries why, the decision, the trigger and 2 -> 3 processes")
+    check(not migrate["ok"] and migrate["type"] == "reconf_result", "the refused migration is there, not ok")
+    check(merge["type"] == "command_result" and merge["why"] == "merge at iteration 300: 3 -> 2 processes",
+          "a forced merge (command_result) without why shows its text")
+    warnings = err.strip().splitlines()
+    check(len(warnings) == 2 and "skipped 2 malformed lines" in warnings[0] and "n1.jsonl:7" in warnings[0]
+          and "showing heat2d-7" in warnings[1] and "astro-3" in warnings[1],
+          f"one warning counts the malformed lines, one line says which application is shown ({warnings})")
+    check(out["skipped"] == {"malformed": 2, "unanchored": 0}, "--json counts them too")
+
+    r = malleo("timeline", N1, N2)
+    lines = r.stdout.splitlines()
+    check(r.returncode == 0 and lines[0].startswith("heat2d-7: 3 reconfigurations, 7 progress reports")
+          and lines[1].split() == ["TIME", "ITERATION", "IT/S", "PROCESSES", "EVENT", "WHY"],
+          f"the table's title and header ({lines[:2]})")
+    check(lines[3].split()[:6] == ["5.20", "130", "40.00", "2", "->", "3"] and "split 1 -> n2" in lines[3]
+          and lines[3].endswith("n2 idle: apw 0.95 against n1's 0.10"), f"the split's row ({lines[3]})")
+
+    same, _ = timeline_rows(N1, N1, N2)
+    check(summary(same["rows"]) == expected, "a log given twice counts once")
+    astro, err = timeline_rows(N1, N2, "--app", "astro-3")
+    check([r["event"] for r in astro["rows"]] == ["node n2 joined", "n2 drains", "n2 leaves"]
+          and "showing" not in err, "--app astro-3: no reconfiguration of its own, the nodes' changes")
+
+    # An agent's restart appends a new log_started: the lines after it are on its clock; lines before any are
+    # skipped (no wall clock).
+    restarted = os.path.join(work, "restarted.jsonl")
+    with open(restarted, "w") as f:
+        for line in [
+                {"type": "app_progress", "app": "a", "size": 1, "iterations": 5, "seconds": 0.5, "t": 0.5, "seq": 1,
+                 "agent": "n9"},
+                {"type": "log_started", "wall": 1000.0, "t": 0.0, "seq": 0, "agent": "n9"},
+                {"type": "app_progress", "app": "a", "size": 1, "iterations": 5, "seconds": 0.5, "t": 1.0, "seq": 1,
+                 "agent": "n9"},
+                {"type": "log_started", "wall": 1100.0, "t": 0.0, "seq": 0, "agent": "n9"},
+                {"type": "reconf_result", "app": "a", "op": "split", "count": 1, "ok": True, "before": 1,
+                 "after": 2, "iteration": 7, "why": "later", "t": 2.0, "seq": 1, "agent": "n9"}]:
+            f.write(json.dumps(line) + "\n")
+    out, err = timeline_rows(restarted)
+    check(summary(out["rows"]) == [("split 1", 102.0, 7, 2.0)], f"a restart's clock ({summary(out['rows'])})")
+    check(out["skipped"]["unanchored"] == 1 and "1 event before its file's log_started line" in err,
+          f"the line before any log_started is skipped and said ({err.strip()})")
+
+    for args, status, what in [(["timeline", os.path.join(work, "none.jsonl")], 2, "an unreadable file"),
+                               (["timeline", N2, "--app", "nope"], 2, "an --app the files do not name"),
+                               (["timeline", os.devnull], 1, "a file with no event"),
+                               (["plot", N1, "-o", os.path.join(work, "x.pdf")], 2, "an image that is not png or svg"),
+                               (["plot", N2, "-o", os.path.join(work, "x.png")], 1, "logs without app_progress")]:
+        r = malleo(*args)
+        check(one_line_refusal(r, status), f"{args[0]} with {what}: one line, exit {status} ({r.stderr.strip()})")
+    check(not os.path.exists(os.path.join(work, "x.pdf")) and not os.path.exists(os.path.join(work, "x.png")),
+          "and no image")
+
+    png = os.path.join(work, "throughput.png")
+    r = malleo("plot", N1, N2, "-o", png)
+    check(r.returncode == 0 and r.stdout.startswith(f"wrote {png}: heat2d-7, 7 progress reports")
+          and "3 reconfigurations (1 failed or refused)" in r.stdout, f"plot -o PNG ({r.stdout.strip()} {r.stderr})")
+    with open(png, "rb") as f:
+        head = f.read(24)
+    width, height = struct.unpack(">II", head[16:24])
+    check(head[:8] == b"\x89PNG\r\n\x1a\n" and os.path.getsize(png) > 10000 and (width, height) == (1200, 600),
+          f"a real PNG, 1200x600 ({os.path.getsize(png)} bytes, {width}x{height})")
+
+    svg = os.path.join(work, "throughput.svg")
+    r = malleo("plot", N1, N2, "-o", svg, "--json")
+    check(r.returncode == 0, f"plot -o SVG --json ({r.stderr.strip()})")
+    marks = json.loads(r.stdout)["reconfigurations"]
+    check([(m["event"], m["ok"]) for m in marks] == [("split 1 -> n2", True), ("migrate 1 n2 -> n1 failed", False),
+                                                      ("merge 1", True)], f"--json lists the marks ({marks})")
+    root = ET.parse(svg).getroot()
+    text = " ".join("".join(e.itertext()) for e in root.iter() if e.tag.endswith("text"))
+    for label in ["split 1 -> n2: n2 idle: apw 0.95 against n1's 0.10",
+                  "migrate 1 n2 -> n1 failed: n2 loaded: upw 1.00 > 0.9 & it's <hot>",
+                  "merge 1: merge at iteration 300: 3 -> 2 processes", "iterations per second", "heat2d-7"]:
+        check(label in text, f"the SVG parses as XML and says '{label}'")
+
+    r = malleo("plot", N1, N2, "-o", os.path.join(work, "nogp.png"), env=dict(os.environ, PATH=work))
+    check(one_line_refusal(r, 1) and "apt-get install gnuplot-nox" in r.stderr,
+          f"without gnuplot: one line naming the package ({r.stderr.strip()})")
+
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
