@@ -39,7 +39,8 @@ std::string_view optionName(std::string_view word)
 	return word;
 }
 
-// The words of run that CLI11 may read, with -np renamed; launcher options and their values set aside.
+// The words of run that CLI11 may read, with -np (and Open MPI's --np) renamed; launcher options and their values
+// set aside.
 void sortRun(const std::vector<std::string> &in, std::size_t from, RunArguments &out)
 {
 	const bool dashes = std::find(in.begin() + std::ptrdiff_t(from), in.end(), "--") != in.end();
@@ -54,11 +55,15 @@ void sortRun(const std::vector<std::string> &in, std::size_t from, RunArguments 
 			break;
 		}
 		const std::string_view name = optionName(word);
-		const bool takesValue = among(kGlobalWithValue, name) || among(kRunWithValue, name) || word == "-np";
+		const bool np = name == "-np" || name == "--np";
+		const bool takesValue = among(kGlobalWithValue, name) || among(kRunWithValue, name) || np;
 		if (takesValue || among(kRunFlags, name)) {
-			out.words.push_back(word == "-np" ? "-n" : word);
+			const std::size_t equals = word.find('=');
+			out.words.push_back(np ? "-n" : word);
+			if (np && equals != std::string::npos)
+				out.words.push_back(word.substr(equals + 1));
 			++i;
-			const bool attached = word.find('=') != std::string::npos || (name == "-n" && word != "-n");
+			const bool attached = equals != std::string::npos || (name == "-n" && word != "-n");
 			if (takesValue && !attached && i < in.size())
 				out.words.push_back(in[i++]);
 			continue;

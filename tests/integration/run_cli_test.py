@@ -54,6 +54,9 @@ def counts(heat2d, work, env):
     r = malleo_run(["-np", "2", "--", heat2d, "--iterations", "3"], work, env)
     expect(r.returncode == 0 and "final: 2 processes" in r.stdout, "-np 2 runs 2 ranks as -n 2 does",
            f"{r.returncode}: {r.stdout.strip()} {r.stderr.strip()[-500:]}")
+    r = malleo_run(["--np=3", "--", heat2d, "--iterations", "3"], work, env)
+    expect(r.returncode == 0 and "final: 3 processes" in r.stdout, "--np=3 (Open MPI's spelling) runs 3 ranks",
+           f"{r.returncode}: {r.stdout.strip()} {r.stderr.strip()[-500:]}")
     for args, needle in [(["-n", "0"], "-n must be at least 1 (got 0)"),
                          (["-np", "0"], "-n must be at least 1 (got 0)"),
                          (["-n", "p"], "-n 'p' is not a number of ranks"),
