@@ -69,6 +69,7 @@ def interrupted_run(a, work, sig):
                             "--iterations", "2000", "--pace", "20"], stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     rank_name = os.path.basename(a.heat2d)[:15]
+    job = {}
     try:
         def ranks_started():
             job = descendants(run.pid)
@@ -89,9 +90,14 @@ def interrupted_run(a, work, sig):
         check(left, f"{sig.name}: none of the job's processes ({', '.join(names)}) still runs "
               f"({running(job)})")
     finally:
+        # A failed check leaves nothing behind: malleo, and what it left running of the job.
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
             run.wait()
+        for pid, start in (job or {}).items():
+            s = stat(pid)
+            if s and s[0] != "Z" and s[2] == start:
+                os.kill(pid, signal.SIGKILL)
 
 
 def main():
