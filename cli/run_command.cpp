@@ -180,7 +180,11 @@ struct RankTarget {
 // virtual cluster's first node). Nullopt with the failure said when an explicit choice names no agent.
 std::optional<RankTarget> rankTarget(const GlobalOptions &options, Failure &failure)
 {
-	const bool chosen = !options.agent.empty() || !options.node.empty() || std::getenv("MALLEO_AGENT");
+	const char *env = std::getenv("MALLEO_AGENT");
+	const bool chosen = !options.agent.empty() || !options.node.empty() || env;
+	// An empty MALLEO_AGENT means no agent to the ranks (docs/pcm-api.md), not the default one; it reaches them as is.
+	if (options.agent.empty() && options.node.empty() && env && !*env)
+		return RankTarget{};
 	std::optional<Target> target = singleTarget(options, failure);
 	if (!target) {
 		if (chosen)
