@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "global_options.h"
+#include "run_options.h"
 
 namespace malleo::cli {
 
@@ -42,16 +43,6 @@ struct ClusterUpOptions {
 int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &up);
 int clusterDownCommand(const GlobalOptions &options, bool json);
 int clusterStatusCommand(const GlobalOptions &options, bool json);
-
-struct RunOptions {
-	unsigned ranks = 0;
-	unsigned maxRanks = 0;  // --max: launch this many, ranks active (pool mode of the PCM bridge)
-	std::string mpi = "openmpi";
-	std::string hosts;      // H1,H2,...: the launcher's host list
-	std::string profileDir; // default: the current directory
-	std::vector<std::string> command;
-};
-int runCommand(const GlobalOptions &options, const RunOptions &run);
 
 struct ForceOptions {
 	std::string app;

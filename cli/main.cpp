@@ -5,6 +5,7 @@
 // or input. docs/cli.md documents every subcommand.
 #include <iostream>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -14,6 +15,7 @@
 #include "cpu_load.h"
 #include "failure.h"
 #include "global_options.h"
+#include "run_arguments.h"
 
 using namespace malleo::cli;
 
@@ -133,15 +135,29 @@ int main(int argc, char **argv)
 	clusterStatus->add_flag("--json", o.json, "print the nodes as JSON");
 
 	CLI::App *run = app.add_subcommand("run", "run an MPI program with the PMPI profiler in its ranks");
-	run->add_option("-n", o.run.ranks, "number of ranks")->required()->check(CLI::PositiveNumber);
+	run->footer("Options malleo does not know, with the words after them up to the next option, go to the "
+		    "launcher in their order (then put -- before the program). See docs/cli.md.");
+	run->add_option("-n", o.run.ranks, "number of ranks, the active ones with --max (-np N also)")
+		->type_name("N")
+		->required();
 	run->add_option("--max", o.run.maxRanks,
 			"launch this many ranks, -n of them active and the rest parked for a malleable "
 			"application to grow into (PCM bridge pool mode)")
-		->check(CLI::PositiveNumber);
-	run->add_option("--mpi", o.run.mpi, "openmpi or mpich")->check(CLI::IsMember({"openmpi", "mpich"}))
-		->capture_default_str();
-	run->add_option("--hosts", o.run.hosts, "H1,H2,...: hosts to run the ranks on");
-	run->add_option("--profile-dir", o.run.profileDir, "where the report goes (default: .)");
+		->type_name("M");
+	run->add_option("--mpi", o.run.mpi, "openmpi or mpich (default: the one the program is linked with)")
+		->type_name("MPI");
+	run->add_option("--mode", o.run.mode,
+			"pool or spawn: how a malleable application grows (default: $MALLEO_PCM_MODE, else pool "
+			"with --max or under MPICH, else spawn)")
+		->type_name("MODE");
+	run->add_option("--spares-on", o.run.sparesOn,
+			"N1,N2,...: the virtual cluster's nodes that get the spare ranks of --max, round-robin "
+			"(default: the other nodes, then the target node)")
+		->type_name("NODES");
+	run->add_option("--hosts", o.run.hosts, "H1,H2,...: hosts to run the ranks on")->type_name("HOSTS");
+	run->add_option("--profile-dir", o.run.profileDir,
+			"where the report goes, created if missing (default: $MALLEO_PROFILE_DIR, else .)")
+		->type_name("DIR");
 	run->add_option("command", o.run.command, "-- PROGRAM ARGS")->required();
 	CLI::App *reportView = app.add_subcommand("report", "print a saved PMPI profile report as tables");
 	reportView->add_option("file", o.reportFile, "the report's .json file")->required();
@@ -196,8 +212,17 @@ int main(int argc, char **argv)
 		std::cout << app.help();
 		return kExitBadInput;
 	}
+	RunArguments runArguments = sortRunArguments(argc, argv);
+	if (!runArguments.problem.empty()) {
+		std::cerr << "malleo run: " << runArguments.problem << '\n';
+		return kExitBadInput;
+	}
+	o.run.launcherOptions = std::move(runArguments.launcherOptions);
+	std::vector<char *> words;
+	for (std::string &word : runArguments.words)
+		words.push_back(word.data());
 	try {
-		app.parse(argc, argv);
+		app.parse(int(words.size()), words.data());
 	} catch (const CLI::Success &e) {
 		return app.exit(e); // --help, --version
 	} catch (const CLI::ParseError &e) {

@@ -1,29 +1,33 @@
 // SPDX-License-Identifier: Apache-2.0
-// `malleo run`: an MPI program under its launcher with libmalleo_pmpi preloaded
-// into the ranks only (the launcher itself stays unprofiled), then where the
-// report went. It does what pmpi_profiler/malleo-pmpi does, plus hosts, the
-// agent endpoint and finding the report afterwards.
+// `malleo run`: an MPI program under its launcher with libmalleo_pmpi preloaded into the ranks only (the launcher
+// itself stays unprofiled), then where the report went. It does what pmpi_profiler/malleo-pmpi does, plus the
+// agent the ranks report to, their places on a virtual cluster, the PCM bridge's mode, and the report its own job
+// wrote. docs/cli.md, "malleo run", says it for users.
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <csignal>
 #include <cstdlib>
-#include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <malleo/run_dir.h>
 
+#include "cluster_file.h"
 #include "commands.h"
 #include "failure.h"
+#include "launcher.h"
+#include "program_mpi.h"
+#include "run_placement.h"
 #include "target.h"
+
+extern char **environ;
 
 namespace fs = std::filesystem;
 
@@ -31,9 +35,36 @@ namespace malleo::cli {
 
 namespace {
 
-// The library beside this malleo in the build tree (cli/malleo -> pmpi_profiler/), else the
-// installed one.
-std::optional<std::string> findProfiler(const std::string &mpi, Failure &failure)
+// Far above any launch this tool can make, low enough to read.
+constexpr unsigned long kMostRanks = 1000000;
+
+int refuse(int status, const std::string &line)
+{
+	std::cerr << "malleo run: " << line << '\n';
+	return status;
+}
+
+// -n and --max: a count of ranks, said in words when it is not one.
+std::optional<unsigned> rankCount(const char *option, const std::string &text, std::string &problem)
+{
+	if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+		problem = fmt::format("{} '{}' is not a number of ranks (a whole number, 1 or more)", option, text);
+		return std::nullopt;
+	}
+	const std::size_t digits = text.find_first_not_of('0');
+	if (digits == std::string::npos) {
+		problem = fmt::format("{} must be at least 1 (got {})", option, text);
+		return std::nullopt;
+	}
+	if (text.size() - digits > 7 || std::stoul(text.substr(digits)) > kMostRanks) {
+		problem = fmt::format("{} {}: more ranks than malleo launches (at most {})", option, text, kMostRanks);
+		return std::nullopt;
+	}
+	return unsigned(std::stoul(text.substr(digits)));
+}
+
+// The library beside this malleo in the build tree (cli/malleo -> pmpi_profiler/), else the installed one.
+std::optional<std::string> findProfiler(const std::string &mpi, std::string &problem)
 {
 	const std::string name = "libmalleo_pmpi_" + mpi + ".so";
 	std::vector<fs::path> tried;
@@ -45,148 +76,214 @@ std::optional<std::string> findProfiler(const std::string &mpi, Failure &failure
 	for (const fs::path &candidate : tried)
 		if (fs::exists(candidate, ec))
 			return fs::weakly_canonical(candidate, ec).string();
-	failure = {kExitFailed, fmt::format("cannot find {} in {} or {} (built without {}? see the "
-					    "pmpi_mpis option)",
-					    name, tried.front().parent_path().string(), MALLEO_LIBDIR,
-					    mpi)};
+	problem = fmt::format("cannot find {} in {} or {} (built without {}? see the pmpi_mpis option)", name,
+			      tried.front().parent_path().string(), MALLEO_LIBDIR, mpi);
 	return std::nullopt;
 }
 
-// The agent the ranks report to: the one every other command would talk to (--agent, --node, MALLEO_AGENT, else the
-// default agent, else the virtual cluster's first node). Empty when only the default is left: the profiler finds it
-// by the same rule when it runs, and a run without any agent is a profile alone. Nullopt with the failure said when
-// an explicit choice names no agent (an unknown --node).
-std::optional<std::string> rankAgent(const GlobalOptions &options, Failure &failure)
+const char *mpiName(const std::string &mpi)
 {
-	const bool chosen = !options.agent.empty() || !options.node.empty() || std::getenv("MALLEO_AGENT");
-	std::optional<Target> target = singleTarget(options, failure);
-	if (!target)
-		return chosen ? std::nullopt : std::optional<std::string>(std::string());
-	if (!chosen && target->endpoint == defaultAgentEndpoint())
-		return std::string();
-	return target->endpoint;
+	return mpi == "openmpi" ? "Open MPI (libmpi.so.40)" : "MPICH (libmpich.so)";
 }
 
-// What the ranks get: the preload and the MALLEO_ switches that concern them.
-std::vector<std::pair<std::string, std::string>> rankEnvironment(const std::string &agent,
-								 const std::string &library,
-								 const std::string &profileDir)
+// The MPI of the launcher and the preload: --mpi, checked against what the program is linked with, else that.
+// A program linked with none (a script, python3 loading mpi4py) runs only with --mpi.
+std::optional<std::string> chooseMpi(const RunOptions &run, std::string &problem)
 {
-	const char *mode = std::getenv("MALLEO_PROFILE");
-	std::vector<std::pair<std::string, std::string>> env = {
-	    {"LD_PRELOAD", library},
-	    {"MALLEO_PROFILE", mode && *mode ? mode : "full"},
-	    {"MALLEO_PROFILE_DIR", profileDir}};
-	if (!agent.empty())
-		env.emplace_back("MALLEO_AGENT", agent);
-	if (const char *interval = std::getenv("MALLEO_REPORT_INTERVAL"))
-		env.emplace_back("MALLEO_REPORT_INTERVAL", interval);
-	if (const char *interval = std::getenv("MALLEO_POLL_INTERVAL"))
-		env.emplace_back("MALLEO_POLL_INTERVAL", interval);
+	if (!run.mpi.empty() && run.mpi != "openmpi" && run.mpi != "mpich") {
+		problem = fmt::format("--mpi {}: expected openmpi or mpich", run.mpi);
+		return std::nullopt;
+	}
+	const std::string &program = run.command.front();
+	const std::optional<ProgramMpi> found = programMpi(program);
+	if (!found) {
+		if (!run.hosts.empty() && !run.mpi.empty())
+			return run.mpi; // it may exist on those hosts alone
+		problem = fmt::format("cannot find the program {} (not an executable file{})", program,
+				      program.find('/') == std::string::npos ? ", nor in PATH" : "");
+		return std::nullopt;
+	}
+	const std::vector<std::string> &mpis = found->mpis;
+	if (run.mpi.empty()) {
+		if (mpis.size() == 1)
+			return mpis.front();
+		problem = mpis.empty() ? fmt::format("{} is linked with no MPI library (ldd lists neither libmpi.so.40 "
+						     "nor libmpich.so): if it loads one itself (a script, mpi4py), "
+						     "say which with --mpi openmpi or --mpi mpich",
+						     program)
+				       : fmt::format("{} is linked with both Open MPI and MPICH: say which it uses "
+						     "with --mpi openmpi or --mpi mpich",
+						     program);
+		return std::nullopt;
+	}
+	if (!mpis.empty() && std::find(mpis.begin(), mpis.end(), run.mpi) == mpis.end()) {
+		problem = fmt::format("--mpi {}: {} is linked with {}; leave --mpi out to run it under that MPI",
+				      run.mpi, program, mpiName(mpis.front()));
+		return std::nullopt;
+	}
+	return run.mpi;
+}
+
+// The PCM bridge's mode: --mode, else the environment's, else pool where spare ranks are launched or nothing can
+// spawn (MPICH), else spawn.
+std::optional<std::string> chooseMode(const RunOptions &run, const std::string &mpi, std::string &problem)
+{
+	const char *env = std::getenv("MALLEO_PCM_MODE");
+	const bool fromEnv = run.mode.empty() && env && *env;
+	const std::string said = fromEnv ? fmt::format("MALLEO_PCM_MODE={}", env) : "--mode " + run.mode;
+	std::string mode = !run.mode.empty() ? run.mode : fromEnv ? env : "";
+	if (mode.empty())
+		return !run.maxRanks.empty() || mpi == "mpich" ? "pool" : "spawn";
+	if (mode != "pool" && mode != "spawn") {
+		problem = fmt::format("{}: expected pool or spawn", said);
+		return std::nullopt;
+	}
+	if (mode == "spawn" && mpi == "mpich") {
+		problem = fmt::format("{}: MPICH cannot spawn processes (Debian's is built with UCX); launch spare ranks "
+				      "with --max and use pool mode",
+				      said);
+		return std::nullopt;
+	}
+	return mode;
+}
+
+// --profile-dir, else the user's MALLEO_PROFILE_DIR, else here; made if missing.
+std::optional<fs::path> profileDirectory(const RunOptions &run, std::string &problem)
+{
+	const char *env = std::getenv("MALLEO_PROFILE_DIR");
+	const std::string asked = !run.profileDir.empty() ? run.profileDir : env && *env ? env : ".";
+	std::error_code ec;
+	fs::path dir = fs::absolute(asked, ec).lexically_normal();
+	if (!dir.has_filename()) // "/tmp/." normalises to "/tmp/"
+		dir = dir.parent_path();
+	const char *said = run.profileDir.empty() ? "MALLEO_PROFILE_DIR" : "--profile-dir";
+	if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+		problem = fmt::format("{} {}: not a directory", said, dir.string());
+		return std::nullopt;
+	}
+	if (fs::create_directories(dir, ec); ec) {
+		problem = fmt::format("{} {}: cannot make the directory: {}", said, dir.string(), ec.message());
+		return std::nullopt;
+	}
+	return dir;
+}
+
+// The agent the ranks report to, and its node when it is one of the virtual cluster's.
+struct RankTarget {
+	std::string agent; // empty: none chosen, the profiler looks for the default agent itself
+	std::string clusterDir;
+	std::optional<ClusterFile> cluster;
+	std::string node; // a node of `cluster`
+};
+
+// The agent every other command would talk to (--agent, --node, MALLEO_AGENT, else the default agent, else the
+// virtual cluster's first node). Nullopt with the failure said when an explicit choice names no agent.
+std::optional<RankTarget> rankTarget(const GlobalOptions &options, Failure &failure)
+{
+	const char *env = std::getenv("MALLEO_AGENT");
+	const bool chosen = !options.agent.empty() || !options.node.empty() || env;
+	// An empty MALLEO_AGENT means no agent to the ranks (docs/pcm-api.md), not the default one; it reaches them as is.
+	if (options.agent.empty() && options.node.empty() && env && !*env)
+		return RankTarget{};
+	std::optional<Target> target = singleTarget(options, failure);
+	if (!target) {
+		if (chosen)
+			return std::nullopt;
+		return RankTarget{};
+	}
+	if (!chosen && target->endpoint == defaultAgentEndpoint())
+		return RankTarget{};
+	std::error_code ec; // the ranks may start elsewhere than here: the directory they get is absolute
+	RankTarget found{target->endpoint, fs::absolute(clusterDir(options), ec).lexically_normal().string(),
+			 std::nullopt, {}};
+	Failure ignored; // a run that names an agent outside any cluster does not depend on one
+	found.cluster = readClusterFile(found.clusterDir, ignored);
+	if (found.cluster)
+		for (const ClusterNode &node : found.cluster->nodes)
+			if (node.local == target->endpoint || localEndpoint(node) == target->endpoint)
+				found.node = node.name;
+	if (found.node.empty())
+		found.cluster.reset();
+	return found;
+}
+
+std::optional<std::vector<std::string>> sparesOn(const RunOptions &run, const RankTarget &target,
+						  std::string &problem)
+{
+	std::vector<std::string> names;
+	if (run.sparesOn.empty())
+		return names;
+	if (run.maxRanks.empty()) {
+		problem = "--spares-on places the spare ranks of --max: give --max too";
+		return std::nullopt;
+	}
+	if (!target.cluster) {
+		problem = "--spares-on names nodes of a virtual cluster, and the ranks' agent is none of them "
+			  "(give --node)";
+		return std::nullopt;
+	}
+	std::istringstream list(run.sparesOn);
+	for (std::string name; std::getline(list, name, ',');) {
+		if (!target.cluster->find(name)) {
+			problem = fmt::format("--spares-on {}: no node {} in the cluster at {} (nodes: {})", run.sparesOn,
+					      name.empty() ? "''" : name, target.clusterDir, target.cluster->names());
+			return std::nullopt;
+		}
+		names.push_back(name);
+	}
+	return names;
+}
+
+// A name that tells this run's reports from every other's, in the order runs start.
+std::string jobTag()
+{
+	const std::time_t now = std::time(nullptr);
+	std::tm local{};
+	localtime_r(&now, &local);
+	char when[32];
+	std::strftime(when, sizeof when, "%Y%m%d-%H%M%S", &local);
+	return fmt::format("{}-{}", when, getpid());
+}
+
+bool profiling(const std::map<std::string, std::string> &env)
+{
+	const std::string &mode = env.at("MALLEO_PROFILE");
+	return mode != "off" && mode != "0";
+}
+
+// What every rank gets: each MALLEO_ variable of this environment, then the preload and what this run decides.
+std::map<std::string, std::string> rankEnvironment(const std::string &library, const fs::path &profileDir,
+						   const std::string &tag, const std::string &mode)
+{
+	std::map<std::string, std::string> env;
+	for (char **e = environ; *e; ++e) {
+		const std::string entry = *e;
+		const std::size_t equals = entry.find('=');
+		if (entry.starts_with("MALLEO_") && equals != std::string::npos)
+			env[entry.substr(0, equals)] = entry.substr(equals + 1);
+	}
+	if (env["MALLEO_PROFILE"].empty())
+		env["MALLEO_PROFILE"] = "full";
+	env["LD_PRELOAD"] = library;
+	env["MALLEO_PROFILE_DIR"] = profileDir.string();
+	env["MALLEO_JOB_TAG"] = tag;
+	env["MALLEO_PCM_MODE"] = mode;
 	return env;
 }
 
-// Pool mode (docs/pcm-api.md): --max ranks are launched and the PCM bridge keeps -n of them active.
-void addPool(const RunOptions &run, std::vector<std::pair<std::string, std::string>> &env)
+// The reports this run's jobs wrote: malleo-profile-<app>-<tag>.json, and .rank<N> and .spawn<job> after the tag.
+std::vector<fs::path> reportsOf(const fs::path &dir, const std::string &tag)
 {
-	if (run.maxRanks > 0)
-		env.emplace_back("MALLEO_POOL_ACTIVE", std::to_string(run.ranks));
-}
-
-unsigned launched(const RunOptions &run)
-{
-	return run.maxRanks > 0 ? run.maxRanks : run.ranks;
-}
-
-// Whether this host has an InfiniBand or Omni-Path (PSM) device, for which Open MPI has transports besides ob1.
-bool hasFastNetworkDevice()
-{
-	std::error_code ec;
-	if (fs::exists("/dev/infiniband", ec))
-		return true;
-	for (const fs::directory_entry &e : fs::directory_iterator("/dev", ec)) {
-		const std::string name = e.path().filename().string();
-		if (name.starts_with("hfi1") || name.starts_with("ipath"))
-			return true;
-	}
-	return false;
-}
-
-// Open MPI's point-to-point layer for a run on this host alone, unless the user chose one: on a host without
-// InfiniBand or Omni-Path devices it picks ob1 anyway, but only after trying the cm layer, whose Omni-Path
-// libraries (Debian links libpsm2 and libinfinipath) sleep about 0.1 s each while they load: 0.2 s of every
-// process's MPI_Init and of every spawn (docs/notes/open-mpi-pml.md).
-bool chooseOb1(const RunOptions &run)
-{
-	const char *chosen = std::getenv("OMPI_MCA_pml");
-	return run.hosts.empty() && !(chosen && *chosen) && !hasFastNetworkDevice();
-}
-
-std::vector<std::string> launcherCommand(const RunOptions &run,
-					 const std::vector<std::pair<std::string, std::string>> &env)
-{
-	std::vector<std::string> argv;
-	if (run.mpi == "openmpi") {
-		argv = {"mpirun.openmpi"};
-		if (geteuid() == 0)
-			argv.push_back("--allow-run-as-root");
-		argv.insert(argv.end(), {"--oversubscribe", "-n", std::to_string(launched(run))});
-		if (chooseOb1(run))
-			argv.insert(argv.end(), {"--mca", "pml", "ob1"});
-		if (!run.hosts.empty())
-			argv.insert(argv.end(), {"--host", run.hosts});
-		for (const auto &[key, value] : env)
-			argv.insert(argv.end(), {"-x", key + "=" + value});
-	} else {
-		argv = {"mpiexec.mpich", "-n", std::to_string(launched(run))};
-		if (!run.hosts.empty())
-			argv.insert(argv.end(), {"-hosts", run.hosts});
-		for (const auto &[key, value] : env)
-			argv.insert(argv.end(), {"-genv", key, value});
-	}
-	argv.insert(argv.end(), run.command.begin(), run.command.end());
-	return argv;
-}
-
-// Runs argv and returns its exit status the way a shell reports it (128 + signal).
-int runLauncher(const std::vector<std::string> &argv, Failure &failure)
-{
-	std::vector<char *> args;
-	for (const std::string &a : argv)
-		args.push_back(const_cast<char *>(a.c_str()));
-	args.push_back(nullptr);
-	const pid_t pid = fork();
-	if (pid < 0) {
-		failure = {kExitFailed, fmt::format("cannot start {}: {}", argv[0], std::strerror(errno))};
-		return -1;
-	}
-	if (pid == 0) {
-		execvp(args[0], args.data());
-		std::cerr << fmt::format("malleo: cannot run {}: {} (is that MPI installed?)\n", argv[0],
-					 std::strerror(errno));
-		_exit(127);
-	}
-	// Ctrl-C reaches the launcher through the terminal's process group; malleo waits to say
-	// where the report went.
-	std::signal(SIGINT, SIG_IGN);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-	}
-	std::signal(SIGINT, SIG_DFL);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-// The reports this run wrote: malleo-profile-<program>-*.json newer than its start.
-std::vector<fs::path> reportsSince(const fs::path &dir, const std::string &program,
-				   fs::file_time_type start)
-{
-	const std::string prefix = "malleo-profile-" + fs::path(program).filename().string() + "-";
 	std::vector<fs::path> found;
 	std::error_code ec;
 	for (const fs::directory_entry &e : fs::directory_iterator(dir, ec)) {
 		const std::string name = e.path().filename().string();
-		if (name.starts_with(prefix) && name.ends_with(".json") &&
-		    e.last_write_time(ec) >= start)
+		if (!name.starts_with("malleo-profile-") || !name.ends_with(".json"))
+			continue;
+		const std::string stem = name.substr(0, name.size() - 5);
+		const std::size_t at = stem.find("-" + tag);
+		const std::size_t after = at + tag.size() + 1;
+		if (at != std::string::npos && (after == stem.size() || stem[after] == '.'))
 			found.push_back(e.path());
 	}
 	std::sort(found.begin(), found.end());
@@ -197,49 +294,72 @@ std::vector<fs::path> reportsSince(const fs::path &dir, const std::string &progr
 
 int runCommand(const GlobalOptions &options, const RunOptions &run)
 {
-	if (run.mpi != "openmpi" && run.mpi != "mpich")
-		return report({kExitBadInput, fmt::format("--mpi {}: expected openmpi or mpich", run.mpi)});
+	std::string problem;
+	const std::optional<unsigned> ranks = rankCount("-n", run.ranks, problem);
+	if (!ranks)
+		return refuse(kExitBadInput, problem);
+	std::optional<unsigned> maxRanks;
+	if (!run.maxRanks.empty() && !(maxRanks = rankCount("--max", run.maxRanks, problem)))
+		return refuse(kExitBadInput, problem);
+	if (maxRanks && *maxRanks < *ranks)
+		return refuse(kExitBadInput, fmt::format("--max {} is below -n {}: the pool holds the active ranks and "
+							 "the parked ones",
+							 *maxRanks, *ranks));
 	if (run.command.empty())
-		return report({kExitBadInput, "no program to run (malleo run -n N -- PROGRAM ARGS)"});
-	if (run.maxRanks > 0 && run.maxRanks < run.ranks)
-		return report({kExitBadInput, fmt::format("--max {} is below -n {}: the pool holds the "
-							  "active ranks and the parked ones",
-							  run.maxRanks, run.ranks)});
+		return refuse(kExitBadInput, "no program to run (malleo run -n N -- PROGRAM ARGS)");
+	const std::optional<std::string> mpi = chooseMpi(run, problem);
+	if (!mpi)
+		return refuse(kExitBadInput, problem);
+	const std::optional<std::string> mode = chooseMode(run, *mpi, problem);
+	if (!mode)
+		return refuse(kExitBadInput, problem);
 	Failure failure;
-	const std::optional<std::string> library = findProfiler(run.mpi, failure);
+	const std::optional<RankTarget> target = rankTarget(options, failure);
+	if (!target)
+		return refuse(failure.status, failure.line);
+	const std::optional<std::vector<std::string>> spareNodes = sparesOn(run, *target, problem);
+	if (!spareNodes)
+		return refuse(kExitBadInput, problem);
+	const std::optional<std::string> library = findProfiler(*mpi, problem);
 	if (!library)
-		return report(failure);
-	std::error_code ec;
-	fs::path profileDir =
-	    fs::absolute(run.profileDir.empty() ? "." : run.profileDir, ec).lexically_normal();
-	if (!profileDir.has_filename()) // "/tmp/." normalises to "/tmp/"
-		profileDir = profileDir.parent_path();
-	if (!fs::is_directory(profileDir, ec))
-		return report({kExitBadInput,
-			       fmt::format("--profile-dir {}: not a directory", profileDir.string())});
+		return refuse(kExitFailed, problem);
+	const std::optional<fs::path> profileDir = profileDirectory(run, problem);
+	if (!profileDir)
+		return refuse(kExitBadInput, problem);
 
-	// A second of slack: file times may be coarser than the clock.
-	const auto start = fs::file_time_type::clock::now() - std::chrono::seconds(1);
-	const std::optional<std::string> agent = rankAgent(options, failure);
-	if (!agent)
-		return report(failure);
-	std::vector<std::pair<std::string, std::string>> env = rankEnvironment(*agent, *library, profileDir);
-	addPool(run, env);
-	const int status = runLauncher(launcherCommand(run, env), failure);
-	if (status < 0)
-		return report(failure);
+	const std::string tag = jobTag();
+	std::map<std::string, std::string> env = rankEnvironment(*library, *profileDir, tag, *mode);
+	if (maxRanks)
+		env["MALLEO_POOL_ACTIVE"] = std::to_string(*ranks);
+	if (!target->agent.empty())
+		env["MALLEO_AGENT"] = target->agent;
+	const unsigned launched = maxRanks ? *maxRanks : *ranks;
+	std::vector<RankBlock> blocks = {{launched, {}}};
+	if (target->cluster) {
+		for (const auto &[key, value] : clusterEnvironment(target->clusterDir, *target->cluster))
+			env[key] = value;
+		// Each block says its own node and agent.
+		env.erase("MALLEO_NODE");
+		env.erase("MALLEO_AGENT");
+		blocks = placeRanks(*target->cluster, *target->cluster->find(target->node), *ranks, launched - *ranks,
+				    *spareNodes);
+	}
+	const LaunchPlan plan{*mpi, run.hosts, run.launcherOptions, {env.begin(), env.end()}, blocks, run.command};
+	const std::optional<LaunchEnd> end = runLauncher(launcherCommand(plan), failure);
+	if (!end)
+		return refuse(failure.status, failure.line);
 
-	const std::vector<fs::path> reports = reportsSince(profileDir, run.command.front(), start);
-	if (reports.empty())
-		std::cerr << fmt::format("malleo: no profile report was written to {} (exit status {})\n",
-					 profileDir.string(), status);
+	const std::vector<fs::path> reports = reportsOf(*profileDir, tag);
+	if (reports.empty() && profiling(env))
+		std::cerr << fmt::format("malleo run: no profile report was written to {} (exit status {})\n",
+					 profileDir->string(), end->status);
 	for (const fs::path &r : reports) {
 		fs::path summary = r;
 		summary.replace_extension(".txt");
-		std::cerr << fmt::format("malleo: report {} (summary {}; view with `malleo report {}`)\n",
-					 r.string(), summary.string(), r.string());
+		std::cerr << fmt::format("malleo: report {} (summary {}; view with `malleo report {}`)\n", r.string(),
+					 summary.string(), r.string());
 	}
-	return status;
+	return end->status;
 }
 
 } // namespace malleo::cli

@@ -57,6 +57,23 @@ ReportHeader header(const char *ended, bool complete)
 			    complete};
 }
 
+// Whether MPI_Comm_spawn started this job, known at MPI_Init: a malleable program frees its parent communicator
+// once merged with it (the PCM bridge does), and MPI_Comm_get_parent says MPI_COMM_NULL from then on.
+bool gSpawned = false;
+
+// malleo-profile-<app>-<job>, where <job> is MALLEO_JOB_TAG when `malleo run` set one (so that it knows which file
+// its job wrote, where the launcher's id is not known before the launch), else the launcher's job id. A job started
+// by MPI_Comm_spawn inherits the tag from the launch's environment: its own id follows, or it would overwrite the
+// launch's report.
+std::string reportStem(const ReportHeader &h)
+{
+	const char *tag = std::getenv("MALLEO_JOB_TAG");
+	if (!tag || !*tag || std::strchr(tag, '/'))
+		return "malleo-profile-" + h.app + "-" + h.job;
+	const std::string stem = "malleo-profile-" + h.app + "-" + tag;
+	return gSpawned ? stem + ".spawn" + h.job : stem;
+}
+
 void writeFiles(const std::string &stem, const ReportHeader &h,
 		const std::vector<RankProfile> &ranks)
 {
@@ -82,6 +99,13 @@ void writeFiles(const std::string &stem, const ReportHeader &h,
 }
 
 } // namespace
+
+void noteJobOrigin()
+{
+	MPI_Comm parent = MPI_COMM_NULL;
+	PMPI_Comm_get_parent(&parent);
+	gSpawned = parent != MPI_COMM_NULL;
+}
 
 std::string launcherJobId()
 {
@@ -132,15 +156,14 @@ void writeJobReport()
 					 strnlen(&hosts[size_t(r * kHostChars)], kHostChars));
 	}
 	const ReportHeader h = header("MPI_Finalize", true);
-	writeFiles("malleo-profile-" + h.app + "-" + h.job, h, ranks);
+	writeFiles(reportStem(h), h, ranks);
 }
 
 void writeRankReport(const char *ended)
 {
 	const ReportHeader h = header(ended, false);
 	const std::vector<RankProfile> ranks{RankProfile::collect()};
-	writeFiles("malleo-profile-" + h.app + "-" + h.job + ".rank" + std::to_string(worldRank()),
-		   h, ranks);
+	writeFiles(reportStem(h) + ".rank" + std::to_string(worldRank()), h, ranks);
 }
 
 } // namespace malleo::pmpi

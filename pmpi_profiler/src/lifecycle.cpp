@@ -63,6 +63,7 @@ void onInit()
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	setWorld(size, rank);
 	gWorldInfo = lookupCommSlow(MPI_COMM_WORLD);
+	noteJobOrigin();
 	agentInit(); // collective: before the first iteration starts
 	setInitReturned(ticks());
 	startIterations();

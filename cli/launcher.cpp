@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "launcher.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace malleo::cli {
+
+namespace {
+
+// Whether this host has an InfiniBand or Omni-Path (PSM) device, for which Open MPI has transports besides ob1.
+bool hasFastNetworkDevice()
+{
+	std::error_code ec;
+	if (fs::exists("/dev/infiniband", ec))
+		return true;
+	for (const fs::directory_entry &e : fs::directory_iterator("/dev", ec)) {
+		const std::string name = e.path().filename().string();
+		if (name.starts_with("hfi1") || name.starts_with("ipath"))
+			return true;
+	}
+	return false;
+}
+
+bool userOption(const LaunchPlan &plan, std::initializer_list<const char *> names)
+{
+	return std::any_of(plan.options.begin(), plan.options.end(), [&](const std::string &option) {
+		return std::any_of(names.begin(), names.end(), [&](const char *name) {
+			return option == name || option.starts_with(std::string(name) + "=");
+		});
+	});
+}
+
+bool userMcaParameter(const LaunchPlan &plan, const std::string &parameter)
+{
+	for (std::size_t i = 0; i + 1 < plan.options.size(); ++i)
+		if ((plan.options[i] == "--mca" || plan.options[i] == "-mca") && plan.options[i + 1] == parameter)
+			return true;
+	return false;
+}
+
+// Open MPI's point-to-point layer for a run on this host alone, unless the user chose one: on a host without
+// InfiniBand or Omni-Path devices it picks ob1 anyway, but only after trying the cm layer, whose Omni-Path
+// libraries (Debian links libpsm2 and libinfinipath) sleep about 0.1 s each while they load: 0.2 s of every
+// process's MPI_Init and of every spawn (docs/notes/open-mpi-pml.md). Open MPI refuses a parameter given twice.
+bool chooseOb1(const LaunchPlan &plan)
+{
+	const char *chosen = std::getenv("OMPI_MCA_pml");
+	const bool otherHosts = !plan.hosts.empty() ||
+				userOption(plan, {"--host", "-host", "-H", "--hostfile", "-hostfile", "--machinefile",
+						  "-machinefile", "--default-hostfile"});
+	return !otherHosts && !(chosen && *chosen) && !userMcaParameter(plan, "pml") && !hasFastNetworkDevice();
+}
+
+std::vector<std::string> openMpiCommand(const LaunchPlan &plan)
+{
+	std::vector<std::string> argv = {"mpirun.openmpi"};
+	if (geteuid() == 0)
+		argv.push_back("--allow-run-as-root");
+	argv.push_back("--oversubscribe");
+	if (chooseOb1(plan))
+		argv.insert(argv.end(), {"--mca", "pml", "ob1"});
+	argv.insert(argv.end(), plan.options.begin(), plan.options.end());
+	// Open MPI's -x and --host belong to the block they are given in: every block gets them all.
+	for (const RankBlock &block : plan.blocks) {
+		if (&block != &plan.blocks.front())
+			argv.push_back(":");
+		argv.insert(argv.end(), {"-n", std::to_string(block.ranks)});
+		if (!plan.hosts.empty())
+			argv.insert(argv.end(), {"--host", plan.hosts});
+		for (const auto &[key, value] : plan.env)
+			argv.insert(argv.end(), {"-x", key + "=" + value});
+		for (const auto &[key, value] : block.env)
+			argv.insert(argv.end(), {"-x", key + "=" + value});
+		argv.insert(argv.end(), plan.command.begin(), plan.command.end());
+	}
+	return argv;
+}
+
+std::vector<std::string> mpichCommand(const LaunchPlan &plan)
+{
+	std::vector<std::string> argv = {"mpiexec.mpich"};
+	for (const auto &[key, value] : plan.env)
+		argv.insert(argv.end(), {"-genv", key, value});
+	argv.insert(argv.end(), plan.options.begin(), plan.options.end());
+	for (const RankBlock &block : plan.blocks) {
+		if (&block != &plan.blocks.front())
+			argv.push_back(":");
+		argv.insert(argv.end(), {"-n", std::to_string(block.ranks)});
+		if (!plan.hosts.empty())
+			argv.insert(argv.end(), {"-hosts", plan.hosts});
+		for (const auto &[key, value] : block.env)
+			argv.insert(argv.end(), {"-env", key, value});
+		argv.insert(argv.end(), plan.command.begin(), plan.command.end());
+	}
+	return argv;
+}
+
+} // namespace
+
+std::vector<std::string> launcherCommand(const LaunchPlan &plan)
+{
+	return plan.mpi == "openmpi" ? openMpiCommand(plan) : mpichCommand(plan);
+}
+
+std::optional<LaunchEnd> runLauncher(const std::vector<std::string> &argv, Failure &failure)
+{
+	std::vector<char *> args;
+	for (const std::string &a : argv)
+		args.push_back(const_cast<char *>(a.c_str()));
+	args.push_back(nullptr);
+
+	// Blocked before the fork and taken with sigwaitinfo: a signal that comes while the launcher starts is not lost,
+	// and the launcher's end (SIGCHLD) and a signal to pass on are awaited alike, without a handler.
+	sigset_t awaited, previous;
+	sigemptyset(&awaited);
+	for (int sig : {SIGINT, SIGTERM, SIGCHLD})
+		sigaddset(&awaited, sig);
+	sigprocmask(SIG_BLOCK, &awaited, &previous);
+	const pid_t pid = fork();
+	if (pid < 0) {
+		sigprocmask(SIG_SETMASK, &previous, nullptr);
+		failure = {kExitFailed, fmt::format("cannot start {}: {}", argv[0], std::strerror(errno))};
+		return std::nullopt;
+	}
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &previous, nullptr);
+		execvp(args[0], args.data());
+		std::cerr << fmt::format("malleo run: cannot run {}: {} (is that MPI installed?)\n", argv[0],
+					 std::strerror(errno));
+		_exit(127);
+	}
+	LaunchEnd end;
+	int status = 0;
+	for (;;) {
+		siginfo_t info{};
+		const int sig = sigwaitinfo(&awaited, &info);
+		if (sig == SIGCHLD) {
+			if (waitpid(pid, &status, WNOHANG) == pid)
+				break;
+			continue;
+		}
+		if (sig != SIGINT && sig != SIGTERM)
+			continue; // EINTR
+		if (end.signal == 0)
+			end.signal = sig;
+		// The terminal's Ctrl-C went to the whole foreground process group, the launcher included.
+		if (info.si_code != SI_KERNEL)
+			kill(pid, sig);
+	}
+	sigprocmask(SIG_SETMASK, &previous, nullptr);
+	if (end.signal)
+		end.status = 128 + end.signal;
+	else
+		end.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return end;
+}
+
+} // namespace malleo::cli

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// The MPI launcher of `malleo run`: its command line (Open MPI's mpirun or MPICH's hydra, one MPMD block per group
+// of ranks placed alike) and its run, with the signals that would end malleo passed on to it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "failure.h"
+#include "run_placement.h"
+
+namespace malleo::cli {
+
+struct LaunchPlan {
+	std::string mpi;					// openmpi or mpich
+	std::string hosts;					// --hosts, given to every block
+	std::vector<std::string> options;			// the user's launcher options, in their order
+	std::vector<std::pair<std::string, std::string>> env; // for every rank
+	std::vector<RankBlock> blocks;				// at least one
+	std::vector<std::string> command;			// the program and its arguments
+};
+
+std::vector<std::string> launcherCommand(const LaunchPlan &plan);
+
+struct LaunchEnd {
+	int status = 0; // as a shell says it: the exit status, or 128 + the signal that ended malleo or the launcher
+	int signal = 0; // the first SIGINT or SIGTERM malleo received and passed on, else 0
+};
+
+// Runs argv and waits for it. SIGINT and SIGTERM sent to malleo go to the launcher, which ends its ranks, and are
+// waited out; one typed at the terminal reached the launcher already (it shares malleo's process group) and is not
+// sent twice. Nullopt with the failure said when argv cannot be started.
+std::optional<LaunchEnd> runLauncher(const std::vector<std::string> &argv, Failure &failure);
+
+} // namespace malleo::cli

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "run_placement.h"
+
+#include <fmt/format.h>
+
+namespace malleo::cli {
+
+namespace {
+
+void addRanks(std::vector<RankBlock> &blocks, const ClusterNode &node, unsigned ranks)
+{
+	if (ranks == 0)
+		return;
+	// The node's name is the first variable of each block: a block on the same node is the previous one grown.
+	if (!blocks.empty() && blocks.back().env.front().second == node.name) {
+		blocks.back().ranks += ranks;
+		return;
+	}
+	blocks.push_back({ranks, {{"MALLEO_NODE", node.name}, {"MALLEO_AGENT", localEndpoint(node)}}});
+}
+
+} // namespace
+
+std::vector<RankBlock> placeRanks(const ClusterFile &cluster, const ClusterNode &target, unsigned active,
+				  unsigned spares, const std::vector<std::string> &sparesOn)
+{
+	std::vector<const ClusterNode *> cycle;
+	for (const std::string &name : sparesOn)
+		if (const ClusterNode *node = cluster.find(name))
+			cycle.push_back(node);
+	if (cycle.empty()) {
+		for (const ClusterNode &node : cluster.nodes)
+			if (node.name != target.name)
+				cycle.push_back(&node);
+		cycle.push_back(&target);
+	}
+	std::vector<RankBlock> blocks;
+	addRanks(blocks, target, active);
+	for (unsigned i = 0; i < spares; ++i)
+		addRanks(blocks, *cycle[i % cycle.size()], 1);
+	return blocks;
+}
+
+std::vector<std::pair<std::string, std::string>> clusterEnvironment(const std::string &dir,
+								    const ClusterFile &cluster)
+{
+	std::string nodes, agents;
+	for (const ClusterNode &node : cluster.nodes) {
+		if (!node.cpus.empty())
+			nodes += fmt::format("{}{}={}", nodes.empty() ? "" : ";", node.name, fmt::join(node.cpus, ","));
+		agents += fmt::format("{}{}={}", agents.empty() ? "" : ";", node.name, localEndpoint(node));
+	}
+	return {{"MALLEO_CLUSTER_DIR", dir}, {"MALLEO_NODES", nodes}, {"MALLEO_NODE_AGENTS", agents}};
+}
+
+} // namespace malleo::cli
