@@ -188,7 +188,8 @@ int main(int argc, char **argv)
 	nlohmann::json moduleNames = {
 		{"profiling", {{"name", config.modules.profiling}, {"source", profiling.source()}}},
 		{"protocol", {{"name", config.modules.protocol}, {"source", protocol.source()}}},
-		{"decision", {{"name", config.modules.decision}, {"source", decision.source()}}}};
+		{"decision", {{"name", config.modules.decision}, {"source", decision.source()},
+			      {"abi_minor", decision.info().abiMinor}}}};
 
 	Daemon daemon(config, profilingModule, static_cast<ProtocolModule &>(*protocol.get()),
 		      static_cast<DecisionModule &>(*decision.get()), moduleNames);

@@ -245,6 +245,7 @@ private:
 	uint64_t nextRequestId_ = 1;
 	bool draining_ = false;
 	bool drainDone_ = false;
+	bool drainUnanswered_ = false; // said once: the module cannot be asked
 	double drainDeadline_ = 0.0;
 	double nextDrainStep_ = 0.0;
 

@@ -352,6 +352,16 @@ void Core::drainStep(double now, CoreOutputs &out)
 	std::erase_if(apps, [&](const ApplicationInfo &a) { return pending_.count(a.id) || commands_.count(a.id); });
 	if (apps.empty())
 		return;
+	// onDrain came with ABI 1.1: a module built against 1.0 has no such slot in its vtable.
+	const nlohmann::json decision = moduleNames_.value("decision", nlohmann::json::object());
+	if (decision.is_object() && decision.value("abi_minor", MALLEO_MODULE_ABI_MINOR) < 1) {
+		if (!drainUnanswered_)
+			emit({{"type", "action_skipped"}, {"trigger", "drain"},
+			      {"why", "the decision module predates onDrain (ABI 1.0): processes stay until the deadline"}},
+			     now, out);
+		drainUnanswered_ = true;
+		return;
+	}
 	for (const Action &action : decision_.onDrain(DecisionView{v, apps}))
 		emitAction(action, "drain", now, out);
 }

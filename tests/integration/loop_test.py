@@ -159,6 +159,7 @@ def join(a, work):
                   f"n1's decision on n2's work request split the application onto n2 ({results[:1]})")
             check(results[0].get("why", "").startswith("work request from n2"),
                   f"the result says why ({results[0].get('why')})")
+            size = results[0]["after"]
             output = finish(run)
         finally:
             if run.poll() is None:
@@ -166,10 +167,10 @@ def join(a, work):
         no_force_used(n1, n2)
     times = iteration_times(output)
     before = [t for t in times if t[2] == 1][5:-1]
-    after = [t for t in times if t[2] == 2][5:]
+    after = [t for t in times if t[2] == size][5:]
     check(len(before) >= 20 and len(after) >= 20, f"iterations timed before ({len(before)}) and after ({len(after)})")
     check(rate(after) > 1.2 * rate(before),
-          f"the iteration rate rises: {rate(before):.1f} it/s on 1 process, {rate(after):.1f} it/s on 2")
+          f"the iteration rate rises: {rate(before):.1f} it/s on 1 process, {rate(after):.1f} it/s on {size}")
     got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
     check(got is not None and got == want, f"checksum after the split {got} == static {want}")
     return 0
