@@ -14,6 +14,8 @@
 
 #include <malleo/run_dir.h>
 
+#include "private_files.h"
+
 namespace malleo {
 
 namespace {
@@ -28,11 +30,6 @@ constexpr std::size_t kRecentEvents = 256;
 constexpr std::size_t kMaxSocketPath = 107;
 // The event log's size before it starts again (events.jsonl, the previous one kept as events.1.jsonl).
 constexpr std::size_t kEventLogMaxBytes = 64u << 20;
-
-bool processAlive(long pid)
-{
-	return pid > 0 && (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
-}
 
 std::string advertised(const std::string &bound, const std::string &advertise)
 {
@@ -84,12 +81,8 @@ double Daemon::now() const
 
 std::string Daemon::prepareRunDir()
 {
-	std::error_code ec;
-	fs::create_directories(config_.runDir, ec);
-	if (ec)
-		return fmt::format("run directory '{}': {}", config_.runDir, ec.message());
-	fs::permissions(config_.runDir, fs::perms::owner_all, fs::perm_options::replace, ec);
-
+	if (std::string err = preparePrivateDir(config_.runDir); !err.empty())
+		return err;
 	agentFile_ = (fs::path(config_.runDir) / "agent.json").string();
 	socketPath_ = (fs::path(config_.runDir) / kAgentSocketName).string();
 	if (socketPath_.size() > kMaxSocketPath)
@@ -100,11 +93,12 @@ std::string Daemon::prepareRunDir()
 	std::ifstream existing(agentFile_);
 	if (existing) {
 		nlohmann::json info = nlohmann::json::parse(existing, nullptr, false);
-		if (info.is_object() && info["pid"].is_number_integer() &&
-		    processAlive(info["pid"].get<long>()) && info["pid"].get<long>() != getpid())
+		if (info.is_object() && info["pid"].is_number_integer() && info["pid"].get<long>() != getpid() &&
+		    isLiveAgent(info["pid"].get<long>()))
 			return fmt::format("another agent (pid {}) runs in '{}'", info["pid"].get<long>(),
 					   config_.runDir);
 	}
+	std::error_code ec;
 	fs::remove(socketPath_, ec); // left behind by an agent that was killed
 	return {};
 }
@@ -116,12 +110,8 @@ void Daemon::writeAgentFile(const std::string &localEndpoint)
 			       {"local", localEndpoint},
 			       {"app_remote", config_.core.appEndpoint},
 			       {"pid", getpid()}};
-	std::string tmp = agentFile_ + ".tmp";
-	{
-		std::ofstream f(tmp);
-		f << info.dump(2) << '\n';
-	}
-	fs::rename(tmp, agentFile_);
+	if (std::string err = writePrivateFile(agentFile_, info.dump(2) + "\n"); !err.empty())
+		log_->error("cannot write agent.json: {}", err);
 }
 
 void Daemon::removeRunFiles()
@@ -172,8 +162,6 @@ void Daemon::apply(CoreOutputs &out)
 				it = subscribers_.erase(it);
 		}
 	}
-	if (!out.events.empty())
-		eventLog_.flush();
 	out.clear();
 }
 
@@ -184,9 +172,10 @@ void Daemon::openEventLog()
 	// The previous run's log is kept once: an agent restarted after a crash still has what led to it.
 	if (fs::exists(eventLogPath_, ec))
 		fs::rename(eventLogPath_, (fs::path(config_.runDir) / "events.1.jsonl").string(), ec);
-	eventLog_.open(eventLogPath_, std::ios::out | std::ios::trunc);
-	if (!eventLog_) {
-		log_->warn("cannot write the event log '{}': events go to subscribers only", eventLogPath_);
+	std::string error;
+	eventLog_ = openPrivateFile(eventLogPath_, error);
+	if (eventLog_ < 0) {
+		log_->warn("cannot write the event log: {}; events go to subscribers only", error);
 		return;
 	}
 	eventLogBytes_ = 0;
@@ -194,21 +183,24 @@ void Daemon::openEventLog()
 	// Events carry the agent's own clock; the wall time of its start lets files of several agents share an axis.
 	const double wall = duration<double>(system_clock::now().time_since_epoch()).count();
 	logEvent({{"type", "log_started"}, {"wall", wall}, {"t", 0.0}, {"seq", 0}, {"agent", config_.core.id}});
-	eventLog_.flush();
 }
 
 void Daemon::logEvent(const nlohmann::json &event)
 {
-	if (!eventLog_.is_open())
+	if (eventLog_ < 0)
 		return;
 	const std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
 	// A long-running agent keeps the newest events: past the limit the log starts again, the old one kept once.
 	if (eventLogBytes_ + line.size() > kEventLogMaxBytes) {
-		eventLog_.close();
+		close(eventLog_);
+		eventLog_ = -1;
 		openEventLog();
+		if (eventLog_ < 0)
+			return;
 	}
-	eventLog_ << line;
-	eventLogBytes_ += line.size();
+	// One write per line: a reader never sees half of one unless the disk is full.
+	if (write(eventLog_, line.data(), line.size()) == static_cast<ssize_t>(line.size()))
+		eventLogBytes_ += line.size();
 }
 
 void Daemon::logRejection(const nlohmann::json &event)
@@ -401,6 +393,8 @@ int Daemon::run()
 	apply(out_);
 	removeRunFiles();
 	transport_->close(500);
+	if (eventLog_ >= 0)
+		close(eventLog_);
 	close(sigfd);
 	return 0;
 }

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <deque>
-#include <fstream>
 #include <memory>
 #include <set>
 #include <string>
@@ -61,7 +60,7 @@ private:
 	SeedWatch seedWatch_;
 	std::string socketPath_;
 	std::string agentFile_;
-	std::ofstream eventLog_; // <run_dir>/events.jsonl: every event, a JSON object per line
+	int eventLog_ = -1; // <run_dir>/events.jsonl: every event, a JSON object per line
 	std::string eventLogPath_;
 	std::size_t eventLogBytes_ = 0;
 };

@@ -16,6 +16,8 @@ namespace {
 constexpr std::size_t kSizesKept = 16;
 // Weight of a new iteration time in the running estimate of its configuration.
 constexpr double kIterationWeight = 0.3;
+// Seconds between an application's progress events.
+constexpr double kProgressInterval = 1.0;
 
 Message ack(std::string_view self, const Message &request)
 {
@@ -93,6 +95,7 @@ Message Core::onRegister(const Message &m, double now, CoreOutputs &out)
 
 Message Core::onAppReport(const Message &m, double now, CoreOutputs &out)
 {
+	(void)out;
 	auto it = apps_.find(m["app"].get<std::string>());
 	uint32_t rank = m["rank"].get<uint32_t>();
 	if (it == apps_.end())
@@ -120,14 +123,10 @@ Message Core::onAppReport(const Message &m, double now, CoreOutputs &out)
 	// Iteration times: rank 0 speaks for the application (all ranks share
 	// the iteration after its barrier).
 	if (rank == 0 && m.contains("iteration_times")) {
-		int64_t iterations = 0;
-		double total = 0.0;
 		for (const nlohmann::json &t : m["iteration_times"]) {
 			if (!t.is_number() || t.get<double>() <= 0)
 				continue;
 			double seconds = t.get<double>();
-			++iterations;
-			total += seconds;
 			if (app.sizes.empty() || app.sizes.back().processes != app.totalProcesses)
 				app.sizes.push_back({app.totalProcesses, seconds});
 			else
@@ -135,11 +134,6 @@ Message Core::onAppReport(const Message &m, double now, CoreOutputs &out)
 		}
 		if (app.sizes.size() > kSizesKept)
 			app.sizes.erase(app.sizes.begin(), app.sizes.end() - kSizesKept);
-		// The application's throughput over time, for the event log and `malleo plot`.
-		if (iterations > 0)
-			emit({{"type", "app_progress"}, {"app", app.id}, {"size", app.totalProcesses},
-			      {"iterations", iterations}, {"seconds", total / static_cast<double>(iterations)}},
-			     now, out);
 	}
 	counters_.add("apps.reports");
 	return ack(config_.id, m);
@@ -157,6 +151,7 @@ Message Core::onDeregister(const Message &m, double now, CoreOutputs &out)
 		if (it->second.local.empty()) {
 			emit({{"type", "app_gone"}, {"app", it->first}}, now, out);
 			lastResults_.erase(it->first);
+			progress_.erase(it->first);
 			apps_.erase(it);
 		}
 	}
@@ -259,6 +254,7 @@ Message Core::onPoll(const Message &m, double now, CoreOutputs &out)
 	app.malleable = true;
 	if (m.contains("size"))
 		app.totalProcesses = m["size"].get<int64_t>();
+	progress(app, m["iteration"].get<int64_t>(), now, out);
 
 	Message reply = makeMessage("command", config_.id, 0);
 	reply["app"] = appId;
@@ -324,6 +320,22 @@ Message Core::onResult(const Message &m, double now, CoreOutputs &out)
 			told[key] = m[key];
 	tellResult(std::move(told), now, out);
 	return ack(config_.id, m);
+}
+
+// The application's throughput over time, for the event log and `malleo plot`: from the coordinator's polls, which
+// carry its probe count wherever it runs (rank 0's own reports stop when it migrates away and parks).
+void Core::progress(const ApplicationInfo &app, int64_t iteration, double now, CoreOutputs &out)
+{
+	Progress &p = progress_[app.id];
+	if (p.at > 0 && iteration > p.iteration && now - p.at >= kProgressInterval) {
+		const int64_t done = iteration - p.iteration;
+		emit({{"type", "app_progress"}, {"app", app.id}, {"size", app.totalProcesses}, {"iteration", iteration},
+		      {"iterations", done}, {"seconds", (now - p.at) / static_cast<double>(done)}},
+		     now, out);
+	} else if (p.at > 0 && iteration >= p.iteration) {
+		return;
+	}
+	p = {iteration, now};
 }
 
 void Core::dropCommand(const std::string &appId, const char *why, double now, CoreOutputs &out)

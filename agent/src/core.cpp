@@ -208,6 +208,7 @@ void Core::dropPeer(const std::string &id, const char *why, double now, CoreOutp
 	      {"silent_for", now - it->second.lastHeard}},
 	     now, out);
 	out.disconnects.push_back(it->second.endpoint);
+	drainingPeers_.erase(it->first);
 	peers_.erase(it);
 }
 
@@ -368,6 +369,8 @@ void Core::heartbeat(double now, CoreOutputs &out)
 		hb["profile"] = toJson(local_);
 		if (nlohmann::json roots = rootsHere(); !roots.empty())
 			hb["roots"] = std::move(roots);
+		if (draining_)
+			hb["draining"] = true;
 		send(peer.endpoint, std::move(hb), out);
 	}
 }
@@ -448,8 +451,13 @@ void Core::onGossip(const Message &m, double now, CoreOutputs &out)
 
 void Core::onHeartbeat(const Message &m, double now, CoreOutputs &out)
 {
-	if (PeerEntry *peer = acceptPeer(m, now, out))
+	if (PeerEntry *peer = acceptPeer(m, now, out)) {
 		peer->inPeerView = m.value("in_view", true);
+		if (m.value("draining", false))
+			drainingPeers_.insert(peer->id);
+		else
+			drainingPeers_.erase(peer->id);
+	}
 }
 
 void Core::onUnlink(const Message &m, double now, CoreOutputs &out)

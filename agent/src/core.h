@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -186,6 +187,7 @@ private:
 	Message onPoll(const Message &m, double now, CoreOutputs &out);
 	Message onResult(const Message &m, double now, CoreOutputs &out);
 	void dropCommand(const std::string &appId, const char *why, double now, CoreOutputs &out);
+	void progress(const ApplicationInfo &app, int64_t iteration, double now, CoreOutputs &out);
 	void decide(double now, CoreOutputs &out);
 	void emitAction(const Action &action, const char *trigger, double now, CoreOutputs &out);
 	std::vector<ApplicationInfo> applicationList() const;
@@ -239,11 +241,18 @@ private:
 	std::map<std::string, AppCommand> commands_;	     // app → its queued or in-flight command
 	std::map<std::string, nlohmann::json> lastResults_; // app → the result of its last command
 	uint64_t nextCommandId_ = 1;
+	struct Progress {
+		int64_t iteration = 0;
+		double at = 0.0;
+	};
+	std::map<std::string, Progress> progress_; // app → the coordinator's probe count at the last progress event
 	std::map<std::string, PendingRequest> pending_; // app → the request this agent awaits a result of
 	std::map<std::string, double> heldUntil_;	 // app → no decision asks for it before then
 	std::map<std::string, RootSeen> rootOf_;	 // app → the peer hosting its rank 0
 	uint64_t nextRequestId_ = 1;
 	bool draining_ = false;
+	std::set<std::string> drainingPeers_; // peers whose heartbeats say they drain: nothing moves onto them
+	double quietSince_ = -1.0;	       // draining: since when no process has been active here
 	bool drainDone_ = false;
 	bool drainUnanswered_ = false; // said once: the module cannot be asked
 	double drainDeadline_ = 0.0;

@@ -17,6 +17,8 @@ namespace {
 // An agent may hear of an application's root from a peer that has since lost it; a stale entry is not trusted.
 constexpr double kRootStaleAfter = 30.0;
 constexpr std::size_t kRootsRemembered = 1024;
+// Seconds a draining node must host no active process before it leaves.
+constexpr double kDrainSettle = 1.0;
 
 std::string whyOf(const Action &action)
 {
@@ -184,6 +186,10 @@ std::optional<std::pair<std::string, std::string>> Core::queue(const std::string
 					     c->second.id, describeCommand(c->second.command),
 					     c->second.sent ? "in flight" : "queued", c->second.asker.origin,
 					     c->second.asker.why)};
+	// A draining node is on its way out: what moves there would be stranded.
+	if (!command.node.empty() && (drainingPeers_.count(command.node) || (draining_ && command.node == config_.id)))
+		return std::pair{std::string("draining"),
+				 fmt::format("node '{}' is draining: nothing moves onto it", command.node)};
 	// The root holds the application's hold-down too: requests from several agents must not add up.
 	const bool decided = asker.trigger == "wrm" || asker.trigger == "tick";
 	if (decided && app.lastReconfiguration >= 0 && now - app.lastReconfiguration < config_.holdDown)
@@ -325,7 +331,13 @@ void Core::drainStep(double now, CoreOutputs &out)
 {
 	if (drainDone_)
 		return;
-	if (activeHere() == 0) {
+	// Done once nothing has been active here for a moment: a process moving here when the drain began registers
+	// a little after the operation that brought it.
+	if (activeHere() > 0)
+		quietSince_ = -1.0;
+	else if (quietSince_ < 0)
+		quietSince_ = now;
+	if (activeHere() == 0 && now - quietSince_ >= kDrainSettle) {
 		drainDone_ = true;
 		counters_.add("drain.done");
 		emit({{"type", "drained"}, {"took", now - (drainDeadline_ - config_.drainDeadline)}}, now, out);

@@ -235,14 +235,16 @@ std::vector<Action> IosDecision::evacuate(const DecisionView &view)
 		}
 		if (!best || !(bestShare > here_ * (1 + options_.theta)))
 			continue;
+		// One process a time: the target may have room for fewer than all (a pool's spares), and each move is
+		// followed by the hold-down, in which the next measurement shows what the last one gained.
 		nlohmann::json reasons = {
-		    {"why", fmt::format("{:.0f} % of this node is used by processes of no application here: {} "
-					"processes move to {}, where each would get {:.2f} cores against {:.2f} here",
+		    {"why", fmt::format("{:.0f} % of this node is used by processes of no application here: 1 of its {} "
+					"processes moves to {}, where it would get {:.2f} cores against {:.2f} here",
 					100 * foreign, count, best->id, bestShare, here_)},
 		    {"foreign_load", foreign}, {"upw_j", here.upw}, {"own_load", own}, {"cores", here.cores},
 		    {"evacuate_load", options_.evacuateLoad}, {"ticks", loadedTicks_},
 		    {"share_here", here_}, {"share_there", bestShare}, {"theta", options_.theta}};
-		actions.push_back({"migrate", app.id, {{"app", app.id}, {"count", count}, {"target", best->id}},
+		actions.push_back({"migrate", app.id, {{"app", app.id}, {"count", 1}, {"target", best->id}},
 				   std::move(reasons)});
 	}
 	loadedTicks_ = 0;

@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The run directory on a shared machine (issue "Trust"): a real malleod refuses a directory another user made or
+anyone may write in, never writes through a symbolic link planted there, and writes its files 0600; a stale
+agent.json naming a live process that is not an agent does not block a start."""
+import json
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+from harness import MALLEOD, SKIP, check, wait_for
+
+
+def start(run_dir, *extra):
+    return subprocess.Popen([MALLEOD, "--id", "rd", "--listen", "tcp://127.0.0.1:*", "--run-dir", run_dir, *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def refused(run_dir, what):
+    agent = start(run_dir)
+    try:
+        output, _ = agent.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        agent.kill()
+        output, _ = agent.communicate()
+        check(False, f"{what}: the agent started ({output.strip()})")
+    lines = [line for line in output.splitlines() if line.strip()]
+    check(agent.returncode != 0 and len(lines) == 1, f"{what}: refused in one line, exit {agent.returncode} "
+          f"({lines})")
+    return lines[0]
+
+
+def main():
+    if os.geteuid() != 0:
+        print("skip: making a directory another user owns needs root")
+        return SKIP
+    base = tempfile.mkdtemp(prefix="malleo-rundir-")
+    os.chmod(base, 0o755)
+    try:
+        victim = os.path.join(base, "victim")
+        with open(victim, "w") as f:
+            f.write("the victim's file\n")
+
+        # Another user's directory, open to all, with agent.json.tmp planted as a link to the victim's file.
+        squatted = os.path.join(base, "squatted")
+        os.mkdir(squatted)
+        os.chmod(squatted, 0o777)
+        os.symlink(victim, os.path.join(squatted, "agent.json.tmp"))
+        os.chown(squatted, pwd.getpwnam("nobody").pw_uid, -1)
+        line = refused(squatted, "a directory another user made")
+        check("belongs to uid" in line, f"the line says whose it is ({line})")
+        check(open(victim).read() == "the victim's file\n", "the victim's file is untouched")
+
+        # Our own, but writable by others: something may have been planted.
+        open_dir = os.path.join(base, "open")
+        os.mkdir(open_dir)
+        os.chmod(open_dir, 0o777)
+        os.symlink(victim, os.path.join(open_dir, "agent.json.tmp"))
+        line = refused(open_dir, "a directory anyone may write in")
+        check("writable by others" in line, f"the line says why ({line})")
+        check(open(victim).read() == "the victim's file\n", "the victim's file is untouched")
+
+        # A link given as the run directory.
+        link = os.path.join(base, "link")
+        os.symlink(open_dir, link)
+        check("symbolic link" in refused(link, "a symbolic link as the run directory"), "the line says so")
+
+        # Ours and private, with a link planted before it was made private: the agent does not write through it.
+        planted = os.path.join(base, "planted")
+        os.mkdir(planted, 0o700)
+        os.symlink(victim, os.path.join(planted, "events.jsonl"))
+        agent = start(planted)
+        try:
+            check(wait_for(lambda: os.path.exists(os.path.join(planted, "agent.json")), 10),
+                  "an agent starts in a private directory of its own")
+            check(open(victim).read() == "the victim's file\n",
+                  "a link planted as events.jsonl is not written through")
+        finally:
+            agent.terminate()
+            agent.communicate(timeout=10)
+
+        # Ours, readable by others (0755, as mkdir makes it): narrowed to 0700; its files 0600.
+        fresh = os.path.join(base, "fresh")
+        os.mkdir(fresh, 0o755)
+        # A stale agent.json naming pid 1 (alive, not an agent) from a crash.
+        with open(os.path.join(fresh, "agent.json"), "w") as f:
+            f.write('{"pid": 1}\n')
+        agent = start(fresh)
+        try:
+            info = os.path.join(fresh, "agent.json")
+            def written_by_agent():
+                try:
+                    return json.load(open(info)).get("pid") == agent.pid
+                except (OSError, ValueError):
+                    return False
+            check(wait_for(written_by_agent, 10),
+                  "a stale agent.json naming a live process that is no agent does not block a start")
+            check(stat.S_IMODE(os.stat(fresh).st_mode) == 0o700, "the run directory is made 0700")
+            for name in ("agent.json", "events.jsonl"):
+                mode = stat.S_IMODE(os.stat(os.path.join(fresh, name)).st_mode)
+                check(mode == 0o600, f"{name} is 0600 ({mode:o})")
+            # A second agent in the same directory is refused: the first one runs there.
+            line = refused(fresh, "a second agent in a running agent's directory")
+            check("another agent" in line, f"the line names the running agent ({line})")
+        finally:
+            agent.terminate()
+            agent.communicate(timeout=10)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
