@@ -9,13 +9,13 @@
 # then the agents' event logs as a timeline and a plot, and heat2d's checksum against a run left alone: equal, bit
 # for bit, or this script exits 1. About 2 minutes. Ctrl-C stops everything (cluster, load, application).
 #
-# Environment: ITERATIONS (heat2d's steps, 8000), ROWS and COLUMNS (its grid, 2048 x 1024), LOAD_SECONDS (20),
+# Environment: ITERATIONS (heat2d's steps, 20000), ROWS and COLUMNS (its grid, 2048 x 1024), LOAD_SECONDS (20),
 # TOP_SECONDS (how long `malleo top` is shown, 8), STEP_TIMEOUT (seconds each step may take, 60),
 # MALLEO_CLUSTER_DIR (/tmp/malleo-demo-<uid>), PLOT (the plot's file, demo-throughput.png).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
-ITERATIONS=${ITERATIONS:-8000}
+ITERATIONS=${ITERATIONS:-20000}
 ROWS=${ROWS:-2048}
 COLUMNS=${COLUMNS:-1024}
 LOAD_SECONDS=${LOAD_SECONDS:-20}
