@@ -107,12 +107,13 @@ ClusterStarter::ClusterStarter(unsigned nodes, std::string logLevel, std::string
 {
 }
 
-std::optional<Failure> ClusterStarter::launch(unsigned index, const std::vector<std::string> &peers)
+std::optional<Failure> ClusterStarter::launch(unsigned index, const std::vector<std::string> &peers,
+					      std::vector<int> cpus)
 {
 	Launch l;
 	l.node.name = fmt::format("n{}", index);
 	l.node.runDir = (fs::path(dir_) / l.node.name).string();
-	l.node.cpus = {cpus_[(index - 1) % cpus_.size()]};
+	l.node.cpus = cpus.empty() ? std::vector<int>{cpus_[(index - 1) % cpus_.size()]} : std::move(cpus);
 	l.logPath = l.node.runDir + "/malleod.log";
 
 	std::error_code ec;
@@ -142,7 +143,7 @@ std::optional<Failure> ClusterStarter::launch(unsigned index, const std::vector<
 		argv.insert(argv.end(), {"--log-level", logLevel_});
 
 	Failure failure;
-	std::optional<pid_t> pid = spawnDetached(argv, l.node.cpus[0], l.logPath, failure);
+	std::optional<pid_t> pid = spawnDetached(argv, l.node.cpus, l.logPath, failure);
 	if (!pid)
 		return failure;
 	l.node.pid = *pid;
@@ -155,7 +156,7 @@ std::optional<Failure> ClusterStarter::launch(unsigned index, const std::vector<
 // finds them all even if we are interrupted before the last one is up.
 std::optional<Failure> ClusterStarter::record()
 {
-	cluster_.nodes.clear();
+	cluster_.nodes = kept_;
 	for (const Launch &l : launches_)
 		cluster_.nodes.push_back(l.node);
 	return writeClusterFile(dir_, cluster_);
@@ -163,6 +164,9 @@ std::optional<Failure> ClusterStarter::record()
 
 std::optional<Failure> ClusterStarter::start()
 {
+	// What every node shares, kept for `malleo cluster add` to give a later node the same.
+	if (auto f = writeBaseConfig(dir_, input_))
+		return f;
 	launches_.reserve(nodes_);
 	if (auto f = launch(1, {}))
 		return f;
@@ -186,6 +190,20 @@ std::optional<Failure> ClusterStarter::start()
 	return f;
 }
 
+std::optional<Failure> ClusterStarter::add(const ClusterFile &existing, unsigned index, std::vector<int> cpus,
+					   const std::vector<std::string> &seeds)
+{
+	kept_ = existing.nodes;
+	if (auto f = launch(index, seeds, std::move(cpus)))
+		return f;
+	if (auto f = record())
+		return f;
+	std::optional<Failure> f = waitReady({&launches_.back()});
+	if (auto g = record(); g && !f)
+		f = g;
+	return f;
+}
+
 void ClusterStarter::rollback()
 {
 	std::vector<ClusterNode> nodes;
@@ -194,6 +212,12 @@ void ClusterStarter::rollback()
 	for (const NodeStop &stop : stopNodes(nodes, kRollbackGrace))
 		if (stop.result != "stopped" && stop.result != "not_running")
 			std::cerr << "malleo: " << describe(stop) << '\n';
+	if (!kept_.empty()) {
+		cluster_.nodes = kept_;
+		if (std::optional<Failure> f = writeClusterFile(dir_, cluster_))
+			std::cerr << "malleo: " << f->line << '\n';
+		return;
+	}
 	std::error_code ec;
 	fs::remove(clusterFilePath(dir_), ec);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Starting the agents of a virtual cluster: K agents on this machine, each on
 // its own CPU with its own run directory, joined through n1 as their one seed
-// peer, each awaited until it has written its agent.json.
+// peer, each awaited until it has written its agent.json; or one more agent for
+// a cluster that runs, seeded with one of its nodes.
 #pragma once
 
 #include <map>
@@ -32,12 +33,19 @@ public:
 	// Starts n1, waits for it, then the others; records them in cluster.json
 	// as they start. On failure the caller rolls back.
 	std::optional<Failure> start();
-	// Stops whatever start() started and removes cluster.json.
+	// One more node for a running cluster (`malleo cluster add`): node n<index>
+	// on cpus (empty: round-robin as start() would place it), seeds as its
+	// peers; recorded after the nodes of existing. On failure the caller rolls back.
+	std::optional<Failure> add(const ClusterFile &existing, unsigned index, std::vector<int> cpus,
+				   const std::vector<std::string> &seeds);
+	// Stops whatever start() or add() started and leaves cluster.json with the
+	// nodes that were there before (none: removes it).
 	void rollback();
 	const ClusterFile &cluster() const { return cluster_; }
 
 private:
-	std::optional<Failure> launch(unsigned index, const std::vector<std::string> &peers);
+	std::optional<Failure> launch(unsigned index, const std::vector<std::string> &peers,
+				      std::vector<int> cpus = {});
 	std::optional<Failure> record();
 
 	unsigned nodes_;
@@ -48,6 +56,7 @@ private:
 	std::map<std::string, nlohmann::json> nodeFiles_;
 	std::vector<int> cpus_;
 	std::vector<Launch> launches_;
+	std::vector<ClusterNode> kept_; // add(): the nodes already up, recorded first
 	ClusterFile cluster_;
 };
 

@@ -41,6 +41,12 @@ struct ClusterUpOptions {
 	bool json = false;
 };
 int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &up);
+struct ClusterAddOptions {
+	std::string config;		 // default: the cluster's base-config.json
+	std::optional<std::string> cpus; // checked by clusterAddCommand, so a bad list gets its own line
+	bool json = false;
+};
+int clusterAddCommand(const GlobalOptions &options, const ClusterAddOptions &add);
 int clusterDownCommand(const GlobalOptions &options, bool json);
 int clusterStatusCommand(const GlobalOptions &options, bool json);
 

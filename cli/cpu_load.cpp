@@ -183,7 +183,7 @@ std::optional<LoadRecord> startLoad(const std::string &dir, const std::string &n
 		const int cpu = cpus[i % cpus.size()];
 		// Nothing to log: a burner that starts only spins, and one that cannot start is
 		// reported here.
-		std::optional<pid_t> pid = spawnDetached(argv, cpu, "/dev/null", failure);
+		std::optional<pid_t> pid = spawnDetached(argv, {cpu}, "/dev/null", failure);
 		if (!pid) {
 			(void)stopNodes(asProcesses(record), kStopGrace);
 			return std::nullopt;

@@ -31,6 +31,7 @@ struct Options {
 	EventsOptions events;
 	TopOptions top;
 	ClusterUpOptions up;
+	ClusterAddOptions add;
 	RunOptions run;
 	ForceOptions force;
 	DrainOptions drain;
@@ -129,6 +130,14 @@ int main(int argc, char **argv)
 		->allow_extra_args(false);
 	up->add_option("--log-level", o.up.logLevel, "the agents' log level (trace, debug, info, ...)");
 	up->add_flag("--json", o.up.json, "print the cluster (cluster.json) as JSON");
+	CLI::App *add = cluster->add_subcommand(
+		"add", "start one more node n<K+1>, seeded with a running node, as a machine that joins the cluster");
+	add->add_option("--config", o.add.config,
+			"its agent configuration (JSON) (default: the one every node got at `cluster up`)")
+		->check(CLI::ExistingFile);
+	add->add_option("--cpus", o.add.cpus, "the CPUs it runs on, e.g. 1 or 0-1 (default: round-robin as `up`)")
+		->type_name("LIST");
+	add->add_flag("--json", o.add.json, "print the new node (as in cluster.json) as JSON");
 	CLI::App *down = cluster->add_subcommand("down", "stop every agent of the cluster");
 	down->add_flag("--json", o.json, "report how each node ended as JSON");
 	CLI::App *clusterStatus = cluster->add_subcommand("status", "which nodes of the cluster run, and where");
@@ -252,6 +261,8 @@ int main(int argc, char **argv)
 		return topCommand(o.global, o.top);
 	if (up->parsed())
 		return clusterUpCommand(o.global, o.up);
+	if (add->parsed())
+		return clusterAddCommand(o.global, o.add);
 	if (down->parsed())
 		return clusterDownCommand(o.global, o.json);
 	if (clusterStatus->parsed())

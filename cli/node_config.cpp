@@ -37,12 +37,44 @@ void mergeInto(nlohmann::json &target, const nlohmann::json &patch)
 		mergeInto(target[it.key()], it.value());
 }
 
-nlohmann::json nodeConfig(const NodeConfigInput &input, const std::string &id,
-			  const std::vector<std::string> &peers, const std::string &runDir)
+nlohmann::json baseConfig(const NodeConfigInput &input)
 {
 	nlohmann::json config = input.base;
 	if (!input.modules.empty())
 		mergeInto(config, {{"modules", input.modules}});
+	return config;
+}
+
+std::string baseConfigPath(const std::string &dir)
+{
+	return dir + "/base-config.json";
+}
+
+std::optional<Failure> writeBaseConfig(const std::string &dir, const NodeConfigInput &input)
+{
+	const std::string path = baseConfigPath(dir);
+	std::ofstream out(path, std::ios::trunc);
+	out << baseConfig(input).dump(2) << '\n';
+	if (!out.flush())
+		return Failure{kExitFailed, fmt::format("cannot write {}", path)};
+	return std::nullopt;
+}
+
+void eraseClusterKeys(nlohmann::json &config)
+{
+	auto agent = config.find("agent");
+	if (agent == config.end() || !agent->is_object())
+		return;
+	for (const char *key : {"id", "listen", "peers", "run_dir"})
+		agent->erase(key);
+	if (agent->empty())
+		config.erase(agent);
+}
+
+nlohmann::json nodeConfig(const NodeConfigInput &input, const std::string &id,
+			  const std::vector<std::string> &peers, const std::string &runDir)
+{
+	nlohmann::json config = baseConfig(input);
 	mergeInto(config, input.node);
 	mergeInto(config, {{"agent",
 			    {{"id", id},

@@ -26,6 +26,17 @@ std::optional<nlohmann::json> readJsonObject(const std::string &path, const std:
 // Merges patch into target: objects key by key, anything else replaced.
 void mergeInto(nlohmann::json &target, const nlohmann::json &patch);
 
+// What every node of a cluster shares: the --config file and the module flags.
+nlohmann::json baseConfig(const NodeConfigInput &input);
+
+// <dir>/base-config.json: baseConfig(), written by `cluster up` for `cluster add`.
+std::string baseConfigPath(const std::string &dir);
+std::optional<Failure> writeBaseConfig(const std::string &dir, const NodeConfigInput &input);
+
+// The keys of a node's configuration that the cluster decides for it (agent.id, listen, peers, run_dir) taken
+// out: what is left of a node's config.json is a base for another node.
+void eraseClusterKeys(nlohmann::json &config);
+
 // The node's whole configuration. The cluster's keys (agent.id, listen,
 // peers, run_dir) win over every file, so a file cannot break the cluster.
 nlohmann::json nodeConfig(const NodeConfigInput &input, const std::string &id,

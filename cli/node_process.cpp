@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,12 +47,9 @@ std::vector<std::string> statFields(long pid)
 }
 
 // Runs in the child between fork and exec: only async-signal-safe calls.
-[[noreturn]] void execChild(char *const argv[], int cpu, int logFd, int nullFd, int errorPipe)
+[[noreturn]] void execChild(char *const argv[], const cpu_set_t &set, int logFd, int nullFd, int errorPipe)
 {
 	setsid();
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
 	int err = 0;
 	if (sched_setaffinity(0, sizeof(set), &set) != 0)
 		err = errno;
@@ -120,7 +118,7 @@ std::vector<int> usableCpus()
 	return cpus;
 }
 
-std::optional<pid_t> spawnDetached(const std::vector<std::string> &argv, int cpu,
+std::optional<pid_t> spawnDetached(const std::vector<std::string> &argv, const std::vector<int> &cpus,
 				   const std::string &logPath, Failure &failure)
 {
 	int logFd = open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -143,10 +141,15 @@ std::optional<pid_t> spawnDetached(const std::vector<std::string> &argv, int cpu
 	for (const std::string &a : argv)
 		args.push_back(const_cast<char *>(a.c_str()));
 	args.push_back(nullptr);
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	for (int cpu : cpus)
+		if (cpu >= 0 && cpu < CPU_SETSIZE)
+			CPU_SET(cpu, &set);
 
 	pid_t pid = fork();
 	if (pid == 0)
-		execChild(args.data(), cpu, logFd, nullFd, errorPipe[1]);
+		execChild(args.data(), set, logFd, nullFd, errorPipe[1]);
 	int forkErrno = errno;
 	close(errorPipe[1]);
 	close(logFd);
@@ -166,7 +169,7 @@ std::optional<pid_t> spawnDetached(const std::vector<std::string> &argv, int cpu
 	close(errorPipe[0]);
 	if (n == sizeof(childErrno)) {
 		waitpid(pid, nullptr, 0);
-		failure = {kExitFailed, fmt::format("cannot start {} on CPU {}: {}", argv[0], cpu,
+		failure = {kExitFailed, fmt::format("cannot start {} on CPU {}: {}", argv[0], fmt::join(cpus, ","),
 						    std::strerror(childErrno))};
 		return std::nullopt;
 	}

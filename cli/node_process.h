@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The agents of a virtual cluster as processes: finding malleod, starting it
-// detached on one CPU, and telling whether the process we started still runs.
+// detached on its CPUs, and telling whether the process we started still runs.
 #pragma once
 
 #include <optional>
@@ -20,10 +20,10 @@ std::optional<std::string> findMalleod(Failure &failure);
 // The CPUs this process may run on, in order (the nodes are spread over them).
 std::vector<int> usableCpus();
 
-// Starts argv[0] in a new session bound to cpu, stdin from /dev/null and
+// Starts argv[0] in a new session bound to cpus, stdin from /dev/null and
 // stdout and stderr appended to logPath. Returns the pid, or nullopt with a
 // failure when the program could not be started at all.
-std::optional<pid_t> spawnDetached(const std::vector<std::string> &argv, int cpu,
+std::optional<pid_t> spawnDetached(const std::vector<std::string> &argv, const std::vector<int> &cpus,
 				   const std::string &logPath, Failure &failure);
 
 // /proc/<pid>/stat's start time, 0 when the process does not exist.

@@ -1,90 +1,166 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs, builds and shows, on this machine:
-#  1. a virtual cluster of malleo agents: they join, exchange profiles and pass
-#     work-stealing requests while a real CPU hog loads one CPU (DURATION s);
-#  2. a malleable MPI application: heat2d split, migrated and merged while it
-#     runs, with the same result, bit for bit, as a run left alone.
-# Ctrl-C stops everything.
+# Installs, builds and shows the loop closed, on this machine: a virtual cluster of malleo agents with the `ios`
+# decision module reconfigures a running MPI application (heat2d) by itself, with no `malleo force` anywhere:
+#  1. heat2d starts on node n1 alone;
+#  2. a node joins (`malleo cluster add`): the application splits onto it;
+#  3. a real CPU load on that node (`malleo load`): its process leaves, and comes back once the load ends;
+#  4. the node drains (`malleo drain`): its process moves away, then its agent exits;
+# then the agents' event logs as a timeline and a plot, and heat2d's checksum against a run left alone: equal, bit
+# for bit, or this script exits 1. About 2 minutes. Ctrl-C stops everything (cluster, load, application).
+#
+# Environment: ITERATIONS (heat2d's steps, 20000), ROWS and COLUMNS (its grid, 2048 x 1024), LOAD_SECONDS (20),
+# TOP_SECONDS (how long `malleo top` is shown, 8), STEP_TIMEOUT (seconds each step may take, 60),
+# MALLEO_CLUSTER_DIR (/tmp/malleo-demo-<uid>), PLOT (the plot's file, demo-throughput.png).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
-NODES=${NODES:-6}
-DURATION=${DURATION:-40}
+ITERATIONS=${ITERATIONS:-20000}
+ROWS=${ROWS:-2048}
+COLUMNS=${COLUMNS:-1024}
+LOAD_SECONDS=${LOAD_SECONDS:-20}
+TOP_SECONDS=${TOP_SECONDS:-8}
+STEP_TIMEOUT=${STEP_TIMEOUT:-60}
+PLOT=${PLOT:-demo-throughput.png}
 export MALLEO_CLUSTER_DIR=${MALLEO_CLUSTER_DIR:-/tmp/malleo-demo-$(id -u)}
+# How often the application's coordinator asks its agent for a command (0.2 s by default): a little quicker here.
+export MALLEO_POLL_INTERVAL=0.1
 malleo=build/cli/malleo
-
-hog=""
-cleanup() {
-  [ -n "$hog" ] && kill "$hog" 2>/dev/null || true
-  $malleo cluster down >/dev/null 2>&1 || true
-}
-trap cleanup EXIT INT TERM
-
-$malleo cluster down >/dev/null 2>&1 || true
-$malleo cluster up --nodes "$NODES" --config configs/demo-cluster.json
-# A real CPU hog on CPU 0: the nodes pinned there become busy, those on the
-# other CPUs idle, and the idle ones' work-stealing requests find the busy ones.
-taskset -c 0 sh -c 'while :; do :; done' &
-hog=$!
-$malleo top --duration "$DURATION"
-kill "$hog" 2>/dev/null || true
-hog=""
-$malleo cluster down >/dev/null
-
-# 2. heat2d over a pool of 6 Open MPI processes, 2 active; the bridge carries out a forced schedule and prints each
-# operation with its phases (3. below sends the commands through an agent instead).
-out=$(mktemp -d)
 heat2d=build/examples/heat2d/heat2d_openmpi
-export MALLEO_AGENT=
-echo
-echo "== heat2d, malleable: split +2 at iteration 20, migrate 1 at 40, merge -3 at 60, split +1 at 80"
-MALLEO_FORCE="split@20:2,migrate@40:1,merge@60:3,split@80:1" MALLEO_PCM_VERBOSE=1 \
-  $malleo run -n 2 --max 6 --profile-dir "$out" -- $heat2d --iterations 100 --progress 20 2>&1 |
-  grep -v -e '^malleo: ' -e '^malleo-pmpi: ' | tee "$out/malleable.txt"
-echo
-echo "== heat2d, left alone on 2 processes"
-$malleo run -n 2 --profile-dir "$out" -- $heat2d --iterations 100 --progress 50 2>&1 |
-  grep -v -e '^malleo: ' -e '^malleo-pmpi: ' | tee "$out/static.txt"
-a=$(grep '^checksum' "$out/malleable.txt"); b=$(grep '^checksum' "$out/static.txt")
-echo
-if [ -n "$a" ] && [ "$a" = "$b" ]; then
-  echo "== same result, bit for bit ($a)"
-else
-  echo "== results differ: '$a' vs '$b'"
-  exit 1
-fi
+grid=(--rows "$ROWS" --columns "$COLUMNS" --iterations "$ITERATIONS")
+out=$(mktemp -d)
 
-# 3. The same program commanded through its agent: `malleo force` queues a command at the agent hosting rank 0, the
-# program's coordinator takes it at its next probe and reports the result back. --pace keeps the run going (400
-# iterations of at least 20 ms) while the commands are sent.
-echo
-echo "== heat2d under an agent, commanded with malleo force: split 2, then merge 1"
-$malleo cluster up --nodes 1 --config configs/demo-cluster.json >/dev/null
-agent="ipc://$MALLEO_CLUSTER_DIR/n1/agent.sock"
-$malleo --agent "$agent" run -n 2 --max 4 --profile-dir "$out" -- $heat2d --iterations 400 --pace 20 \
-  --progress 100 >"$out/commanded.txt" 2>&1 &
-run=$!
-app=""
-for _ in $(seq 1 100); do  # until the program's first poll has marked it malleable at the agent
-  app=$($malleo --agent "$agent" apps --json |
-    python3 -c 'import json, sys; print(next((a["id"] for a in json.load(sys.stdin)["apps"] if a["malleable"]), ""))')
-  [ -n "$app" ] && break
-  sleep 0.1
-done
-if [ -z "$app" ]; then
-  echo "== the program never reached the agent"; wait "$run" || true; exit 1
-fi
-$malleo --agent "$agent" force "$app" split 2 --wait 30
-$malleo --agent "$agent" force "$app" merge 1 --wait 30
-wait "$run"
-grep -v -e '^malleo: ' -e '^malleo-pmpi: ' "$out/commanded.txt"
-$malleo run -n 2 --profile-dir "$out" -- $heat2d --iterations 400 2>&1 | grep '^checksum' >"$out/static400.txt"
-a=$(grep '^checksum' "$out/commanded.txt"); b=$(cat "$out/static400.txt")
-if [ -n "$a" ] && [ "$a" = "$b" ]; then
-  echo "== same result as a run left alone, bit for bit ($a)"
-else
-  echo "== results differ: '$a' vs '$b'"
+run=""
+load_ends=0
+cleanup() {
+  if [ -n "$run" ] && kill -0 "$run" 2>/dev/null; then
+    kill -TERM "$run" 2>/dev/null || true  # malleo run passes it to the launcher, which ends the ranks
+    wait "$run" 2>/dev/null || true
+  fi
+  $malleo load --stop >/dev/null 2>&1 || true
+  $malleo cluster down >/dev/null 2>&1 || true
+  rm -rf "$out"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+fail() {
+  echo "== $*" >&2
+  if [ -f "$out/loop.txt" ]; then
+    echo "-- the application's last lines:" >&2
+    grep -v -e '^time: ' "$out/loop.txt" | tail -5 >&2
+  fi
   exit 1
+}
+
+# The application's processes on NODE that compute, from every agent's view of it (0 when none); with "settled" as a
+# second argument, 0 too while a command of the application is queued or in flight.
+active_on() {
+  $malleo apps --json 2>/dev/null | python3 -c '
+import json, sys
+node, settled = sys.argv[1], len(sys.argv) > 2
+try:
+    apps = json.load(sys.stdin)["apps"]
+except (ValueError, KeyError):
+    apps = []
+if settled and any(a.get("command") for a in apps):
+    apps = []
+print(sum(n["active"] for a in apps for n in a.get("nodes", []) if n["node"] == node))' "$@"
+}
+
+# Whether the application has at least COUNT active processes on NODE ("settled": and no command in flight); none.
+has_active() { [ "$(active_on "$1" "${@:3}")" -ge "$2" ]; }
+has_none() { [ "$(active_on "$1")" -eq 0 ]; }
+load_over() { [ "$SECONDS" -ge "$load_ends" ]; }
+
+# wait_until WHAT COMMAND ARGS...: runs the command every 0.2 s until it succeeds; fails after STEP_TIMEOUT seconds
+# or when the application has ended (it was too short for the story: more ITERATIONS).
+wait_until() {
+  local what=$1 deadline=$((SECONDS + STEP_TIMEOUT))
+  shift
+  until "$@"; do
+    kill -0 "$run" 2>/dev/null || fail "heat2d ended before $what (raise ITERATIONS)"
+    [ "$SECONDS" -lt "$deadline" ] || fail "$what did not happen within $STEP_TIMEOUT s"
+    sleep 0.2
+  done
+}
+
+$malleo load --stop >/dev/null 2>&1 || true
+$malleo cluster down >/dev/null 2>&1 || true
+rm -f "$MALLEO_CLUSTER_DIR"/n*/events.jsonl  # the timeline is this run's alone
+
+echo "== a cluster of one node, agents deciding with the ios module (configs/demo-loop.json)"
+$malleo cluster up --nodes 1 --config configs/demo-loop.json
+
+echo
+echo "== heat2d on n1, spawn mode (Open MPI): $ROWS x $COLUMNS, $ITERATIONS iterations"
+# MALLEO_PCM_VERBOSE: the bridge prints each reconfiguration, and where each process it starts runs.
+MALLEO_PCM_VERBOSE=1 $malleo --node n1 run -n 1 --mode spawn --profile-dir "$out" -- \
+  $heat2d "${grid[@]}" --progress 1000 --times >"$out/loop.txt" 2>&1 &
+run=$!
+wait_until "heat2d's registration with n1" has_active n1 1
+$malleo apps
+
+echo
+echo "== a node joins: malleo cluster add"
+$malleo cluster add
+wait_until "a split onto n2" has_active n2 1
+$malleo apps
+
+echo
+echo "== a CPU load on n2 for $LOAD_SECONDS s: its process leaves; malleo top for $TOP_SECONDS s"
+$malleo load --node n2 --for "$LOAD_SECONDS"
+load_ends=$((SECONDS + LOAD_SECONDS))
+$malleo top --duration "$TOP_SECONDS"
+wait_until "the process leaving loaded n2" has_none n2
+$malleo apps
+
+echo
+echo "== the load ends after $LOAD_SECONDS s: the process comes back to n2"
+wait_until "the end of the load" load_over
+wait_until "the process coming back to n2" has_active n2 1 settled
+$malleo apps
+
+echo
+echo "== n2 drains: malleo drain n2 --wait 60"
+$malleo drain n2 --wait 60 || fail "n2 did not drain"
+wait_until "the process leaving drained n2" has_none n2
+$malleo apps
+
+echo "== heat2d runs to its end"
+status=0
+wait "$run" || status=$?
+run=""
+[ "$status" -eq 0 ] || fail "heat2d ended with status $status"
+grep -e '^malleo-pcm: spawned' -e '^final' -e '^checksum' "$out/loop.txt" || true
+# Iterations per second at each process count, from rank 0's --times.
+python3 - "$out/loop.txt" <<'EOF'
+import re, sys
+by_size = {}
+for seconds, size in re.findall(r"^time: iteration \d+ ([0-9.]+) s on (\d+) processes", open(sys.argv[1]).read(),
+                                re.M):
+    by_size.setdefault(int(size), []).append(float(seconds))
+for size, times in sorted(by_size.items()):
+    print(f"on {size} process{'es' if size > 1 else ''}: {len(times)} iterations in {sum(times):.1f} s, "
+          f"{len(times) / sum(times):.0f} iterations/s")
+EOF
+
+echo
+echo "== the timeline, from the agents' event logs"
+logs=("$MALLEO_CLUSTER_DIR"/n*/events.jsonl)
+$malleo timeline "${logs[@]}"
+$malleo plot "${logs[@]}" -o "$PLOT"
+
+echo
+echo "== heat2d, left alone on 1 process"
+$malleo --agent off run -n 1 --profile-dir "$out" -- $heat2d "${grid[@]}" >"$out/static.txt" 2>&1
+a=$(grep '^checksum' "$out/loop.txt" || true)
+b=$(grep '^checksum' "$out/static.txt" || true)
+echo "reconfigured by the agents: $a"
+echo "left alone:                 $b"
+if [ -n "$a" ] && [ "$a" = "$b" ]; then
+  echo "== same result, bit for bit"
+else
+  fail "results differ"
 fi
-rm -rf "$out"

@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 namespace malleo::pcm {
 
@@ -103,8 +107,51 @@ std::string parseNodeMap(const std::string &nodes, const std::string &agents, co
 		map.nodes[name].agent = endpoint;
 	}
 	map.described = !map.nodes.empty();
+	map.clusterDir = cluster_dir;
 	out = std::move(map);
 	return {};
+}
+
+std::string addClusterNodes(const std::string &cluster_json, NodeMap &map)
+{
+	if (!map.described || map.clusterDir.empty())
+		return {};
+	const std::string where = map.clusterDir + "/cluster.json";
+	const nlohmann::json cluster = nlohmann::json::parse(cluster_json, nullptr, false);
+	const auto nodes = cluster.is_object() ? cluster.find("nodes") : cluster.end();
+	if (!cluster.is_object() || nodes == cluster.end() || !nodes->is_array())
+		return where + ": not a cluster (an object with \"nodes\")";
+	std::map<std::string, NodeInfo> added;
+	for (const nlohmann::json &node : *nodes) {
+		const auto name = node.is_object() ? node.find("name") : node.end();
+		const auto cpus = node.is_object() ? node.find("cpus") : node.end();
+		if (name == node.end() || !name->is_string() || name->get<std::string>().empty() || cpus == node.end() ||
+		    !cpus->is_array())
+			return where + ": a node without a name or cpus";
+		NodeInfo info;
+		for (const nlohmann::json &cpu : *cpus) {
+			if (!cpu.is_number_integer() || cpu.get<long>() < 0 || cpu.get<long>() > 999999)
+				return where + ": node '" + name->get<std::string>() + "': cpus is not a list of CPU numbers";
+			info.cpus.push_back(cpu.get<int>());
+		}
+		info.agent = "ipc://" + map.clusterDir + "/" + name->get<std::string>() + "/agent.sock";
+		added.emplace(name->get<std::string>(), std::move(info));
+	}
+	// std::map::insert keeps what is there: MALLEO_NODES and MALLEO_NODE_AGENTS win over the file.
+	map.nodes.insert(added.begin(), added.end());
+	return {};
+}
+
+std::string addClusterFileNodes(NodeMap &map)
+{
+	if (!map.described || map.clusterDir.empty())
+		return {};
+	std::ifstream in(map.clusterDir + "/cluster.json");
+	if (!in)
+		return {};
+	std::ostringstream text;
+	text << in.rdbuf();
+	return addClusterNodes(text.str(), map);
 }
 
 } // namespace malleo::pcm

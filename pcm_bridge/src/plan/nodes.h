@@ -18,6 +18,7 @@ struct NodeInfo {
 struct NodeMap {
 	std::map<std::string, NodeInfo> nodes;
 	bool described = false;  // some node is named: spawning on a node not named is refused
+	std::string clusterDir;  // MALLEO_CLUSTER_DIR: its cluster.json names nodes that joined after the launch
 };
 
 // "0-3,8,10-11" -> {0,1,2,3,8,10,11}. Returns an empty string or one line saying what is wrong.
@@ -32,5 +33,15 @@ std::string cpuListText(const std::vector<int> &cpus);
 // ipc://<cluster_dir>/<name>/agent.sock (the node's run directory). Any of the three may be empty.
 std::string parseNodeMap(const std::string &nodes, const std::string &agents, const std::string &cluster_dir,
 			 NodeMap &out);
+
+// A node that joined the virtual cluster after the launch (`malleo cluster add`) is in its cluster.json but not in
+// the MALLEO_NODES the launch gave. Adds each node of cluster_json (that file's text) that the map does not name,
+// with its "cpus" and its agent at ipc://<clusterDir>/<name>/agent.sock; a node the map names stays as it is. Only
+// for a map that describes nodes: a process launched outside the cluster is not placed on it. Returns an empty
+// string or one line saying what is wrong with the text (the map is then unchanged).
+std::string addClusterNodes(const std::string &cluster_json, NodeMap &map);
+
+// addClusterNodes() with <map.clusterDir>/cluster.json; no directory or no file adds nothing.
+std::string addClusterFileNodes(NodeMap &map);
 
 } // namespace malleo::pcm

@@ -128,7 +128,7 @@ private:
 	std::vector<int> parked() const;
 
 	// spawn.cpp. How many processes the command needs started on `node` (0: none), or a refusal.
-	int spawnsNeeded(const Command &command, std::string &node, std::string &refusal) const;
+	int spawnsNeeded(const Command &command, std::string &node, std::string &refusal);
 	// Collective over the active processes: the coordinator wakes the parked ones, then all spawn.
 	bool spawnFromProbe(int root, int count, const std::string &node, const Command &command, std::string &why);
 	// The same, but the active processes start a helper thread that spawns while the application computes; the

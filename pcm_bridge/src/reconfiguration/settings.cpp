@@ -104,6 +104,9 @@ Settings readSettings()
 				      settings.nodes);
 	    !error.empty())
 		problems.push_back(error + "; no nodes described");
+	// A process spawned onto a node that joined after the launch learns that node's CPUs here.
+	if (auto error = addClusterFileNodes(settings.nodes); !error.empty())
+		problems.push_back(error + "; only the nodes of MALLEO_NODES are known");
 	if (const char *verbose = environment("MALLEO_PCM_VERBOSE"))
 		settings.verbose = std::strcmp(verbose, "0") != 0;
 	settings.hugePages = choice("MALLEO_PCM_HUGE_PAGES", "on", "off", 1, problems) == 0;

@@ -15,7 +15,7 @@
 
 namespace malleo::pcm {
 
-int Reconfigurator::spawnsNeeded(const Command &command, std::string &node, std::string &refusal) const
+int Reconfigurator::spawnsNeeded(const Command &command, std::string &node, std::string &refusal)
 {
 	if (settings_.mode != Mode::Spawn || (command.op != Operation::Split && command.op != Operation::Migrate))
 		return 0;
@@ -26,6 +26,9 @@ int Reconfigurator::spawnsNeeded(const Command &command, std::string &node, std:
 			++available;
 	if (available >= command.count)
 		return 0;
+	// The node may have joined the cluster after the launch (`malleo cluster add`): its CPUs and agent are in
+	// cluster.json, read now and not only at the start.
+	[[maybe_unused]] const std::string unread = addClusterFileNodes(settings_.nodes);
 	// Unnamed: the coordinator's node, unless the processes leave it; then the first other node described.
 	node = command.node.empty() ? membership_.node[static_cast<std::size_t>(worldRank_)] : command.node;
 	if (!command.from.empty() && node == command.from) {
@@ -50,7 +53,9 @@ int Reconfigurator::spawnsNeeded(const Command &command, std::string &node, std:
 		std::string known;
 		for (const auto &[name, info] : settings_.nodes.nodes)
 			known += (known.empty() ? "" : ", ") + name;
-		refusal = what + ": no node '" + node + "' in MALLEO_NODES (" + known + ")";
+		refusal = what + ": no node '" + node + "' in MALLEO_NODES (" + known + ")" +
+			  (settings_.nodes.clusterDir.empty() ? "" : " nor in the cluster's cluster.json") +
+			  (unread.empty() ? "" : " (" + unread + ")");
 		return 0;
 	}
 	if (program_.empty()) {

@@ -10,7 +10,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+
+#include <unistd.h>
 
 using namespace malleo::pcm;
 
@@ -404,4 +408,56 @@ TEST_CASE("node descriptions")
 	CHECK_FALSE(parseNodeMap("n1=0", "n1=http://x", "", map).empty());
 	REQUIRE(parseNodeMap("", "", "", map).empty());
 	CHECK_FALSE(map.described);
+}
+
+TEST_CASE("nodes that joined the cluster after the launch: its cluster.json")
+{
+	const std::string cluster = R"({"nodes": [
+		{"name": "n1", "cpus": [1], "pid": 1},
+		{"name": "n2", "cpus": [0, 1], "pid": 2}]})";
+	NodeMap map;
+	REQUIRE(parseNodeMap("n1=0", "", "/tmp/c", map).empty());
+	REQUIRE(addClusterNodes(cluster, map).empty());
+	// The launch's description of n1 wins; n2 is new, with its CPUs and the agent in its run directory.
+	CHECK(map.nodes.at("n1").cpus == std::vector<int>{0});
+	CHECK(map.nodes.at("n2").cpus == std::vector<int>{0, 1});
+	CHECK(map.nodes.at("n2").agent == "ipc:///tmp/c/n2/agent.sock");
+
+	// Malformed: one line naming the file, the map unchanged.
+	for (const char *bad : {"", "[]", R"({"nodes": 1})", R"({"nodes": [{"cpus": [0]}]})",
+				R"({"nodes": [{"name": "n3", "cpus": ["a"]}]})", R"({"nodes": [{"name": "n3", "cpus": [-1]}]})"}) {
+		CAPTURE(bad);
+		NodeMap before = map;
+		const std::string error = addClusterNodes(bad, map);
+		CHECK(error.find("/tmp/c/cluster.json") == 0);
+		CHECK(map.nodes.size() == before.nodes.size());
+	}
+
+	// A process launched outside the cluster (no MALLEO_NODES) or with no cluster directory is not placed on it.
+	REQUIRE(parseNodeMap("", "", "/tmp/c", map).empty());
+	REQUIRE(addClusterNodes(cluster, map).empty());
+	CHECK(map.nodes.empty());
+	REQUIRE(parseNodeMap("n1=0", "", "", map).empty());
+	REQUIRE(addClusterNodes(cluster, map).empty());
+	CHECK(map.nodes.size() == 1);
+}
+
+TEST_CASE("cluster.json read from MALLEO_CLUSTER_DIR")
+{
+	char dir[] = "/tmp/malleo-plan-XXXXXX";
+	REQUIRE(mkdtemp(dir) != nullptr);
+	NodeMap map;
+	REQUIRE(parseNodeMap("n1=0", "", dir, map).empty());
+	CHECK(addClusterFileNodes(map).empty()); // no file yet: nothing added, nothing wrong
+	CHECK(map.nodes.size() == 1);
+	const std::string path = std::string(dir) + "/cluster.json";
+	{
+		std::ofstream out(path);
+		out << R"({"nodes": [{"name": "n1", "cpus": [0]}, {"name": "n2", "cpus": [1]}]})";
+	}
+	CHECK(addClusterFileNodes(map).empty());
+	CHECK(map.nodes.at("n2").cpus == std::vector<int>{1});
+	CHECK(map.nodes.at("n2").agent == "ipc://" + std::string(dir) + "/n2/agent.sock");
+	std::remove(path.c_str());
+	rmdir(dir);
 }
