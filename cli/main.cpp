@@ -160,6 +160,9 @@ int main(int argc, char **argv)
 	run->add_option("--profile-dir", o.run.profileDir,
 			"where the report goes, created if missing (default: $MALLEO_PROFILE_DIR, else .)")
 		->type_name("DIR");
+	run->add_flag("--json", o.run.json,
+		      "once the program ends, print {\"status\", \"reports\": [{\"json\", \"summary\"}], "
+		      "\"profile_dir\", \"tag\"} as one line on stdout");
 	run->add_option("command", o.run.command, "-- PROGRAM ARGS")->required();
 	CLI::App *reportView = app.add_subcommand("report", "print saved PMPI profile reports as tables");
 	reportView->add_option("files", o.reportFiles,

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <malleo/run_dir.h>
@@ -264,7 +265,10 @@ std::map<std::string, std::string> rankEnvironment(const std::string &library, c
 	}
 	if (env["MALLEO_PROFILE"].empty())
 		env["MALLEO_PROFILE"] = "full";
-	env["LD_PRELOAD"] = library;
+	// The profiler first, so that its MPI_* are the ones the program binds; a user's own preloads follow it, kept.
+	const char *theirs = std::getenv("LD_PRELOAD");
+	env["LD_PRELOAD"] = theirs && *theirs ? library + ":" + theirs : library;
+	env["MALLEO_PROFILE_ANNOUNCE"] = "off"; // runCommand names the reports, once
 	env["MALLEO_PROFILE_DIR"] = profileDir.string();
 	env["MALLEO_JOB_TAG"] = tag;
 	env["MALLEO_PCM_MODE"] = mode;
@@ -353,11 +357,19 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 	if (reports.empty() && profiling(env))
 		std::cerr << fmt::format("malleo run: no profile report was written to {} (exit status {})\n",
 					 profileDir->string(), end->status);
+	nlohmann::json named = nlohmann::json::array();
 	for (const fs::path &r : reports) {
 		fs::path summary = r;
 		summary.replace_extension(".txt");
-		std::cerr << fmt::format("malleo: report {} (summary {}; view with `malleo report {}`)\n", r.string(),
-					 summary.string(), r.string());
+		named.push_back({{"json", r.string()}, {"summary", summary.string()}});
+		// The path once: the summary is the .txt beside it.
+		std::cerr << fmt::format("malleo: report {} (summary: .txt beside it; view with `malleo report FILE`)\n",
+					 r.string());
+	}
+	if (run.json) {
+		nlohmann::json result = {{"status", end->status}, {"reports", named},
+					 {"profile_dir", profileDir->string()}, {"tag", tag}};
+		std::cout << result.dump() << std::endl;
 	}
 	return end->status;
 }
