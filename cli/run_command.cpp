@@ -21,6 +21,7 @@
 #include <malleo/run_dir.h>
 
 #include "cluster_file.h"
+#include "command.h"
 #include "commands.h"
 #include "failure.h"
 #include "launcher.h"
@@ -311,6 +312,12 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 							 *maxRanks, *ranks));
 	if (run.command.empty())
 		return refuse(kExitBadInput, "no program to run (malleo run -n N -- PROGRAM ARGS)");
+	// The bridge refuses a malformed schedule too, but only once every rank has started: say it before that.
+	if (const char *force = std::getenv("MALLEO_FORCE")) {
+		std::vector<malleo::pcm::Command> schedule;
+		if (std::string bad = malleo::pcm::parseForcedSchedule(force, schedule); !bad.empty())
+			return refuse(kExitBadInput, bad + " (fix or unset MALLEO_FORCE; grammar in docs/pcm-api.md)");
+	}
 	const std::optional<std::string> mpi = chooseMpi(run, problem);
 	if (!mpi)
 		return refuse(kExitBadInput, problem);
