@@ -68,6 +68,17 @@ check(complete("malleo report --json --c") == ["--cluster-dir"], f"malleo report
 check(complete("malleo --node ") == [], f"an option's value: {complete('malleo --node ')}")
 check(complete("malleo run -n 2 -- ") == [], f"run's program: {complete('malleo run -n 2 -- ')}")
 
+# docs/cli.md cannot fall behind the binary: its synopsis lists every subcommand, and it names every option of each.
+with open(os.path.join(os.path.dirname(SCRIPT), "..", "docs", "cli.md")) as f:
+    doc = f.read()
+synopsis = doc.split("```\n", 2)[1]
+for command in every:
+    check(f"  {command} " in synopsis, f"docs/cli.md's synopsis lacks {command}")
+for command in ("status", "peers", "apps", "force", "drain", "events", "top", "cluster up", "cluster down",
+                "cluster status", "run", "report", "load", "timeline", "plot"):
+    for option in complete(f"malleo {command} --"):
+        check(f"`{option}" in doc or f"{option} " in doc, f"docs/cli.md does not document {command} {option}")
+
 if errors:
     print("\n".join(errors), file=sys.stderr)
     sys.exit(1)
