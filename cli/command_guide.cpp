@@ -166,7 +166,19 @@ std::optional<std::string> checkCommandWords(CLI::App &app, std::vector<std::str
 		path.push_back(sub);
 		spoken += w + " ";
 	}
-	return std::nullopt;
+	// Words without a command where one is needed (`malleo --node n1`, `malleo cluster`): name the choices, as
+	// CLI11's "A subcommand is required" does not. --help and --version need none.
+	for (const std::string &w : words)
+		if (w == "--help" || w == "-h" || w == "--version")
+			return std::nullopt;
+	std::vector<std::string> names;
+	for (CLI::App *sub : commandsOf(*path.back()))
+		names.push_back(sub->get_name());
+	if (names.empty())
+		return std::nullopt;
+	const std::string which = "malleo " + spoken; // "malleo cluster "
+	return fmt::format("{} needs a command: {} (see {}--help)", which.substr(0, which.size() - 1),
+			   fmt::join(names, ", "), which);
 }
 
 } // namespace malleo::cli

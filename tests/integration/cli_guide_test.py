@@ -30,7 +30,9 @@ check(r.returncode == 0 and "--nodes" in r.stdout, f"malleo help cluster up: {r.
 for words, line in ((["stauts"], "unknown command 'stauts'; did you mean 'status'?"),
                     (["--node", "n1", "stat"], "did you mean 'status'?"),
                     (["cluster", "dwon"], "unknown command 'cluster dwon'; did you mean 'cluster down'?"),
-                    (["xyzzy"], "unknown command 'xyzzy'; the commands are status, ")):
+                    (["xyzzy"], "unknown command 'xyzzy'; the commands are status, "),
+                    (["cluster"], "malleo cluster needs a command: up, down, status"),
+                    (["--node", "n1"], "malleo needs a command: status, peers,")):
     r = malleo(*words)
     check(r.returncode == 2 and r.stderr.count("\n") == 1 and line in r.stderr and "required" not in r.stderr,
           f"malleo {' '.join(words)}: status {r.returncode}, stderr {r.stderr!r}, expected one line with {line!r}")
