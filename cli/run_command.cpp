@@ -253,6 +253,30 @@ bool profiling(const std::map<std::string, std::string> &env)
 	return mode != "off" && mode != "0";
 }
 
+// The profiler first, so that its MPI_* are the ones the program binds; a user's own preloads follow it, kept. A
+// sanitizer's runtime stays before it: ASan refuses to run unless its runtime comes first (STYLE.md rule 20).
+std::string preloadWith(const std::string &library, const char *theirs)
+{
+	std::vector<std::string> first, after;
+	std::string word;
+	std::istringstream words(theirs ? theirs : "");
+	// ld.so separates LD_PRELOAD's entries with colons or spaces.
+	while (std::getline(words, word, ':')) {
+		std::istringstream spaced(word);
+		for (std::string w; spaced >> w;) {
+			const std::string name = fs::path(w).filename().string();
+			const bool sanitizer = name.starts_with("lib") && name.find("san.so") != std::string::npos;
+			(sanitizer ? first : after).push_back(w);
+		}
+	}
+	first.push_back(library);
+	first.insert(first.end(), after.begin(), after.end());
+	std::string joined;
+	for (const std::string &w : first)
+		joined += (joined.empty() ? "" : ":") + w;
+	return joined;
+}
+
 // What every rank gets: each MALLEO_ variable of this environment, then the preload and what this run decides.
 std::map<std::string, std::string> rankEnvironment(const std::string &library, const fs::path &profileDir,
 						   const std::string &tag, const std::string &mode)
@@ -266,9 +290,7 @@ std::map<std::string, std::string> rankEnvironment(const std::string &library, c
 	}
 	if (env["MALLEO_PROFILE"].empty())
 		env["MALLEO_PROFILE"] = "full";
-	// The profiler first, so that its MPI_* are the ones the program binds; a user's own preloads follow it, kept.
-	const char *theirs = std::getenv("LD_PRELOAD");
-	env["LD_PRELOAD"] = theirs && *theirs ? library + ":" + theirs : library;
+	env["LD_PRELOAD"] = preloadWith(library, std::getenv("LD_PRELOAD"));
 	env["MALLEO_PROFILE_ANNOUNCE"] = "off"; // runCommand names the reports, once
 	env["MALLEO_PROFILE_DIR"] = profileDir.string();
 	env["MALLEO_JOB_TAG"] = tag;

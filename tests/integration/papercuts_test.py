@@ -92,6 +92,17 @@ with tempfile.TemporaryDirectory(prefix="malleo-papercuts-") as work:
     check(r.returncode == 0 and "libmalleo_pmpi_openmpi.so:libm.so.6" in r.stdout,
           f"malleo-pmpi keeps the user's LD_PRELOAD after the profiler's ({r.stdout!r}, {r.stderr.strip()})")
 
+    # A sanitizer's runtime must stay first (ASan aborts otherwise); the test only reads the variable, so the
+    # library named need not exist beyond ld.so's warning.
+    asan = "/nonexistent/libasan.so.8"
+    for name, command in (("malleo run", [MALLEO, "--agent", "off", "run", "--mpi", "openmpi", "-n", "1", "--"]),
+                          ("malleo-pmpi", [MALLEO_PMPI, "--mpi", "openmpi", "-n", "1"])):
+        r = run(command + show, work, {"LD_PRELOAD": f"libm.so.6 {asan}", "MALLEO_PROFILE": "off"})
+        seen = [l.split("=", 1)[1].split(":") for l in r.stdout.splitlines() if l.startswith("preload=")]
+        check(len(seen) == 1 and seen[0][0] == asan and seen[0][1].endswith("libmalleo_pmpi_openmpi.so")
+              and seen[0][2:] == ["libm.so.6"],
+              f"{name}: a sanitizer runtime stays first, then the profiler, then the rest ({seen}, {r.stderr[-300:]})")
+
     force = {"MALLEO_FORCE": "split@x"}
     r = run([MALLEO, "--agent", "off", "run", "-n", "2", "--", HEAT2D, "--iterations", "20"], work, force)
     check(r.returncode == 2 and r.stderr.count("\n") == 1 and "MALLEO_FORCE: 'split@x'" in r.stderr
