@@ -306,12 +306,12 @@ int reportCommand(const std::vector<std::string> &paths, bool json)
 	};
 	if (json && paths.size() == 1 && reports.size() == 1) {
 		std::cout << dump(reports.front().second) << '\n';
-	} else if (json) {
+	} else if (json && !reports.empty()) {
 		nlohmann::json all = nlohmann::json::array();
 		for (const auto &[file, r] : reports)
 			all.push_back({{"file", file}, {"report", r}});
 		std::cout << dump(all) << '\n';
-	} else {
+	} else if (!json) {
 		for (std::size_t i = 0; i < reports.size(); ++i) {
 			if (paths.size() > 1 || reports[i].first != paths.front())
 				std::cout << (i ? "\n" : "") << "==> " << reports[i].first << " <==\n";

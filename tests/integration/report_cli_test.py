@@ -75,6 +75,8 @@ with tempfile.TemporaryDirectory(prefix="malleo-report-") as d:
         lines = r.stderr.strip().splitlines()
         check(r.returncode == 2 and len(lines) == 1 and needle in lines[0] and "ios_failure" not in r.stderr,
               f"{args}: status {r.returncode}, expected 2 and one line with {needle!r}: {r.stderr!r}")
+    r = malleo("--json", missing)
+    check(r.returncode == 2 and r.stdout == "", f"--json of a missing file prints nothing: {r.stdout!r}")
     r = malleo(empty, second)
     check(r.returncode == 2 and "job-two" in r.stdout and r.stderr.count("\n") == 1,
           f"a bad and a good argument: status {r.returncode}, stdout {r.stdout[:200]!r}, stderr {r.stderr!r}")
