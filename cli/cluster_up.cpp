@@ -23,6 +23,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A word as a shell reads it back: quoted only when it has to be.
+std::string shellQuoted(const std::string &word)
+{
+	if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+						    "_-./=:,+@%") == std::string::npos)
+		return word;
+	std::string quoted = "'";
+	for (char c : word)
+		quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+	return quoted + "'";
+}
+
 std::optional<std::map<std::string, nlohmann::json>> readNodeFiles(const ClusterUpOptions &up,
 								   Failure &failure)
 {
@@ -53,7 +65,8 @@ std::optional<std::map<std::string, nlohmann::json>> readNodeFiles(const Cluster
 	return files;
 }
 
-void printCluster(const std::string &dir, const ClusterFile &cluster, bool json)
+// `hint` is the global option the next commands need to find this cluster again (--cluster-dir DIR), if any.
+void printCluster(const std::string &dir, const ClusterFile &cluster, bool json, const std::string &hint)
 {
 	if (json) {
 		nlohmann::json j = toJson(cluster);
@@ -68,8 +81,10 @@ void printCluster(const std::string &dir, const ClusterFile &cluster, bool json)
 	for (const ClusterNode &node : cluster.nodes)
 		table.addRow({node.name, std::to_string(node.pid), fmt::format("{}", fmt::join(node.cpus, ",")),
 			      node.endpoint, node.local});
-	std::cout << table.render()
-		  << "next: malleo --node n1 status | malleo top | malleo cluster down\n";
+	// One command a line, whole, so that a line pasted into a shell runs it (with `|` between them it pipes).
+	std::cout << table.render() << "next:\n";
+	for (const char *next : {"--node n1 status", "top", "cluster down"})
+		std::cout << fmt::format("  malleo{} {}\n", hint, next);
 }
 
 } // namespace
@@ -93,6 +108,8 @@ int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &up)
 	std::optional<std::map<std::string, nlohmann::json>> nodeFiles = readNodeFiles(up, failure);
 	if (!nodeFiles)
 		return report(failure);
+	if (std::optional<Failure> bad = checkNodeConfigs(input, up.config, *nodeFiles))
+		return report(*bad);
 	std::optional<std::string> malleod = findMalleod(failure);
 	if (!malleod)
 		return report(failure);
@@ -118,7 +135,8 @@ int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &up)
 		f->line += "; stopped the nodes already started";
 		return report(*f);
 	}
-	printCluster(dir, starter.cluster(), up.json);
+	printCluster(dir, starter.cluster(), up.json,
+		     options.clusterDir.empty() ? "" : " --cluster-dir " + shellQuoted(dir));
 	return kExitOk;
 }
 

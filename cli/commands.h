@@ -68,7 +68,7 @@ struct DrainOptions {
 	bool json = false;
 };
 int drainCommand(GlobalOptions options, const DrainOptions &drain);
-int reportCommand(const std::string &file, bool json);
+int reportCommand(const std::vector<std::string> &paths, bool json);
 
 struct LoadOptions {
 	// Checked by loadCommand, so that a bad value gets its own line.

@@ -4,6 +4,7 @@
 // Exit status: 0 ok, 1 no agent answers or the operation failed, 2 bad usage
 // or input. docs/cli.md documents every subcommand.
 #include <iostream>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -11,6 +12,7 @@
 
 #include "sim_command.h"
 
+#include "command_guide.h"
 #include "commands.h"
 #include "cpu_load.h"
 #include "failure.h"
@@ -35,7 +37,7 @@ struct Options {
 	RunOptions run;
 	ForceOptions force;
 	DrainOptions drain;
-	std::string reportFile;
+	std::vector<std::string> reportFiles;
 	LoadOptions load;
 	TimelineOptions timeline;
 	PlotOptions plot;
@@ -167,9 +169,15 @@ int main(int argc, char **argv)
 	run->add_option("--profile-dir", o.run.profileDir,
 			"where the report goes, created if missing (default: $MALLEO_PROFILE_DIR, else .)")
 		->type_name("DIR");
+	run->add_flag("--json", o.run.json,
+		      "once the program ends, print {\"status\", \"reports\": [{\"json\", \"summary\"}], "
+		      "\"profile_dir\", \"tag\"} as one line on stdout");
 	run->add_option("command", o.run.command, "-- PROGRAM ARGS")->required();
-	CLI::App *reportView = app.add_subcommand("report", "print a saved PMPI profile report as tables");
-	reportView->add_option("file", o.reportFile, "the report's .json file")->required();
+	CLI::App *reportView = app.add_subcommand("report", "print saved PMPI profile reports as tables");
+	reportView->add_option("files", o.reportFiles,
+			       "reports (.json), each printed in turn; a directory stands for its newest report")
+		->required()
+		->type_name("FILE|DIR");
 	reportView->add_flag("--json", o.json, "print the report as JSON");
 
 	CLI::App *load = app.add_subcommand(
@@ -217,6 +225,9 @@ int main(int argc, char **argv)
 		return malleo::sim::simCommand(argc - 1, argv + 1);
 	}
 
+	if (argc >= 2 && std::string_view(argv[1]) == kCompleteArgument)
+		return completeCommand(app, std::vector<std::string>(argv + 2, argv + argc));
+
 	if (argc == 1) {
 		std::cout << app.help();
 		return kExitBadInput;
@@ -227,6 +238,9 @@ int main(int argc, char **argv)
 		return kExitBadInput;
 	}
 	o.run.launcherOptions = std::move(runArguments.launcherOptions);
+	// Before CLI11, whose answer to a typo is "A subcommand is required".
+	if (std::optional<std::string> problem = checkCommandWords(app, runArguments.words))
+		return report({kExitBadInput, *problem});
 	std::vector<char *> words;
 	for (std::string &word : runArguments.words)
 		words.push_back(word.data());
@@ -270,7 +284,7 @@ int main(int argc, char **argv)
 	if (run->parsed())
 		return runCommand(o.global, o.run);
 	if (reportView->parsed())
-		return reportCommand(o.reportFile, o.json);
+		return reportCommand(o.reportFiles, o.json);
 	if (load->parsed())
 		return loadCommand(o.global, o.load);
 	if (timeline->parsed())

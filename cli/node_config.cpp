@@ -7,6 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "config.h"
+#include "module_registry.h"
+
 namespace malleo::cli {
 
 std::optional<nlohmann::json> readJsonObject(const std::string &path, const std::string &what,
@@ -25,6 +28,28 @@ std::optional<nlohmann::json> readJsonObject(const std::string &path, const std:
 		return std::nullopt;
 	}
 	return j;
+}
+
+std::optional<Failure> checkNodeConfigs(const NodeConfigInput &input, const std::string &configFile,
+					const std::map<std::string, nlohmann::json> &nodeFiles)
+{
+	std::vector<std::string> builtins;
+	for (ModuleKind k : {ModuleKind::Profiling, ModuleKind::Protocol, ModuleKind::Decision})
+		for (const std::string &n : builtinModuleNames(k))
+			builtins.push_back(n);
+	nlohmann::json common = input.base;
+	mergeInto(common, {{"modules", input.modules}});
+	AgentConfig config;
+	if (std::string e = parseConfig(common, config, builtins); !e.empty())
+		return Failure{kExitBadInput, configFile.empty() ? e : fmt::format("--config {}: {}", configFile, e)};
+	for (const auto &[name, patch] : nodeFiles) {
+		nlohmann::json node = common;
+		mergeInto(node, patch);
+		AgentConfig nodeConfig;
+		if (std::string e = parseConfig(node, nodeConfig, builtins); !e.empty())
+			return Failure{kExitBadInput, fmt::format("--node-config {}: {}", name, e)};
+	}
+	return std::nullopt;
 }
 
 void mergeInto(nlohmann::json &target, const nlohmann::json &patch)

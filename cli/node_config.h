@@ -3,6 +3,7 @@
 // module flags, a per-node file on top, then the keys the cluster decides.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,12 @@ struct NodeConfigInput {
 // Reads a JSON object from path; what for names the flag in the error.
 std::optional<nlohmann::json> readJsonObject(const std::string &path, const std::string &what,
 					     Failure &failure);
+
+// The agent's own checks (agent/src/config.h) of each node's configuration before any agent starts: a bad key is
+// then named with the file it came from (--config FILE, --node-config NAME=FILE), not as the merged
+// <dir>/nK/config.json in a dead agent's log, and it is bad input (status 2).
+std::optional<Failure> checkNodeConfigs(const NodeConfigInput &input, const std::string &configFile,
+					const std::map<std::string, nlohmann::json> &nodeFiles);
 
 // Merges patch into target: objects key by key, anything else replaced.
 void mergeInto(nlohmann::json &target, const nlohmann::json &patch);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// `malleo report FILE`: a saved libmalleo_pmpi report (schema malleo.pmpi.profile/1,
+// `malleo report FILE|DIR...`: saved libmalleo_pmpi reports (schema malleo.pmpi.profile/1,
 // docs/pmpi-profiler.md) as tables. Fields are read without trusting their shape,
 // so a report of another version shows "-" where it differs.
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -24,6 +25,8 @@
 namespace malleo::cli {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 constexpr std::size_t kMatrixRanks = 16; // wider matrices do not fit a terminal
 
@@ -193,24 +196,59 @@ void printIterations(const nlohmann::json &ranks)
 		std::cout << fmt::format("no iteration markers on rank(s) {}\n", fmt::join(unmarked, ", "));
 }
 
-} // namespace
-
-int reportCommand(const std::string &file, bool json)
+// A directory stands for its newest report: the one a user just ran is the one they mean.
+std::optional<fs::path> newestReport(const fs::path &dir, Failure &failure)
 {
-	std::ifstream in(file);
-	if (!in)
-		return report({kExitBadInput, fmt::format("{}: cannot read the report", file)});
-	const nlohmann::json r = nlohmann::json::parse(in, nullptr, false);
-	if (r.is_discarded() || !r.is_object())
-		return report({kExitBadInput, fmt::format("{}: not a JSON report", file)});
-	const std::string schema = text(r, {"schema"});
-	if (!schema.starts_with("malleo.pmpi.profile/"))
-		return report({kExitBadInput,
-			       fmt::format("{}: schema {} is not a malleo PMPI profile", file, schema)});
-	if (json) {
-		std::cout << r.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-		return kExitOk;
+	std::optional<fs::path> newest;
+	fs::file_time_type newestTime;
+	std::error_code ec;
+	for (const fs::directory_entry &e : fs::directory_iterator(dir, ec)) {
+		const std::string name = e.path().filename().string();
+		if (!name.starts_with("malleo-profile-") || !name.ends_with(".json") || !e.is_regular_file(ec))
+			continue;
+		const fs::file_time_type t = e.last_write_time(ec);
+		if (!ec && (!newest || t > newestTime || (t == newestTime && e.path() > *newest))) {
+			newest = e.path();
+			newestTime = t;
+		}
 	}
+	if (ec)
+		failure = {kExitBadInput, fmt::format("{}: cannot list the directory: {}", dir.string(), ec.message())};
+	else if (!newest)
+		failure = {kExitBadInput,
+			   fmt::format("{}: no report in this directory (malleo-profile-*.json)", dir.string())};
+	return newest;
+}
+
+std::optional<nlohmann::json> readReport(const std::string &file, Failure &failure)
+{
+	// An ifstream opens a directory and throws at the first read: refuse it before.
+	std::error_code ec;
+	if (!fs::is_regular_file(file, ec)) {
+		failure = {kExitBadInput, fmt::format("{}: {}", file, fs::exists(file, ec) ? "not a regular file"
+										 : "no such file")};
+		return std::nullopt;
+	}
+	std::ifstream in(file);
+	if (!in) {
+		failure = {kExitBadInput, fmt::format("{}: cannot read the report", file)};
+		return std::nullopt;
+	}
+	nlohmann::json r = nlohmann::json::parse(in, nullptr, false);
+	if (r.is_discarded() || !r.is_object()) {
+		failure = {kExitBadInput, fmt::format("{}: not a JSON report", file)};
+		return std::nullopt;
+	}
+	const std::string schema = text(r, {"schema"});
+	if (!schema.starts_with("malleo.pmpi.profile/")) {
+		failure = {kExitBadInput, fmt::format("{}: schema {} is not a malleo PMPI profile", file, schema)};
+		return std::nullopt;
+	}
+	return r;
+}
+
+void printReport(const nlohmann::json &r)
+{
 	const nlohmann::json *ranksField = field(r, {"ranks"});
 	const nlohmann::json ranks = ranksField && ranksField->is_array() ? *ranksField : nlohmann::json::array();
 	std::cout << fmt::format("{}  job {}  {} of {} ranks  mode {}  ended by {}{}\n", text(r, {"app"}),
@@ -235,7 +273,52 @@ int reportCommand(const std::string &file, bool json)
 	printSizes(ranks);
 	printMatrix(r);
 	printIterations(ranks);
-	return kExitOk;
+}
+
+} // namespace
+
+// Each argument in its order: a file is a report, a directory its newest report. Several reports are printed one
+// after the other, each under a `==> FILE <==` line as `tail` does (--json: an array of {"file", "report"}); one
+// that cannot be read is one line on stderr, the others are still printed, and the status is then 2.
+int reportCommand(const std::vector<std::string> &paths, bool json)
+{
+	int status = kExitOk;
+	std::vector<std::pair<std::string, nlohmann::json>> reports;
+	for (const std::string &path : paths) {
+		Failure failure;
+		std::string file = path;
+		std::error_code ec;
+		if (fs::is_directory(path, ec)) {
+			const std::optional<fs::path> newest = newestReport(path, failure);
+			if (!newest) {
+				status = report(failure);
+				continue;
+			}
+			file = newest->string();
+		}
+		if (std::optional<nlohmann::json> r = readReport(file, failure))
+			reports.emplace_back(file, std::move(*r));
+		else
+			status = report(failure);
+	}
+	const auto dump = [](const nlohmann::json &j) {
+		return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+	};
+	if (json && paths.size() == 1 && reports.size() == 1) {
+		std::cout << dump(reports.front().second) << '\n';
+	} else if (json && !reports.empty()) {
+		nlohmann::json all = nlohmann::json::array();
+		for (const auto &[file, r] : reports)
+			all.push_back({{"file", file}, {"report", r}});
+		std::cout << dump(all) << '\n';
+	} else if (!json) {
+		for (std::size_t i = 0; i < reports.size(); ++i) {
+			if (paths.size() > 1 || reports[i].first != paths.front())
+				std::cout << (i ? "\n" : "") << "==> " << reports[i].first << " <==\n";
+			printReport(reports[i].second);
+		}
+	}
+	return status;
 }
 
 } // namespace malleo::cli

@@ -15,7 +15,7 @@ namespace {
 constexpr std::array kGlobalWithValue = {"--agent", "--node", "--cluster-dir", "--timeout"};
 constexpr std::array kRunWithValue = {"-n",	      "--max",	"--mpi",       "--hosts",
 				      "--profile-dir", "--mode", "--spares-on"};
-constexpr std::array kRunFlags = {"-h", "--help"};
+constexpr std::array kRunFlags = {"-h", "--help", "--json"};
 
 template<std::size_t N>
 bool among(const std::array<const char *, N> &names, std::string_view word)

@@ -15,11 +15,13 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <malleo/run_dir.h>
 
 #include "cluster_file.h"
+#include "command.h"
 #include "commands.h"
 #include "failure.h"
 #include "launcher.h"
@@ -251,6 +253,30 @@ bool profiling(const std::map<std::string, std::string> &env)
 	return mode != "off" && mode != "0";
 }
 
+// The profiler first, so that its MPI_* are the ones the program binds; a user's own preloads follow it, kept. A
+// sanitizer's runtime stays before it: ASan refuses to run unless its runtime comes first (STYLE.md rule 20).
+std::string preloadWith(const std::string &library, const char *theirs)
+{
+	std::vector<std::string> first, after;
+	std::string word;
+	std::istringstream words(theirs ? theirs : "");
+	// ld.so separates LD_PRELOAD's entries with colons or spaces.
+	while (std::getline(words, word, ':')) {
+		std::istringstream spaced(word);
+		for (std::string w; spaced >> w;) {
+			const std::string name = fs::path(w).filename().string();
+			const bool sanitizer = name.starts_with("lib") && name.find("san.so") != std::string::npos;
+			(sanitizer ? first : after).push_back(w);
+		}
+	}
+	first.push_back(library);
+	first.insert(first.end(), after.begin(), after.end());
+	std::string joined;
+	for (const std::string &w : first)
+		joined += (joined.empty() ? "" : ":") + w;
+	return joined;
+}
+
 // What every rank gets: each MALLEO_ variable of this environment, then the preload and what this run decides.
 std::map<std::string, std::string> rankEnvironment(const std::string &library, const fs::path &profileDir,
 						   const std::string &tag, const std::string &mode)
@@ -264,7 +290,8 @@ std::map<std::string, std::string> rankEnvironment(const std::string &library, c
 	}
 	if (env["MALLEO_PROFILE"].empty())
 		env["MALLEO_PROFILE"] = "full";
-	env["LD_PRELOAD"] = library;
+	env["LD_PRELOAD"] = preloadWith(library, std::getenv("LD_PRELOAD"));
+	env["MALLEO_PROFILE_ANNOUNCE"] = "off"; // runCommand names the reports, once
 	env["MALLEO_PROFILE_DIR"] = profileDir.string();
 	env["MALLEO_JOB_TAG"] = tag;
 	env["MALLEO_PCM_MODE"] = mode;
@@ -307,6 +334,12 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 							 *maxRanks, *ranks));
 	if (run.command.empty())
 		return refuse(kExitBadInput, "no program to run (malleo run -n N -- PROGRAM ARGS)");
+	// The bridge refuses a malformed schedule too, but only once every rank has started: say it before that.
+	if (const char *force = std::getenv("MALLEO_FORCE")) {
+		std::vector<malleo::pcm::Command> schedule;
+		if (std::string bad = malleo::pcm::parseForcedSchedule(force, schedule); !bad.empty())
+			return refuse(kExitBadInput, bad + " (fix or unset MALLEO_FORCE; grammar in docs/pcm-api.md)");
+	}
 	const std::optional<std::string> mpi = chooseMpi(run, problem);
 	if (!mpi)
 		return refuse(kExitBadInput, problem);
@@ -353,11 +386,19 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 	if (reports.empty() && profiling(env))
 		std::cerr << fmt::format("malleo run: no profile report was written to {} (exit status {})\n",
 					 profileDir->string(), end->status);
+	nlohmann::json named = nlohmann::json::array();
 	for (const fs::path &r : reports) {
 		fs::path summary = r;
 		summary.replace_extension(".txt");
-		std::cerr << fmt::format("malleo: report {} (summary {}; view with `malleo report {}`)\n", r.string(),
-					 summary.string(), r.string());
+		named.push_back({{"json", r.string()}, {"summary", summary.string()}});
+		// The path once: the summary is the .txt beside it.
+		std::cerr << fmt::format("malleo: report {} (summary: .txt beside it; view with `malleo report FILE`)\n",
+					 r.string());
+	}
+	if (run.json) {
+		nlohmann::json result = {{"status", end->status}, {"reports", named},
+					 {"profile_dir", profileDir->string()}, {"tag", tag}};
+		std::cout << result.dump() << std::endl;
 	}
 	return end->status;
 }

@@ -20,6 +20,7 @@ struct RunOptions {
 	std::string profileDir;			  // empty: $MALLEO_PROFILE_DIR, else the current directory
 	std::vector<std::string> launcherOptions; // options malleo does not know, in their order
 	std::vector<std::string> command;
+	bool json = false; // at the end, one JSON line on stdout: the exit status and the reports
 };
 
 int runCommand(const GlobalOptions &options, const RunOptions &run);

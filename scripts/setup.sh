@@ -12,6 +12,7 @@ packages=(
   libopenmpi-dev openmpi-bin mpich libmpich-dev
   python3 python3-zmq python3-msgpack procps iproute2
   gnuplot-nox
+  groff-base man-db bash
   hpcc
 )
 

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "replay.h"
 #include "run_report.h"
@@ -148,11 +149,31 @@ int simCommand(int argc, char **argv)
 	set.seed = o.seed;
 	set.nodes = o.nodes ? o.nodes : scenario.nodes;
 	const auto wallStart = std::chrono::steady_clock::now();
-	for (const RunOptions &r : runsFor(o, baselines)) {
+	const std::vector<RunOptions> runs = runsFor(o, baselines);
+	// A long run shows where it is on a terminal, one line redrawn in place as `top` does; a pipe or a file gets
+	// only the results.
+	const bool terminal = isatty(STDERR_FILENO);
+	for (std::size_t i = 0; i < runs.size(); ++i) {
+		const RunOptions &r = runs[i];
 		Simulation sim;
 		if (std::string e = sim.setup(scenario, r); !e.empty())
 			return fail(fmt::format("{}: {}", r.policy, e), 2);
+		auto shown = std::chrono::steady_clock::time_point{};
+		if (terminal)
+			sim.onProgress = [&, i](double now, double until) {
+				const auto t = std::chrono::steady_clock::now();
+				if (t - shown < std::chrono::milliseconds(250))
+					return;
+				shown = t;
+				std::cerr << fmt::format("\rmalleo sim: run {} of {} ({}): {:.1f} of {:.1f} s simulated "
+							 "({:.0f} %)\x1b[K",
+							 i + 1, runs.size(), r.policy, now, until,
+							 until > 0 ? 100 * now / until : 100.0)
+					  << std::flush;
+			};
 		set.runs.push_back(sim.run());
+		if (terminal)
+			std::cerr << "\r\x1b[K" << std::flush;
 		if (!sim.error().empty())
 			return fail(fmt::format("{}: {}", r.policy, sim.error()), 1);
 	}

@@ -448,7 +448,12 @@ RunResult Simulation::run()
 			for (int64_t k = 0; k < e.repeat; ++k)
 				clock_.at(*e.at + e.every * static_cast<double>(k), [this, &e]() { fire(e); });
 
-	result_.events = clock_.run(scenario_.duration, [this]() { return finished_ || !error_.empty(); });
+	uint64_t seen = 0;
+	result_.events = clock_.run(scenario_.duration, [this, &seen]() {
+		if (onProgress && seen++ % 4096 == 0)
+			onProgress(clock_.now(), scenario_.duration);
+		return finished_ || !error_.empty();
+	});
 	const double end = clock_.now();
 	result_.simulated = end;
 	result_.transport = transport_->stats();

@@ -76,6 +76,9 @@ public:
 	// Observers for the replay mode and tests.
 	std::function<void(uint32_t from, const std::string &to, const Message &)> onSend;
 	std::function<void(uint32_t node, const nlohmann::json &event)> onEvent;
+	// Called at the start and every 4096 events with the simulated time and the scenario's duration, for a
+	// progress line; it must not change the run.
+	std::function<void(double now, double until)> onProgress;
 
 	// Checks the options and builds the agents' template. Returns an empty
 	// string or one line saying what is wrong.

@@ -87,10 +87,13 @@ void writeFiles(const std::string &stem, const ReportHeader &h,
 	} else {
 		writeJson(json, h, ranks);
 		writeSummary(text, h, ranks);
-		std::fprintf(
-		    stderr,
-		    "malleo-pmpi: profile of %zu rank(s) written to %s.json (summary: %s.txt)\n",
-		    ranks.size(), base.c_str(), base.c_str());
+		// `malleo run` names the reports itself, once, after the launcher ends: this line would say it twice.
+		const char *announce = std::getenv("MALLEO_PROFILE_ANNOUNCE");
+		if (!announce || std::strcmp(announce, "off") != 0)
+			std::fprintf(
+			    stderr,
+			    "malleo-pmpi: profile of %zu rank(s) written to %s.json (summary: %s.txt)\n",
+			    ranks.size(), base.c_str(), base.c_str());
 	}
 	if (json)
 		std::fclose(json);

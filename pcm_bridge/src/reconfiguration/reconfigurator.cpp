@@ -99,7 +99,12 @@ int Reconfigurator::start(int *argc, char ***argv)
 		std::fprintf(stderr, "malleo-pcm: MALLEO_POOL_ACTIVE=%ld is more than the %d processes launched; "
 				     "all are active\n",
 			     wanted, worldSize_);
-	configure(report);
+	if (!configure(report)) {
+		// A schedule asked for and not run would pass for a run that did it (and exit 0). Every process reads
+		// the same MALLEO_FORCE, so each stops here alike, before the application computes anything.
+		MPI_Finalize();
+		std::exit(2);
+	}
 	bindToNode(settings_.nodes, worldRank_);
 
 	Places places = gatherPlaces(control_, self_);
@@ -124,13 +129,18 @@ int Reconfigurator::start(int *argc, char ***argv)
 	return parkUntilActivated();
 }
 
-void Reconfigurator::configure(bool report)
+bool Reconfigurator::configure(bool report)
 {
 	if (report)
 		for (const std::string &problem : settings_.problems)
 			std::fprintf(stderr, "malleo-pcm: %s\n", problem.c_str());
-	if (auto error = commands_.configureFromEnvironment(); !error.empty() && report)
-		std::fprintf(stderr, "malleo-pcm: %s; no forced operations\n", error.c_str());
+	if (auto error = commands_.configureFromEnvironment(); !error.empty()) {
+		if (report)
+			std::fprintf(stderr, "malleo-pcm: %s; not running without the schedule asked for (fix or unset "
+					     "MALLEO_FORCE)\n",
+				     error.c_str());
+		return false;
+	}
 	int threads = MPI_THREAD_SINGLE;
 	MPI_Query_thread(&threads);
 	backgroundSpawnUsable_ = settings_.backgroundSpawn && threads == MPI_THREAD_MULTIPLE;
@@ -143,6 +153,7 @@ void Reconfigurator::configure(bool report)
 	if (settings_.sharedPagesAsked && !shared && report)
 		std::fprintf(stderr, "malleo-pcm: MALLEO_PCM_SHARED_PAGES=on, but memfd_create fails here; using off\n");
 	configureBlocks(settings_.hugePages, shared);
+	return true;
 }
 
 // Commands are left with the application's root agent, the one hosting world rank 0 of the launch, under the id

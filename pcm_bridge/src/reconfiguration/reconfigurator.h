@@ -95,7 +95,7 @@ private:
 
 	// reconfigurator.cpp
 	// Applies the settings read at start() (only world rank 0 `report`s what is wrong with them).
-	void configure(bool report);
+	bool configure(bool report); // false: MALLEO_FORCE is malformed
 	// Collective over the launch's processes: every one takes world rank 0's registration. A spawned process takes
 	// it from its environment, set by its spawner (spawnArguments).
 	void shareApplication();

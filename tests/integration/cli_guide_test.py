@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: Apache-2.0
+"""malleo's help for people (issue 30, point 10, and the bash completion): `malleo help [COMMAND]` is --help;
+a mistyped command gets one line naming the nearest command (status 2), never CLI11's "A subcommand is required";
+the bash completion in cli/malleo.bash-completion, sourced in a non-interactive bash and called with COMP_WORDS as
+readline would set them, completes subcommands (`malleo sta<TAB>` -> status), cluster's subcommands, options with
+the global ones (`malleo force --<TAB>` has --wait and --node), and leaves an option's value and `run --`'s
+program to bash's file names."""
+import os
+import subprocess
+import sys
+
+MALLEO = os.environ["MALLEO"]
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "cli", "malleo.bash-completion")
+errors = []
+
+
+def check(ok, what):
+    if not ok:
+        errors.append(what)
+
+
+def malleo(*args):
+    return subprocess.run([MALLEO, *args], capture_output=True, text=True, timeout=20)
+
+
+r = malleo("help")
+check(r.returncode == 0 and "Subcommands:" in r.stdout, f"malleo help: status {r.returncode}: {r.stderr}")
+r = malleo("help", "cluster", "up")
+check(r.returncode == 0 and "--nodes" in r.stdout, f"malleo help cluster up: {r.returncode}: {r.stderr}")
+for words, line in ((["stauts"], "unknown command 'stauts'; did you mean 'status'?"),
+                    (["--node", "n1", "stat"], "did you mean 'status'?"),
+                    (["cluster", "dwon"], "unknown command 'cluster dwon'; did you mean 'cluster down'?"),
+                    (["xyzzy"], "unknown command 'xyzzy'; the commands are status, "),
+                    (["cluster"], "malleo cluster needs a command: up, down, status"),
+                    (["--node", "n1"], "malleo needs a command: status, peers,")):
+    r = malleo(*words)
+    check(r.returncode == 2 and r.stderr.count("\n") == 1 and line in r.stderr and "required" not in r.stderr,
+          f"malleo {' '.join(words)}: status {r.returncode}, stderr {r.stderr!r}, expected one line with {line!r}")
+
+
+def complete(line):
+    """COMPREPLY of _malleo for LINE, the cursor at its end (a trailing space: a new, empty word)."""
+    words = line.split(" ")
+    program = f"""
+source {SCRIPT}
+COMP_WORDS=({' '.join(repr(w) for w in words)})
+COMP_CWORD={len(words) - 1}
+_malleo
+printf '%s\\n' "${{COMPREPLY[@]}}"
+"""
+    env = dict(os.environ, PATH=os.path.dirname(MALLEO) + ":" + os.environ.get("PATH", ""))
+    r = subprocess.run(["bash", "--norc", "--noprofile", "-c", program], capture_output=True, text=True,
+                       timeout=20, env=env)
+    check(r.returncode == 0, f"completion of {line!r}: bash status {r.returncode}: {r.stderr}")
+    return [w for w in r.stdout.split("\n") if w]
+
+
+check(complete("malleo sta") == ["status"], f"malleo sta<TAB>: {complete('malleo sta')}")
+every = complete("malleo ")
+for command in ("status", "peers", "apps", "force", "drain", "events", "top", "cluster", "run", "report", "load",
+                "timeline", "plot", "sim", "help"):
+    check(command in every, f"malleo <TAB> lacks {command}: {every}")
+check("__complete" not in every, f"malleo <TAB> offers the hidden __complete: {every}")
+check(complete("malleo cluster ") == ["down", "status", "up"], f"malleo cluster <TAB>: {complete('malleo cluster ')}")
+forced = complete("malleo force --")
+check({"--wait", "--weights", "--json", "--node", "--timeout"} <= set(forced), f"malleo force --<TAB>: {forced}")
+check(complete("malleo --node n1 force --w") == ["--wait", "--weights"],
+      f"malleo --node n1 force --w<TAB>: {complete('malleo --node n1 force --w')}")
+check(complete("malleo report --json --c") == ["--cluster-dir"], f"malleo report --json --c<TAB>: {complete('malleo report --json --c')}")
+check(complete("malleo --node ") == [], f"an option's value: {complete('malleo --node ')}")
+check(complete("malleo run -n 2 -- ") == [], f"run's program: {complete('malleo run -n 2 -- ')}")
+
+# docs/cli.md cannot fall behind the binary: its synopsis lists every subcommand, and it names every option of each.
+with open(os.path.join(os.path.dirname(SCRIPT), "..", "docs", "cli.md")) as f:
+    doc = f.read()
+synopsis = doc.split("```\n", 2)[1]
+for command in every:
+    check(f"  {command} " in synopsis, f"docs/cli.md's synopsis lacks {command}")
+for command in ("status", "peers", "apps", "force", "drain", "events", "top", "cluster up", "cluster down",
+                "cluster status", "run", "report", "load", "timeline", "plot"):
+    for option in complete(f"malleo {command} --"):
+        check(f"`{option}" in doc or f"{option} " in doc, f"docs/cli.md does not document {command} {option}")
+
+if errors:
+    print("\n".join(errors), file=sys.stderr)
+    sys.exit(1)
+print("ok: malleo help, typos and the bash completion")

@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: Apache-2.0
+"""After `meson install --destdir D`: man -l renders D/<mandir>/man1/malleo.1 with every subcommand malleo knows
+(from `malleo __complete`, the binary's own list) and the exit statuses of docs/cli.md, and man8/malleod.8 with
+every option of `malleod --help`; the bash completion is installed as <datadir>/bash-completion/completions/malleo
+and, sourced from there, completes `malleo sta` to status."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BUILD_ROOT = os.environ["MALLEO_BUILD_ROOT"]
+MESON = os.environ.get("MESON", "meson")
+MALLEO = os.environ["MALLEO"]
+MALLEOD = os.environ["MALLEOD"]
+errors = []
+
+
+def check(ok, what):
+    if not ok:
+        errors.append(what)
+
+
+def find(root, relative_end):
+    for directory, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(directory, name)
+            if path.endswith(relative_end):
+                return path
+    return None
+
+
+def render(page):
+    """The page as text, by man if it is there, else by groff as man would run it."""
+    env = dict(os.environ, MANWIDTH="200", MAN_KEEP_FORMATTING="0")
+    if shutil.which("man"):
+        cmd = ["man", "-l", page]
+    else:
+        cmd = ["groff", "-man", "-Tutf8", page]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+    check(r.returncode == 0 and r.stdout.strip(), f"{' '.join(cmd)}: status {r.returncode}: {r.stderr}")
+    # Without a terminal, man may still emit overstrikes (bold: c\bc); the words are what the test reads.
+    return re.sub(r".\x08", "", r.stdout)
+
+
+with tempfile.TemporaryDirectory(prefix="malleo-install-") as d:
+    r = subprocess.run([MESON, "install", "-C", BUILD_ROOT, "--no-rebuild", "--quiet", "--destdir", d],
+                       capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        print(f"meson install: status {r.returncode}: {r.stderr[-2000:]}", file=sys.stderr)
+        sys.exit(1)
+    malleo_page = find(d, "/man1/malleo.1")
+    malleod_page = find(d, "/man8/malleod.8")
+    completion = find(d, "/share/bash-completion/completions/malleo")
+    check(malleo_page and malleod_page and completion,
+          f"installed: malleo.1 {malleo_page}, malleod.8 {malleod_page}, completion {completion}")
+    if malleo_page:
+        text = render(malleo_page)
+        commands = subprocess.run([MALLEO, "__complete", "1", "malleo", ""], capture_output=True, text=True,
+                                  timeout=10).stdout.split()
+        commands = [c for c in commands if c != "help"]
+        check(len(commands) >= 14, f"malleo __complete lists {commands}")
+        for c in commands:
+            check(f"malleo {c}" in text, f"malleo(1) lacks the subcommand {c}")
+        for c in ("cluster up", "cluster down", "cluster status"):
+            check(f"malleo {c}" in text, f"malleo(1) lacks {c}")
+        check("EXIT STATUS" in text and "bad usage or input" in text, "malleo(1) lacks docs/cli.md's exit statuses")
+    if malleod_page:
+        text = render(malleod_page)
+        options = re.findall(r"^\s+(?:-h,)?(--[a-z-]+)", subprocess.run([MALLEOD, "--help"], capture_output=True,
+                                                                      text=True, timeout=10).stdout, re.M)
+        check(len(options) >= 8, f"malleod --help options: {options}")
+        for o in options:
+            check(o in text, f"malleod(8) lacks {o}")
+    if completion:
+        program = f"source {completion}; COMP_WORDS=(malleo sta); COMP_CWORD=1; _malleo; echo \"${{COMPREPLY[@]}}\""
+        env = dict(os.environ, PATH=os.path.dirname(MALLEO) + ":" + os.environ.get("PATH", ""))
+        r = subprocess.run(["bash", "--norc", "--noprofile", "-c", program], capture_output=True, text=True,
+                           timeout=20, env=env)
+        check(r.stdout.strip() == "status", f"installed completion of 'malleo sta': {r.stdout!r} {r.stderr!r}")
+
+if errors:
+    print("\n".join(errors), file=sys.stderr)
+    sys.exit(1)
+print("ok: installed man pages render with every subcommand and option; the completion is installed")
