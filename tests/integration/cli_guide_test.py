@@ -31,7 +31,7 @@ for words, line in ((["stauts"], "unknown command 'stauts'; did you mean 'status
                     (["--node", "n1", "stat"], "did you mean 'status'?"),
                     (["cluster", "dwon"], "unknown command 'cluster dwon'; did you mean 'cluster down'?"),
                     (["xyzzy"], "unknown command 'xyzzy'; the commands are status, "),
-                    (["cluster"], "malleo cluster needs a command: up, down, status"),
+                    (["cluster"], "malleo cluster needs a command: up, add, down, status"),
                     (["--node", "n1"], "malleo needs a command: status, peers,")):
     r = malleo(*words)
     check(r.returncode == 2 and r.stderr.count("\n") == 1 and line in r.stderr and "required" not in r.stderr,
@@ -61,7 +61,7 @@ for command in ("status", "peers", "apps", "force", "drain", "events", "top", "c
                 "timeline", "plot", "sim", "help"):
     check(command in every, f"malleo <TAB> lacks {command}: {every}")
 check("__complete" not in every, f"malleo <TAB> offers the hidden __complete: {every}")
-check(complete("malleo cluster ") == ["down", "status", "up"], f"malleo cluster <TAB>: {complete('malleo cluster ')}")
+check(complete("malleo cluster ") == ["add", "down", "status", "up"], f"malleo cluster <TAB>: {complete('malleo cluster ')}")
 forced = complete("malleo force --")
 check({"--wait", "--weights", "--json", "--node", "--timeout"} <= set(forced), f"malleo force --<TAB>: {forced}")
 check(complete("malleo --node n1 force --w") == ["--wait", "--weights"],

@@ -6,8 +6,9 @@ and no MALLEO_FORCE anywhere. Each scenario ends with heat2d's checksum compared
   join   (Open MPI, spawn mode): heat2d runs on n1 alone; n2 joins with n1 as its seed; its work request reaches n1,
          whose decision splits the application onto n2: a process of it runs there within seconds, the iteration
          rate rises.
-  drain  (MPICH or Open MPI, pool mode): heat2d's active processes on n1 and n2, spares on both; `malleo drain n2`:
-         n2's decision migrates its process to n1's spare, its agent exits once it hosts none.
+  drain  (MPICH or Open MPI, pool mode): heat2d's active processes on n1 and n2, spares on both; `malleo drain n2`
+         (or with --sigterm, SIGTERM to n2's agent): n2's decision migrates its process to n1's spare, its agent exits
+         once it hosts none.
   load   (Open MPI, spawn mode): heat2d on n1 and n2; a real CPU hog pinned to n2's CPU: n2's decision sends its
          process away (a request n2 sends to n1, which hosts rank 0); a second request while that one is in flight is
          refused with its reason; once the load is steady, at most one reconfiguration per hold-down.
@@ -18,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -240,13 +242,19 @@ def drain(a, work):
             check(told, "both results reach the agent that asked (n2)")
 
             started = time.monotonic()
-            r = subprocess.run([MALLEO, "--agent", n2.local, "drain", "--wait", "90", "--json"], capture_output=True,
-                               text=True, timeout=120)
-            drained = json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else {}
-            check(r.returncode == 0 and drained.get("type") == "drained",
-                  f"malleo drain n2 --wait: n2 hosts no active process ({r.returncode}: {r.stdout.strip()} "
-                  f"{r.stderr.strip()})")
-            check(wait_for(lambda: not n2.alive(), 15), "n2's agent exits once it hosts no active process")
+            if a.sigterm:
+                # As an operator's `systemctl stop` or a job scheduler would: the signal drains the node first.
+                n2.proc.send_signal(signal.SIGTERM)
+                check(wait_for(lambda: not n2.alive(), 90), "n2's agent exits after SIGTERM")
+            else:
+                r = subprocess.run([MALLEO, "--agent", n2.local, "drain", "--wait", "90", "--json"],
+                                   capture_output=True, text=True, timeout=120)
+                drained = json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else {}
+                check(r.returncode == 0 and drained.get("type") == "drained",
+                      f"malleo drain n2 --wait: n2 hosts no active process ({r.returncode}: {r.stdout.strip()} "
+                      f"{r.stderr.strip()})")
+                check(wait_for(lambda: not n2.alive(), 15), "n2's agent exits once it hosts no active process")
+            check(n2.proc.returncode == 0, f"n2's agent exits with status 0 ({n2.proc.returncode})")
             took = time.monotonic() - started
             moved = results_of(n1, ok=True, trigger="drain")
             check(moved and moved[0]["op"] == "migrate" and moved[0]["from_node"] == "n2" and
@@ -254,7 +262,7 @@ def drain(a, work):
                   f"n2's decision migrated its process away, through n1 ({moved[:1]})")
             last_active = [e for e in events(n2) if e.get("type") in ("drained", "drain_deadline")]
             check(last_active and last_active[-1]["type"] == "drained",
-                  f"n2 left drained, not at its deadline, {took:.1f} s after `malleo drain`")
+                  f"n2 left drained, not at its deadline, {took:.1f} s after {'SIGTERM' if a.sigterm else 'malleo drain'}")
             check(wait_for(lambda: sorted(active_here(n1, app)) == [0, 2], 10, 0.2),
                   f"n1 runs world ranks 0 and 2 ({active_here(n1, app)})")
             output = finish(run)
@@ -331,6 +339,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--scenario", required=True, choices=["join", "drain", "load"])
     parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
+    parser.add_argument("--sigterm", action="store_true", help="drain: by SIGTERM to the agent, not `malleo drain`")
     parser.add_argument("heat2d")
     a = parser.parse_args()
     if not os.path.exists(a.heat2d):
