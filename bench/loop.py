@@ -64,6 +64,7 @@ def setup_paths(build):
     os.environ["MALLEOD"] = os.path.join(build, "agent", "daemon", "malleod")
     os.environ["MALLEO"] = os.path.join(build, "cli", "malleo")
     sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+    sys.dont_write_bytecode = True  # no __pycache__ beside the tests
     return build
 
 
@@ -351,8 +352,10 @@ def cost(a, h, work, records):
         if n != "off":
             def ratio(key):
                 return summary([r[key] / base[r["round"]][key] for r in rs], 4)
+            both = summary([(r["app_cpu"] + r["agent_cpu"]) / base[r["round"]]["app_cpu"] for r in rs], 4)
             print(f"  {'':<17} / off: wall {ratio('wall')}, compute {ratio('compute')}, "
-                  f"median iteration {ratio('median_iteration')}, application CPU {ratio('app_cpu')}")
+                  f"median iteration {ratio('median_iteration')}, application CPU {ratio('app_cpu')}, "
+                  f"application + agent CPU {both}")
 
 
 def main():
