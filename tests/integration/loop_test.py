@@ -9,11 +9,14 @@ and no MALLEO_FORCE anywhere. Each scenario ends with heat2d's checksum compared
   drain  (MPICH or Open MPI, pool mode): heat2d's active processes on n1 and n2, spares on both; `malleo drain n2`
          (or with --sigterm, SIGTERM to n2's agent): n2's decision migrates its process to n1's spare, its agent exits
          once it hosts none.
-  load   (Open MPI, spawn mode): heat2d on n1 and n2; a real CPU hog pinned to n2's CPU: n2's decision sends its
-         process away (a request n2 sends to n1, which hosts rank 0); a second request while that one is in flight is
-         refused with its reason; once the load is steady, at most one reconfiguration per hold-down.
+  merge  (MPICH, pool mode): two active processes on n1's one CPU: n1's decision merges them by itself.
+  load   (Open MPI or MPICH, pool mode): heat2d on n1 and n2; real CPU hogs pinned to n2's CPU: n2's decision sends its
+         process away (a request n2 sends to n1, which hosts rank 0); once the load is steady, at most one
+         reconfiguration per hold-down.
+  The drain scenario also sends n1 two requests back to back: the second, while the first is in flight, is refused
+  with its reason.
 
-usage: loop_test.py --scenario join|drain|load --mpi openmpi|mpich HEAT2D"""
+usage: loop_test.py --scenario join|drain|load|merge --mpi openmpi|mpich [--sigterm] HEAT2D"""
 import argparse
 import json
 import os
@@ -335,9 +338,36 @@ def load(a, work):
     return 0
 
 
+def merge(a, work):
+    """Pool mode on one node: world ranks 0 and 1 active on n1, whose one CPU they share, 2 and 3 spare. Nothing else
+    changes: ios's merge rule (a stable node, more processes than cores, many context switches) folds them."""
+    grid = ["--rows", "1024", "--columns", "2048", "--iterations", "4000", "--pace", "5"]
+    with Cluster() as cluster:
+        n1 = cluster.add("n1", agent_config(0, evacuate_load=0, ctxsw_threshold=100, stability_window=6))
+        env = run_env(a.mpi, {"MALLEO_NODES": "n1=0", "MALLEO_POOL_ACTIVE": "2", "MALLEO_PROFILE_DIR": work})
+        run = launch_pool(a, [("n1", n1)] * 4, grid, env)
+        try:
+            app = registered_app(n1, a.heat2d)
+            check(wait_for(lambda: sorted(active_here(n1, app)) == [0, 1], 30, 0.1), "ranks 0 and 1 share n1's CPU")
+            merged = wait_for(lambda: results_of(n1, ok=True, op="merge"), 60, 0.2)
+            check(merged and merged[0]["trigger"] == "tick" and merged[0]["before"] == 2 and merged[0]["after"] == 1,
+                  f"n1's decision merges them, by itself ({merged and merged[0]})")
+            check(merged[0]["why"].startswith("stable node"), f"and says why ({merged[0]['why']})")
+            output = finish(run)
+            others = [e for e in results_of(n1, ok=True) if e["op"] != "merge"]
+        finally:
+            if run.poll() is None:
+                run.kill()
+        no_force_used(n1)
+    check(not others, f"nothing else was reconfigured ({others})")
+    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
+    check(got is not None and got == want, f"checksum after the merge {got} == static {want}")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", required=True, choices=["join", "drain", "load"])
+    parser.add_argument("--scenario", required=True, choices=["join", "drain", "load", "merge"])
     parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
     parser.add_argument("--sigterm", action="store_true", help="drain: by SIGTERM to the agent, not `malleo drain`")
     parser.add_argument("heat2d")
@@ -349,7 +379,7 @@ def main():
         print("skip: the scenarios need two CPUs, one per node")
         return SKIP
     work = tempfile.mkdtemp(prefix="malleo-loop-")
-    status = {"join": join, "drain": drain, "load": load}[a.scenario](a, work)
+    status = {"join": join, "drain": drain, "load": load, "merge": merge}[a.scenario](a, work)
     shutil.rmtree(work, ignore_errors=True)
     return status
 
