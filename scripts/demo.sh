@@ -4,7 +4,7 @@
 # decision module reconfigures a running MPI application (heat2d) by itself, with no `malleo force` anywhere:
 #  1. heat2d starts on node n1 alone;
 #  2. a node joins (`malleo cluster add`): the application splits onto it;
-#  3. a real CPU load on that node (`malleo load`): its process leaves, and comes back once the load ends;
+#  3. a real CPU load on that node (`malleo load`): its process leaves; once the load ends n2 asks for work again and may get it back;
 #  4. the node drains (`malleo drain`): its process moves away, then its agent exits;
 # then the agents' event logs as a timeline and a plot, and heat2d's checksum against a run left alone: equal, bit
 # for bit, or this script exits 1. About 2 minutes. Ctrl-C stops everything (cluster, load, application).
@@ -110,16 +110,24 @@ $malleo apps
 
 echo
 echo "== a CPU load on n2 for $LOAD_SECONDS s: its process leaves; malleo top for $TOP_SECONDS s"
-$malleo load --node n2 --for "$LOAD_SECONDS"
+# Two busy loops on n2's one CPU: two thirds of it taken by something that is no application's.
+$malleo load --node n2 --cpus 2 --for "$LOAD_SECONDS"
 load_ends=$((SECONDS + LOAD_SECONDS))
 $malleo top --duration "$TOP_SECONDS"
 wait_until "the process leaving loaded n2" has_none n2
 $malleo apps
 
 echo
-echo "== the load ends after $LOAD_SECONDS s: the process comes back to n2"
+echo "== the load ends after $LOAD_SECONDS s: n2 is idle again, and may get work back"
 wait_until "the end of the load" load_over
-wait_until "the process coming back to n2" has_active n2 1 settled
+# Not a step that must happen: whether n2's work request finds work worth moving is the decision module's call
+# (here it is answered within a minute or so, after the agent's work-request backoff), so the demo goes on either way.
+back=$((SECONDS + STEP_TIMEOUT))
+until has_active n2 1 settled || [ "$SECONDS" -ge "$back" ]; do
+  kill -0 "$run" 2>/dev/null || fail "heat2d ended before the drain (raise ITERATIONS)"
+  sleep 0.2
+done
+if has_active n2 1; then echo "a process of heat2d is back on n2"; else echo "no process came back to n2 within $STEP_TIMEOUT s"; fi
 $malleo apps
 
 echo
