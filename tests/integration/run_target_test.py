@@ -50,9 +50,11 @@ def main():
                                 "--profile-dir", work, "--", heat2d, "--iterations", "300", "--pace", "20"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         try:
-            seen = wait_for(lambda: [a for a in apps(cluster_dir, "n2")
-                                     if a["id"].startswith(os.path.basename(heat2d) + "-")], timeout=30)
+            # The ranks register one by one: wait for both (the first look may find one).
+            mine = lambda: [a for a in apps(cluster_dir, "n2") if a["id"].startswith(os.path.basename(heat2d) + "-")]
+            seen = wait_for(mine, timeout=30)
             check(bool(seen), "--node n2 run: the application registers with n2's agent")
+            seen = wait_for(lambda: [a for a in mine() if len(a["processes"]) == 2], timeout=10) or seen
             check(len(seen[0]["processes"]) == 2, f"both ranks report to n2 ({len(seen[0]['processes'])})")
             check(apps(cluster_dir, "n1") == [], "n1's agent has no application")
             output, _ = run.communicate(timeout=120)
