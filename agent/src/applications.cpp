@@ -356,15 +356,21 @@ void Core::dropCommand(const std::string &appId, const char *why, double now, Co
 	tellResult(std::move(told), now, out);
 }
 
+// Every decision interval the decision module is asked for actions: on its tick, or while the node drains, for
+// those that take its processes away (reconfigurations.cpp).
 void Core::decide(double now, CoreOutputs &out)
 {
-	if (now < nextDecision_)
+	if ((draining_ && drainFinished(now, out)) || now < nextDecision_)
 		return;
 	nextDecision_ = now + config_.decisionInterval;
 	std::vector<PeerEntry> alive;
 	std::vector<Candidate> candidates;
 	OverlayView v = view(now, alive, candidates);
 	std::vector<ApplicationInfo> apps = applicationList();
+	if (draining_) {
+		askDrain(v, std::move(apps), now, out);
+		return;
+	}
 	for (const Action &action : decision_.onTick(DecisionView{v, apps}))
 		emitAction(action, "tick", now, out);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Membership and the local endpoint of the core; work stealing is in work_stealing.cpp.
+// The core's messages in and out and membership; the local endpoint is in local_requests.cpp, work stealing in
+// work_stealing.cpp, the registry of applications in applications.cpp, reconfigurations in reconfigurations.cpp.
 #include "core.h"
 
 #include <algorithm>
@@ -26,6 +27,21 @@ Core::Core(CoreConfig config, ProtocolModule &protocol, DecisionModule &decision
 Message Core::envelope(std::string_view type)
 {
 	return makeMessage(type, config_.id, nextMessageId_++);
+}
+
+// What a hello, welcome or heartbeat says of this agent: where it listens, its group, its profile and the
+// applications whose rank 0 it hosts.
+Message Core::selfDescription(std::string_view type)
+{
+	Message m = envelope(type);
+	m["endpoint"] = config_.endpoint;
+	m["group"] = group_;
+	m["profile"] = toJson(local_);
+	if (nlohmann::json roots = rootsHere(); !roots.empty())
+		m["roots"] = std::move(roots);
+	if (type != "heartbeat")
+		m["agent_version"] = config_.agentVersion;
+	return m;
 }
 
 void Core::send(const std::string &endpoint, Message message, CoreOutputs &out)
@@ -63,10 +79,7 @@ void Core::tick(double now, CoreOutputs &out)
 	gossip(now, out);
 	workStealing(now, out);
 	expireRequests(now, out);
-	if (draining_)
-		drainStep(now, out);
-	else
-		decide(now, out);
+	decide(now, out);
 }
 
 // ---------------------------------------------------------------- messages in
@@ -309,13 +322,7 @@ void Core::maintainView(double now, CoreOutputs &out)
 		for (const std::string &endpoint : config_.seeds) {
 			if (endpoint == config_.endpoint)
 				continue;
-			Message hello = envelope("hello");
-			hello["endpoint"] = config_.endpoint;
-			hello["agent_version"] = config_.agentVersion;
-			hello["group"] = group_;
-			hello["profile"] = toJson(local_);
-			if (nlohmann::json roots = rootsHere(); !roots.empty())
-				hello["roots"] = std::move(roots);
+			Message hello = selfDescription("hello");
 			helloSentAt_[endpoint] = now;
 			send(endpoint, std::move(hello), out);
 		}
@@ -342,13 +349,7 @@ void Core::maintainView(double now, CoreOutputs &out)
 		auto c = candidates_.find(id);
 		if (c == candidates_.end() || helloSentAt_.count(c->second.endpoint))
 			continue;
-		Message hello = envelope("hello");
-		hello["endpoint"] = config_.endpoint;
-		hello["agent_version"] = config_.agentVersion;
-		hello["group"] = group_;
-		hello["profile"] = toJson(local_);
-		if (nlohmann::json roots = rootsHere(); !roots.empty())
-			hello["roots"] = std::move(roots);
+		Message hello = selfDescription("hello");
 		helloSentAt_[c->second.endpoint] = now;
 		send(c->second.endpoint, std::move(hello), out);
 	}
@@ -359,18 +360,15 @@ void Core::heartbeat(double now, CoreOutputs &out)
 	if (now < nextHeartbeat_)
 		return;
 	nextHeartbeat_ = std::max(nextHeartbeat_ + config_.heartbeatInterval, now);
+	Message base = selfDescription("heartbeat");
+	if (draining_)
+		base["draining"] = true;
 	for (const auto &[id, peer] : peers_) {
 		if (!peer.inView && !peer.inPeerView)
 			continue;
-		Message hb = envelope("heartbeat");
-		hb["endpoint"] = config_.endpoint;
-		hb["group"] = group_;
+		Message hb = base;
+		hb["id"] = nextMessageId_++;
 		hb["in_view"] = peer.inView;
-		hb["profile"] = toJson(local_);
-		if (nlohmann::json roots = rootsHere(); !roots.empty())
-			hb["roots"] = std::move(roots);
-		if (draining_)
-			hb["draining"] = true;
 		send(peer.endpoint, std::move(hb), out);
 	}
 }
@@ -413,13 +411,7 @@ void Core::onHello(const Message &m, double now, CoreOutputs &out)
 	std::shuffle(ids.begin(), ids.end(), rng_);
 	if (ids.size() > 16)
 		ids.resize(16);
-	Message welcome = envelope("welcome");
-	welcome["endpoint"] = config_.endpoint;
-	welcome["agent_version"] = config_.agentVersion;
-	welcome["group"] = group_;
-	welcome["profile"] = toJson(local_);
-	if (nlohmann::json roots = rootsHere(); !roots.empty())
-		welcome["roots"] = std::move(roots);
+	Message welcome = selfDescription("welcome");
 	welcome["peers"] = describePeers(ids, now);
 	send(endpoint, std::move(welcome), out);
 }
@@ -490,117 +482,6 @@ void Core::leave(double now, CoreOutputs &out)
 	for (const auto &[id, peer] : peers_)
 		send(peer.endpoint, envelope("leave"), out);
 	emit({{"type", "leaving"}}, now, out);
-}
-
-// ---------------------------------------------------------------- local endpoint
-
-Message Core::onLocalRequest(const Message &message, double now, CoreOutputs &out)
-{
-	if (auto rejection = validateMessage(message, Channel::Local))
-		return refuse(Channel::Local, *rejection, message, now, out);
-	counters_.add("rx.local." + message["type"].get<std::string>());
-	return answer(message, now, out);
-}
-
-Message Core::onRemoteRequest(const Message &message, double now, CoreOutputs &out)
-{
-	// The application's commands are all a coordinator on another node needs from here; registering, forcing and
-	// the rest stay with the processes and the CLI of this node. A bad envelope or version is told as such.
-	std::optional<Rejection> rejection = validateMessage(message, Channel::Local);
-	const bool command = !rejection && (message["type"] == "poll" || message["type"] == "result");
-	if ((rejection && rejection->reason == "wrong_channel") || (!rejection && !command))
-		rejection = Rejection{"local_only", "only poll and result are taken from other nodes"};
-	if (rejection)
-		return refuse(Channel::Remote, *rejection, message, now, out);
-	counters_.add("rx.remote." + message["type"].get<std::string>());
-	return answer(message, now, out);
-}
-
-Message Core::refuse(Channel channel, const Rejection &rejection, const Message &message, double now,
-		     CoreOutputs &out)
-{
-	reject(channel, rejection, &message, now, out);
-	Message error = envelope("error");
-	error["code"] = rejection.reason;
-	error["text"] = rejection.detail;
-	return error;
-}
-
-Message Core::answer(const Message &message, double now, CoreOutputs &out)
-{
-	const std::string &type = message["type"].get_ref<const std::string &>();
-	Message reply;
-	if (type == "status")
-		reply = statusReply(now);
-	else if (type == "peers")
-		reply = peersReply(now);
-	else if (type == "events")
-		reply = envelope("events_ok");
-	else if (type == "apps")
-		reply = appsReply(now);
-	else if (type == "force")
-		reply = onForce(message, now, out);
-	else if (type == "poll")
-		reply = onPoll(message, now, out);
-	else if (type == "result")
-		reply = onResult(message, now, out);
-	else if (type == "register")
-		reply = onRegister(message, now, out);
-	else if (type == "app_report")
-		reply = onAppReport(message, now, out);
-	else if (type == "deregister")
-		reply = onDeregister(message, now, out);
-	else if (type == "drain") {
-		drain(now, message.value("deadline", config_.drainDeadline), out);
-		reply = envelope("drain_reply");
-		reply["active"] = activeHere();
-		reply["deadline"] = drainDeadline_ - now;
-	} else
-		return refuse(Channel::Local, {"unknown_type", "no handler for " + type}, message, now, out);
-	reply["re"] = message["id"];
-	return reply;
-}
-
-Message Core::statusReply(double now) const
-{
-	Message m = makeMessage("status_reply", config_.id, 0);
-	m["agent"] = {{"id", config_.id},
-		      {"endpoint", config_.endpoint},
-		      {"app_endpoint", config_.appEndpoint},
-		      {"group", group_},
-		      {"version", config_.agentVersion},
-		      {"uptime", now - startedAt_},
-		      {"joined", joined_},
-		      {"draining", draining_}};
-	m["modules"] = moduleNames_;
-	m["profile"] = toJson(local_);
-	m["node"] = description_;
-	m["applications"] = apps_.size();
-	m["peers"] = {{"alive", peers_.size()},
-		      {"in_view", std::count_if(peers_.begin(), peers_.end(),
-						[](const auto &p) { return p.second.inView; })},
-		      {"candidates", candidates_.size()}};
-	m["wrm"] = {{"outstanding", wrm_.has_value()},
-		    {"backoff", backoff_},
-		    {"next_in", std::max(0.0, nextWrmAt_ - now)}};
-	m["counters"] = counters_.toJson();
-	return m;
-}
-
-Message Core::peersReply(double now) const
-{
-	Message m = makeMessage("peers_reply", config_.id, 0);
-	nlohmann::json list = nlohmann::json::array();
-	for (const auto &[id, peer] : peers_)
-		list.push_back({{"id", id},
-				{"endpoint", peer.endpoint},
-				{"group", peer.group},
-				{"in_view", peer.inView},
-				{"in_peer_view", peer.inPeerView},
-				{"last_heard", now - peer.lastHeard},
-				{"profile", toJson(peer.profile)}});
-	m["peers"] = std::move(list);
-	return m;
 }
 
 } // namespace malleo

@@ -72,7 +72,9 @@ public:
 	// The profiling module's sample; the process count comes from the registry.
 	void setLocalProfile(const NodeProfile &profile);
 	void setNodeDescription(nlohmann::json description) { description_ = std::move(description); }
-	void setModuleNames(nlohmann::json names) { moduleNames_ = std::move(names); }
+	// {"decision": {"name", "source", "abi_minor"}, ...}: shown by `status`; the decision module's name goes with
+	// each request it causes, its ABI minor says whether it has onDrain.
+	void setModuleNames(nlohmann::json names);
 
 	// Graceful leave: tells every alive peer.
 	void leave(double now, CoreOutputs &out);
@@ -132,6 +134,7 @@ private:
 	};
 
 	Message envelope(std::string_view type);
+	Message selfDescription(std::string_view type);
 	void send(const std::string &endpoint, Message message, CoreOutputs &out);
 	void emit(nlohmann::json event, double now, CoreOutputs &out);
 	// A request answered with an error, the rejection counted and emitted as reject() does.
@@ -211,7 +214,8 @@ private:
 	nlohmann::json rootsHere() const;
 	void learnRoots(const Message &m, double now);
 	void expireRequests(double now, CoreOutputs &out);
-	void drainStep(double now, CoreOutputs &out);
+	bool drainFinished(double now, CoreOutputs &out);
+	void askDrain(const OverlayView &view, std::vector<ApplicationInfo> apps, double now, CoreOutputs &out);
 	int64_t activeHere() const;
 
 	CoreConfig config_;
@@ -223,6 +227,8 @@ private:
 	NodeProfile local_;
 	nlohmann::json description_ = nlohmann::json::object();
 	nlohmann::json moduleNames_ = nlohmann::json::object();
+	std::string decisionName_;
+	uint32_t decisionAbiMinor_ = MALLEO_MODULE_ABI_MINOR; // built-ins, and cores built without module names
 	Counters counters_;
 	uint64_t nextMessageId_ = 1;
 	uint64_t nextEventSeq_ = 1;
@@ -255,8 +261,8 @@ private:
 	double quietSince_ = -1.0;	       // draining: since when no process has been active here
 	bool drainDone_ = false;
 	bool drainUnanswered_ = false; // said once: the module cannot be asked
+	double drainStartedAt_ = 0.0;
 	double drainDeadline_ = 0.0;
-	double nextDrainStep_ = 0.0;
 
 	std::optional<OutstandingWrm> wrm_;
 	uint64_t nextWrmId_ = 1;

@@ -29,6 +29,19 @@ std::string whyOf(const Action &action)
 
 } // namespace
 
+void Core::setModuleNames(nlohmann::json names)
+{
+	moduleNames_ = std::move(names);
+	// The simulator names its modules by their names alone.
+	const nlohmann::json decision = moduleNames_.value("decision", nlohmann::json::object());
+	if (decision.is_string())
+		decisionName_ = decision.get<std::string>();
+	if (!decision.is_object())
+		return;
+	decisionName_ = decision.value("name", "");
+	decisionAbiMinor_ = decision.value("abi_minor", uint32_t{MALLEO_MODULE_ABI_MINOR});
+}
+
 // ---------------------------------------------------------------- where rank 0 is
 
 nlohmann::json Core::rootsHere() const
@@ -101,11 +114,8 @@ void Core::carryOut(const Action &action, const char *trigger, double now, CoreO
 			return;
 		}
 	}
-	// The daemon names its modules {"decision": {"name": ..., "source": ...}, ...}.
-	const nlohmann::json decision = moduleNames_.value("decision", nlohmann::json::object());
-	const std::string module = decision.is_object() ? decision.value("name", "") : std::string();
-	ask(action.app, std::get<CommandRequest>(mapped), Asker{config_.id, 0, trigger, action.kind, whyOf(action), module},
-	    now, out);
+	ask(action.app, std::get<CommandRequest>(mapped),
+	    Asker{config_.id, 0, trigger, action.kind, whyOf(action), decisionName_}, now, out);
 }
 
 uint64_t Core::ask(const std::string &appId, const CommandRequest &command, Asker asker, double now,
@@ -320,53 +330,45 @@ void Core::drain(double now, double deadline, CoreOutputs &out)
 	if (draining_)
 		return;
 	draining_ = true;
+	drainStartedAt_ = now;
 	drainDeadline_ = now + deadline;
-	nextDrainStep_ = now;
+	nextDecision_ = now; // the decision module is asked at once
 	counters_.add("drain.started");
 	emit({{"type", "draining"}, {"deadline", deadline}, {"active", activeHere()}}, now, out);
-	drainStep(now, out);
+	decide(now, out);
 }
 
-void Core::drainStep(double now, CoreOutputs &out)
+bool Core::drainFinished(double now, CoreOutputs &out)
 {
 	if (drainDone_)
-		return;
+		return true;
 	// Done once nothing has been active here for a moment: a process moving here when the drain began registers
 	// a little after the operation that brought it.
-	if (activeHere() > 0)
+	const int64_t active = activeHere();
+	if (active > 0)
 		quietSince_ = -1.0;
 	else if (quietSince_ < 0)
 		quietSince_ = now;
-	if (activeHere() == 0 && now - quietSince_ >= kDrainSettle) {
+	if (active == 0 && now - quietSince_ >= kDrainSettle) {
 		drainDone_ = true;
 		counters_.add("drain.done");
-		emit({{"type", "drained"}, {"took", now - (drainDeadline_ - config_.drainDeadline)}}, now, out);
-		return;
-	}
-	if (now >= drainDeadline_) {
+		emit({{"type", "drained"}, {"took", now - drainStartedAt_}}, now, out);
+	} else if (now >= drainDeadline_) {
 		drainDone_ = true;
 		counters_.add("drain.deadline");
-		nlohmann::json left = nlohmann::json::object();
-		for (const auto &[id, app] : apps_)
-			left[id] = std::count_if(app.local.begin(), app.local.end(),
-						 [](const ProcessInfo &p) { return p.active; });
-		emit({{"type", "drain_deadline"}, {"active", activeHere()}, {"left", left}}, now, out);
-		return;
+		emit({{"type", "drain_deadline"}, {"active", active}}, now, out);
 	}
-	if (now < nextDrainStep_)
-		return;
-	nextDrainStep_ = now + config_.decisionInterval;
-	std::vector<PeerEntry> alive;
-	std::vector<Candidate> candidates;
-	OverlayView v = view(now, alive, candidates);
-	std::vector<ApplicationInfo> apps = applicationList();
+	return drainDone_;
+}
+
+void Core::askDrain(const OverlayView &view, std::vector<ApplicationInfo> apps, double now, CoreOutputs &out)
+{
 	// An application whose request is out waits for its result: its processes may be on their way.
 	std::erase_if(apps, [&](const ApplicationInfo &a) { return pending_.count(a.id) || commands_.count(a.id); });
 	if (apps.empty())
 		return;
 	// onDrain came with ABI 1.1: a module built against 1.0 has no such slot in its vtable.
-	const nlohmann::json decision = moduleNames_.value("decision", nlohmann::json::object());
-	if (decision.is_object() && decision.value("abi_minor", MALLEO_MODULE_ABI_MINOR) < 1) {
+	if (decisionAbiMinor_ < 1) {
 		if (!drainUnanswered_)
 			emit({{"type", "action_skipped"}, {"trigger", "drain"},
 			      {"why", "the decision module predates onDrain (ABI 1.0): processes stay until the deadline"}},
@@ -374,7 +376,7 @@ void Core::drainStep(double now, CoreOutputs &out)
 		drainUnanswered_ = true;
 		return;
 	}
-	for (const Action &action : decision_.onDrain(DecisionView{v, apps}))
+	for (const Action &action : decision_.onDrain(DecisionView{view, apps}))
 		emitAction(action, "drain", now, out);
 }
 

@@ -153,8 +153,10 @@ def join(a, work):
         run = launch(n1, a.mpi, ["-n", "1"], a.heat2d, grid, env, work)
         try:
             app = registered_app(n1, a.heat2d)
-            # A few seconds of the application alone on n1, so the rate before the join is measured.
-            wait_for(lambda: False, 3)
+            # Some iterations of the application alone on n1, so that its rate before the join is measured: three
+            # progress events, a second each, from its coordinator's polls.
+            check(wait_for(lambda: len(events(n1, "app_progress")) >= 3, 30, 0.1),
+                  "n1 reports the application's progress")
             joined = time.monotonic()
             n2 = cluster.add("n2", agent_config(1, evacuate_load=0), seeds=[n1.endpoint])
             arrived = wait_for(lambda: active_here(n2, app), 60, 0.1)
@@ -315,8 +317,9 @@ def load(a, work):
                   f"n2's own decision asked n1, which hosts rank 0, to move it ({moved and moved[0]})")
             check(any("used by processes of no application" in m["why"] for m in moved),
                   f"and said why: the load ({[m['why'] for m in moved]})")
-            # The load stays: whatever the agents do now, they do it at most once per hold-down.
-            wait_for(lambda: False, 4 * HOLD_DOWN)
+            # The load stays for four hold-downs, a window in which the agents may do anything but oscillate: it is
+            # what is observed, not a wait for something to happen.
+            time.sleep(4 * HOLD_DOWN)
             for hog in hogs:
                 hog.kill()
             steady = [e["t"] for e in results_of(n1, ok=True)]
