@@ -177,7 +177,9 @@ def main():
                 run.kill()
                 run.wait()
     output = output_lines(out_path)
-    check(run.returncode == 0, f"the run ends well ({run.returncode})\n{output[-2000:]}")
+    if run.returncode != 0:
+        print(output[-2000:])
+    check(run.returncode == 0, f"the run ends well ({run.returncode})")
     final = re.search(r"^final: (\d+) processes", output, re.M)
     check(final and int(final.group(1)) == 2, f"and ends on the 2 processes of the last merge ({final and final.group(0)})")
     static = static_checksum(a, grid, work, env)
