@@ -101,7 +101,7 @@ void Core::reject(Channel channel, const Rejection &rejection, const Message *me
 	if (channel == Channel::Peer && message && message->is_object()) {
 		auto from = message->find("from");
 		if (from != message->end() && from->is_string()) {
-			event["from"] = from->get<std::string>().substr(0, kMaxIdLength);
+			event["from"] = printableText(from->get_ref<const std::string &>(), kMaxIdLength);
 			std::string endpoint;
 			if (auto it = peers_.find(from->get<std::string>()); it != peers_.end())
 				endpoint = it->second.endpoint;
@@ -166,10 +166,10 @@ std::string Core::endpointRefusal(const std::string &endpoint) const
 {
 	// A malformed tcp:// address fails at connect, which the transport survives; other transports are refused here.
 	if (!endpoint.starts_with("tcp://") && !endpoint.starts_with("ipc://"))
-		return fmt::format("'{:.80}': only tcp:// (or ipc://) endpoints are taken from peers", endpoint);
+		return fmt::format("'{}': only tcp:// (or ipc://) endpoints are taken from peers", printableText(endpoint));
 	if (endpoint.starts_with("ipc://") && !config_.peerIpc &&
 	    std::find(config_.seeds.begin(), config_.seeds.end(), endpoint) == config_.seeds.end())
-		return fmt::format("'{:.80}': an ipc:// endpoint from a peer (membership.peer_ipc is off)", endpoint);
+		return fmt::format("'{}': an ipc:// endpoint from a peer (membership.peer_ipc is off)", printableText(endpoint));
 	return {};
 }
 

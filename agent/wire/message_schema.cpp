@@ -291,7 +291,7 @@ std::optional<Rejection> validateMessage(const Message &message, Channel channel
 			return Rejection{"wrong_channel",
 					 fmt::format("type '{}' does not belong on this channel", typeName)};
 		return Rejection{"unknown_type",
-				 fmt::format("unknown type '{:.64}'", typeName)};
+				 fmt::format("unknown type '{}'", printableText(typeName, 64))};
 	}
 
 	for (const Field &field : spec->fields) {
@@ -307,6 +307,19 @@ std::optional<Rejection> validateMessage(const Message &message, Channel channel
 					 fmt::format("{}: '{}' {}", typeName, field.name, *problem)};
 	}
 	return std::nullopt;
+}
+
+std::string printableText(std::string_view text, std::size_t max)
+{
+	std::string out;
+	for (std::size_t i = 0; i < text.size() && i < max; ++i) {
+		const auto c = static_cast<unsigned char>(text[i]);
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			out += static_cast<char>(c);
+		else
+			out += fmt::format("\\x{:02x}", c);
+	}
+	return out;
 }
 
 Message knownFields(const Message &message, Channel channel, std::size_t *dropped)

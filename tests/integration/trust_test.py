@@ -88,6 +88,13 @@ with Cluster() as cluster:
     peers = agent.cli("peers")
     check(peers.returncode == 0 and "\x1b" not in peers.stdout and "evil" not in peers.stdout,
           "malleo peers prints no escape sequence")
+    send_raw(agent.endpoint, frames(envelope("tele\x1b[2Jport", "p")))
+    check(wait_for(lambda: counter(agent, "rejected.peer.unknown_type") == 1, 5), "an unknown type with an escape")
+    events = agent.cli("events", "--for", "0.5")
+    check(events.returncode == 0 and "evil" in events.stdout and "tele" in events.stdout,
+          f"malleo events shows the rejections ({events.returncode})")
+    check("\x1b" not in events.stdout and "\x07" not in events.stdout,
+          "malleo events prints no escape sequence: a refused id or type is quoted as \\xHH")
     check(not any("\x1b" in line for line in open(os.path.join(agent.run_dir, "events.jsonl"), errors="replace")),
           "the event log holds no escape character")
 
@@ -152,8 +159,9 @@ with Cluster() as cluster:
     lazy.setsockopt(zmq.RCVHWM, 1)
     lazy.setsockopt(zmq.RCVBUF, 4096)
     lazy.connect(agent.local)
+    subscribed = counter(agent, "rx.local.events")
     lazy.send_multipart(frames(envelope("events", "test")))
-    check(wait_for(lambda: counter(agent, "rx.local.events") == 1, 5), "the lazy subscriber subscribed")
+    check(wait_for(lambda: counter(agent, "rx.local.events") == subscribed + 1, 5), "the lazy subscriber subscribed")
     noisy = ctx.socket(zmq.DEALER)  # every rejection is an event sent to the subscriber
     noisy.setsockopt(zmq.LINGER, 1000)
     noisy.setsockopt(zmq.SNDHWM, 0)
@@ -162,7 +170,8 @@ with Cluster() as cluster:
         noisy.send_multipart([HEADER.pack(MAGIC, 1, 0, 0, 1), b"\xc1" * 512])
     check(wait_for(lambda: counter(agent, "replies.dropped.local") >= 1, 30),
           f"events past the subscriber's queue are counted ({counter(agent, 'replies.dropped.local')})")
-    check(counter(agent, "events.subscribers_dropped") == 1, "the subscriber that does not read is dropped")
+    # (the `malleo events` above, gone since, is dropped at its first event too)
+    check(counter(agent, "events.subscribers_dropped") == 2, "the subscriber that does not read is dropped")
     noisy.close()
     lazy.close()
     serving(agent, "after a subscriber that never reads")

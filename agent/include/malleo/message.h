@@ -75,6 +75,10 @@ struct ProfileRange {
 };
 const std::vector<ProfileRange> &profileRanges();
 
+// Text from a message, quoted in a log line or an event: at most `max` bytes, every byte outside printable ASCII
+// written as \xHH, so that no log or terminal ever receives a control sequence from the network.
+std::string printableText(std::string_view text, std::size_t max = 80);
+
 // Builds an envelope of the given type.
 Message makeMessage(std::string_view type, std::string_view from, uint64_t id);
 
