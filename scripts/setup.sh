@@ -14,6 +14,7 @@ packages=(
   gnuplot-nox
   groff-base man-db bash
   hpcc
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

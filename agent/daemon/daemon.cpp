@@ -155,11 +155,15 @@ void Daemon::apply(CoreOutputs &out)
 		recentEvents_.push_back(m);
 		if (recentEvents_.size() > kRecentEvents)
 			recentEvents_.pop_front();
+		// A subscriber that reads slower than events come loses its subscription rather than stalls the agent.
 		for (auto it = subscribers_.begin(); it != subscribers_.end();) {
-			if (transport_->sendLocal(*it, m))
+			if (transport_->sendLocal(*it, m)) {
 				++it;
-			else
+			} else {
+				core_->count("replies.dropped.local");
+				core_->count("events.subscribers_dropped");
 				it = subscribers_.erase(it);
+			}
 		}
 	}
 	out.clear();
@@ -301,13 +305,19 @@ void Daemon::handleRequests(zmq::socket_t &inbox, Channel channel)
 			reply["code"] = refused->reason;
 			reply["text"] = refused->detail;
 		}
+		// A reply past the client's send queue (a client that does not read), or to one gone, is lost: counted.
 		if (!local) {
-			transport_->sendRemote(in->routingId, reply);
+			if (!transport_->sendRemote(in->routingId, reply))
+				core_->count("replies.dropped.remote");
 		} else {
-			transport_->sendLocal(in->routingId, reply);
+			if (!transport_->sendLocal(in->routingId, reply))
+				core_->count("replies.dropped.local");
 			if (reply["type"] == "events_ok") {
+				uint64_t lost = 0;
 				for (const Message &m : recentEvents_)
-					transport_->sendLocal(in->routingId, m);
+					lost += !transport_->sendLocal(in->routingId, m);
+				if (lost)
+					core_->count("replies.dropped.local", lost);
 				subscribers_.insert(in->routingId);
 			}
 		}
@@ -395,6 +405,8 @@ int Daemon::run()
 				stop = true;
 			}
 		}
+		if (uint64_t ended = transport_->takePeerDisconnects())
+			core_->count("inbox.peer.disconnects", ended);
 		t = now();
 		if (t >= nextSample) {
 			core_->setLocalProfile(profiling_.sample(t));

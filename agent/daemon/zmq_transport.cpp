@@ -31,6 +31,25 @@ ZmqTransport::ZmqTransport(std::string selfId, std::size_t maxMessageBytes, bool
 		s->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(4 * maxMessageBytes_ + 4096));
 	}
 	peerInbox_.set(zmq::sockopt::router_handover, 1);
+	const std::string monitor = "inproc://peer-inbox-monitor";
+	if (zmq_socket_monitor(peerInbox_.handle(), monitor.c_str(), ZMQ_EVENT_DISCONNECTED) == 0) {
+		peerMonitor_ = zmq::socket_t(context_, zmq::socket_type::pair);
+		peerMonitor_.set(zmq::sockopt::linger, 0);
+		peerMonitor_.connect(monitor);
+	}
+}
+
+uint64_t ZmqTransport::takePeerDisconnects()
+{
+	uint64_t n = 0;
+	if (!peerMonitor_)
+		return 0;
+	std::vector<zmq::message_t> event; // two frames: event number and value, then the endpoint
+	while (zmq::recv_multipart(peerMonitor_, std::back_inserter(event), zmq::recv_flags::dontwait)) {
+		++n;
+		event.clear();
+	}
+	return n;
 }
 
 ZmqTransport::~ZmqTransport()
@@ -146,6 +165,10 @@ void ZmqTransport::close(int lingerMs)
 		dealer.socket.close();
 	}
 	dealers_.clear();
+	if (peerMonitor_) {
+		zmq_socket_monitor(peerInbox_.handle(), nullptr, 0);
+		peerMonitor_.close();
+	}
 	peerInbox_.close();
 	localInbox_.close();
 	remoteInbox_.close();

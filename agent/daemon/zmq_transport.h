@@ -57,6 +57,9 @@ public:
 	static constexpr std::size_t kMaxOutgoingSockets = 512;
 	// Sockets closed to make room since the last call.
 	uint64_t takeSocketsClosedForRoom() { return std::exchange(dealersClosedForRoom_, 0); }
+	// Connections to the peer inbox that ended since the last call: a peer that left, or one that ZeroMQ cut for a
+	// frame over the socket's limit (ZMQ_MAXMSGSIZE), whose frame and whatever followed it are lost.
+	uint64_t takePeerDisconnects();
 
 	// Gives queued messages (a leave) up to `lingerMs` to go out, then closes.
 	void close(int lingerMs);
@@ -81,6 +84,7 @@ private:
 	std::map<std::string, Dealer> dealers_;
 	uint64_t uses_ = 0;
 	uint64_t dealersClosedForRoom_ = 0;
+	zmq::socket_t peerMonitor_; // the peer inbox's disconnections (zmq_socket_monitor)
 };
 
 } // namespace malleo

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -95,6 +96,7 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 		r.number("join_retry", config.core.joinRetry, 0.01, 3600);
 		r.integer("max_candidates", config.core.maxCandidates, 1, 1 << 20);
 		r.integer("max_peers", config.core.maxPeers, 1, 1 << 16);
+		r.boolean("peer_ipc", config.core.peerIpc);
 		r.finish();
 		if (!r.error().empty())
 			return r.error();
@@ -177,10 +179,19 @@ std::string appListenEndpoint(const AgentConfig &config)
 std::string loadConfigFile(const std::string &path, AgentConfig &config,
 			   const std::vector<std::string> &moduleNames)
 {
+	// A directory opens as a stream whose first read throws: say what it is instead.
+	std::error_code ec;
+	if (std::filesystem::is_directory(path, ec))
+		return fmt::format("config file '{}': is a directory, not a file", path);
 	std::ifstream in(path);
 	if (!in)
 		return fmt::format("config file '{}': cannot be read", path);
-	nlohmann::json doc = nlohmann::json::parse(in, nullptr, false, true);
+	nlohmann::json doc;
+	try {
+		doc = nlohmann::json::parse(in, nullptr, false, true);
+	} catch (const std::exception &e) {
+		return fmt::format("config file '{}': cannot be read ({})", path, e.what());
+	}
 	if (doc.is_discarded())
 		return fmt::format("config file '{}': not valid JSON", path);
 	std::string error = parseConfig(doc, config, moduleNames);

@@ -101,7 +101,7 @@ void Core::reject(Channel channel, const Rejection &rejection, const Message *me
 	if (channel == Channel::Peer && message && message->is_object()) {
 		auto from = message->find("from");
 		if (from != message->end() && from->is_string()) {
-			event["from"] = from->get<std::string>().substr(0, kMaxIdLength);
+			event["from"] = printableText(from->get_ref<const std::string &>(), kMaxIdLength);
 			std::string endpoint;
 			if (auto it = peers_.find(from->get<std::string>()); it != peers_.end())
 				endpoint = it->second.endpoint;
@@ -109,7 +109,8 @@ void Core::reject(Channel channel, const Rejection &rejection, const Message *me
 			auto type = message->find("type");
 			auto said = message->find("endpoint");
 			if (endpoint.empty() && type != message->end() && *type == "hello" &&
-			    said != message->end() && said->is_string() && said->size() <= 256)
+			    said != message->end() && said->is_string() &&
+			    endpointRefusal(said->get<std::string>()).empty())
 				endpoint = said->get<std::string>();
 			bool answerable = rejection.reason == "unknown_type" ||
 					  rejection.reason == "newer_version";
@@ -150,7 +151,26 @@ void Core::onPeerMessage(const Message &message, double now, CoreOutputs &out)
 		return;
 	}
 	counters_.add("rx." + type);
-	(this->*(it->second))(message, now, out);
+	// Handlers, and every hop a message is passed on to, see only the fields the schema knows.
+	std::size_t dropped = 0;
+	const Message known = knownFields(message, Channel::Peer, &dropped);
+	if (dropped)
+		counters_.add("fields.unknown_dropped", dropped);
+	(this->*(it->second))(known, now, out);
+}
+
+// A peer names endpoints (its own, its peers', a WRM's origin) that this agent then connects to and writes into:
+// a TCP address a peer can reach, or an ipc:// socket only when the configuration names it as a seed or allows
+// peers' ipc endpoints (agents of one host): never, say, another agent's local endpoint.
+std::string Core::endpointRefusal(const std::string &endpoint) const
+{
+	// A malformed tcp:// address fails at connect, which the transport survives; other transports are refused here.
+	if (!endpoint.starts_with("tcp://") && !endpoint.starts_with("ipc://"))
+		return fmt::format("'{}': only tcp:// (or ipc://) endpoints are taken from peers", printableText(endpoint));
+	if (endpoint.starts_with("ipc://") && !config_.peerIpc &&
+	    std::find(config_.seeds.begin(), config_.seeds.end(), endpoint) == config_.seeds.end())
+		return fmt::format("'{}': an ipc:// endpoint from a peer (membership.peer_ipc is off)", printableText(endpoint));
+	return {};
 }
 
 // ---------------------------------------------------------------- membership
@@ -204,6 +224,10 @@ PeerEntry *Core::acceptPeer(const Message &m, double now, CoreOutputs &out)
 		reject(Channel::Peer, {"bad_field", type + ": " + err}, &m, now, out);
 		return nullptr;
 	}
+	if (std::string err = endpointRefusal(m["endpoint"].get<std::string>()); !err.empty()) {
+		reject(Channel::Peer, {"endpoint_refused", type + ": " + err}, &m, now, out);
+		return nullptr;
+	}
 	PeerEntry *peer = refreshPeer(m["from"].get<std::string>(), m["endpoint"].get<std::string>(),
 				      m.value("group", ""), profile, now, out);
 	if (peer)
@@ -239,14 +263,26 @@ void Core::learnCandidates(const nlohmann::json &entries, double now)
 		const std::string &peerId = id->get_ref<const std::string &>();
 		const std::string &ep = endpoint->get_ref<const std::string &>();
 		double heardAt = now - std::max(0.0, age->get<double>());
-		if (peerId.empty() || peerId.size() > kMaxIdLength || ep.empty() || ep.size() > 256 ||
-		    peerId == config_.id || peers_.count(peerId) ||
-		    heardAt + config_.failureTimeout < now)
+		if (peerId == config_.id || peers_.count(peerId) || heardAt + config_.failureTimeout < now)
 			continue;
+		if (!isValidId(peerId.data(), peerId.size()) || ep.size() > 256 || !endpointRefusal(ep).empty()) {
+			counters_.add("candidates.refused");
+			continue;
+		}
 		auto it = candidates_.find(peerId);
 		if (it == candidates_.end()) {
-			if (candidates_.size() >= config_.maxCandidates)
-				continue;
+			// Full: the candidate heard of longest ago makes room, unless this one is older still.
+			if (candidates_.size() >= config_.maxCandidates) {
+				auto oldest = std::min_element(candidates_.begin(), candidates_.end(),
+							       [](const auto &a, const auto &b) {
+								       return a.second.heardAt < b.second.heardAt;
+							       });
+				counters_.add("candidates.dropped");
+				if (oldest->second.heardAt >= heardAt)
+					continue;
+				helloSentAt_.erase(oldest->second.endpoint);
+				candidates_.erase(oldest);
+			}
 			it = candidates_.emplace(peerId, Candidate{peerId, ep, "", heardAt}).first;
 		}
 		Candidate &c = it->second;
@@ -254,7 +290,8 @@ void Core::learnCandidates(const nlohmann::json &entries, double now)
 			c.endpoint = ep;
 			c.heardAt = heardAt;
 			auto group = e.find("group");
-			if (group != e.end() && group->is_string() && group->size() <= kMaxIdLength)
+			if (group != e.end() && group->is_string() &&
+			    isValidId(group->get_ref<const std::string &>().data(), group->size()))
 				c.group = group->get<std::string>();
 		}
 	}

@@ -161,6 +161,8 @@ private:
 	void markJoined(const std::string &via, double now, CoreOutputs &out);
 	// The profile, endpoint and group of a hello, welcome or heartbeat, checked and recorded.
 	PeerEntry *acceptPeer(const Message &m, double now, CoreOutputs &out);
+	// Empty when this agent may connect to `endpoint`, learned from a peer; otherwise why not.
+	std::string endpointRefusal(const std::string &endpoint) const;
 	void dropPeer(const std::string &id, const char *why, double now, CoreOutputs &out);
 	void learnCandidates(const nlohmann::json &entries, double now);
 	nlohmann::json describePeers(const std::vector<std::string> &ids, double now) const;

@@ -23,6 +23,7 @@ struct CoreConfig {
 	double joinRetry = 1.0;
 	unsigned maxCandidates = 256;
 	unsigned maxPeers = 256; // peers kept at once; a newcomer past it evicts one outside the view
+	bool peerIpc = false;	 // take ipc:// endpoints from peers (agents of one host); a seed's is always taken
 
 	// decisions
 	double decisionInterval = 1.0; // seconds between calls of the decision module's onTick

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <malleo/profile.h>
+#include <malleo/message.h>
 
 #include <cmath>
 
@@ -17,26 +18,25 @@ std::string fromJson(const nlohmann::json &j, NodeProfile &p)
 {
 	if (!j.is_object())
 		return "profile is not an object";
-	auto number = [&](const char *key, double lo, double hi, double &out) -> std::string {
-		auto it = j.find(key);
+	// The same ranges as the schema's (profileRanges()): a profile built in memory is held to what a peer's must be.
+	double values[7] = {};
+	const std::vector<ProfileRange> &ranges = profileRanges();
+	for (std::size_t i = 0; i < ranges.size() && i < 7; ++i) {
+		auto it = j.find(ranges[i].key);
 		if (it == j.end() || !it->is_number())
-			return fmt::format("profile '{}' is missing or not a number", key);
-		double v = it->get<double>();
-		if (!std::isfinite(v) || v < lo || v > hi)
-			return fmt::format("profile '{}' = {} is outside [{}, {}]", key, v, lo, hi);
-		out = v;
-		return {};
-	};
-	double cores = 0, procs = 0;
-	std::string err;
-	if (!(err = number("pw", 0.0, 1e9, p.pw)).empty() ||
-	    !(err = number("apw", 0.0, 1.0, p.apw)).empty() ||
-	    !(err = number("upw", 0.0, 1.0, p.upw)).empty() ||
-	    !(err = number("sigma", 0.0, 1.0, p.sigma)).empty() ||
-	    !(err = number("ctxsw", 0.0, 1e12, p.ctxswRate)).empty() ||
-	    !(err = number("cores", 0.0, 1e6, cores)).empty() ||
-	    !(err = number("procs", 0.0, 1e9, procs)).empty())
-		return err;
+			return fmt::format("profile '{}' is missing or not a number", ranges[i].key);
+		const double v = it->get<double>();
+		if (!std::isfinite(v) || v < ranges[i].lowest || v > ranges[i].highest)
+			return fmt::format("profile '{}' = {:.6g} is outside [{:g}, {:g}]", ranges[i].key, v,
+					   ranges[i].lowest, ranges[i].highest);
+		values[i] = v;
+	}
+	p.pw = values[0];
+	p.apw = values[1];
+	p.upw = values[2];
+	p.sigma = values[3];
+	p.ctxswRate = values[4];
+	const double cores = values[5], procs = values[6];
 	p.cores = static_cast<int>(cores);
 	p.processes = static_cast<int>(procs);
 	return {};

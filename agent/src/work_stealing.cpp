@@ -80,15 +80,11 @@ void Core::onWrm(const Message &m, double now, CoreOutputs &out)
 		reject(Channel::Peer, {"bad_field", "wrm: " + err}, &m, now, out);
 		return;
 	}
-	std::vector<std::string> visited;
-	for (const nlohmann::json &v : m["visited"]) {
-		if (!v.is_string() || v.get_ref<const std::string &>().size() > kMaxIdLength) {
-			reject(Channel::Peer, {"bad_field", "wrm: 'visited' holds a non-id"}, &m, now,
-			       out);
-			return;
-		}
-		visited.push_back(v.get<std::string>());
+	if (std::string err = endpointRefusal(m["origin_endpoint"].get<std::string>()); !err.empty()) {
+		reject(Channel::Peer, {"endpoint_refused", "wrm: " + err}, &m, now, out);
+		return;
 	}
+	std::vector<std::string> visited = m["visited"].get<std::vector<std::string>>(); // ids: the schema checked
 	request.origin = m["origin"].get<std::string>();
 	request.ttl = m["ttl"].get<unsigned>();
 	request.hops = m["hops"].get<unsigned>();

@@ -13,7 +13,8 @@ namespace malleo {
 
 namespace {
 
-enum class Kind { String, Id, UInt, Number, Bool, Object, Array, Profile };
+// Id: an id of <malleo/wire.h>'s character set; GroupId: the same or empty; Ids: an array of ids.
+enum class Kind { String, Id, GroupId, Ids, UInt, Number, Bool, Object, Array, Profile };
 
 struct Field {
 	const char *name;
@@ -43,21 +44,21 @@ const std::vector<TypeSpec> &schema()
 		// agent ↔ agent
 		{"hello",     Channel::Peer, {{"endpoint", Kind::String, true, kEndpointMax},
 					  {"agent_version", Kind::String, true, 32},
-					  {"group", Kind::String, false, kMaxIdLength},
+					  {"group", Kind::GroupId, false, kMaxIdLength},
 					  {"profile", Kind::Profile, true, 0},
-					  {"roots", Kind::Array, false, kRootsMax}}},
+					  {"roots", Kind::Ids, false, kRootsMax}}},
 		{"welcome",   Channel::Peer, {{"endpoint", Kind::String, true, kEndpointMax},
 					  {"agent_version", Kind::String, true, 32},
-					  {"group", Kind::String, false, kMaxIdLength},
+					  {"group", Kind::GroupId, false, kMaxIdLength},
 					  {"profile", Kind::Profile, true, 0},
 					  {"peers", Kind::Array, true, kPeersMax},
-					  {"roots", Kind::Array, false, kRootsMax}}},
+					  {"roots", Kind::Ids, false, kRootsMax}}},
 		{"gossip",    Channel::Peer, {{"peers", Kind::Array, true, kPeersMax}}},
 		{"heartbeat", Channel::Peer, {{"endpoint", Kind::String, true, kEndpointMax},
-					  {"group", Kind::String, false, kMaxIdLength},
+					  {"group", Kind::GroupId, false, kMaxIdLength},
 					  {"in_view", Kind::Bool, false, 0},
 					  {"profile", Kind::Profile, true, 0},
-					  {"roots", Kind::Array, false, kRootsMax},
+					  {"roots", Kind::Ids, false, kRootsMax},
 					  {"draining", Kind::Bool, false, 0}}},
 		{"wrm",       Channel::Peer, {{"origin", Kind::Id, true, kMaxIdLength},
 					  {"origin_endpoint", Kind::String, true, kEndpointMax},
@@ -65,7 +66,7 @@ const std::vector<TypeSpec> &schema()
 					  {"wrm_id", Kind::UInt, true, 0},
 					  {"ttl", Kind::UInt, true, 64},
 					  {"hops", Kind::UInt, true, 1024},
-					  {"visited", Kind::Array, true, kVisitedMax}}},
+					  {"visited", Kind::Ids, true, kVisitedMax}}},
 		{"wrm_reply", Channel::Peer, {{"wrm_id", Kind::UInt, true, 0},
 					  {"endpoint", Kind::String, true, kEndpointMax},
 					  {"profile", Kind::Profile, true, 0},
@@ -76,8 +77,8 @@ const std::vector<TypeSpec> &schema()
 					  {"request", Kind::UInt, true, 0},
 					  {"op", Kind::String, true, 16},
 					  {"count", Kind::UInt, true, kCommandCountMax},
-					  {"node", Kind::String, false, kMaxIdLength},
-					  {"from_node", Kind::String, false, kMaxIdLength},
+					  {"node", Kind::Id, false, kMaxIdLength},
+					  {"from_node", Kind::Id, false, kMaxIdLength},
 					  {"weights", Kind::Array, false, kCommandWeightsMax},
 					  {"trigger", Kind::String, true, 16},
 					  {"kind", Kind::String, false, 32},
@@ -92,8 +93,8 @@ const std::vector<TypeSpec> &schema()
 					  {"command", Kind::UInt, false, 0},
 					  {"op", Kind::String, false, 16},
 					  {"count", Kind::UInt, false, kCommandCountMax},
-					  {"node", Kind::String, false, kMaxIdLength},
-					  {"from_node", Kind::String, false, kMaxIdLength},
+					  {"node", Kind::Id, false, kMaxIdLength},
+					  {"from_node", Kind::Id, false, kMaxIdLength},
 					  {"trigger", Kind::String, false, 16},
 					  {"kind", Kind::String, false, 32},
 					  {"why", Kind::String, false, kWhyMax},
@@ -115,8 +116,8 @@ const std::vector<TypeSpec> &schema()
 		{"force",     Channel::Local, {{"app", Kind::Id, true, kMaxIdLength},
 					   {"op", Kind::String, true, 16},
 					   {"count", Kind::UInt, true, kCommandCountMax},
-					   {"node", Kind::String, false, kMaxIdLength},
-					   {"from_node", Kind::String, false, kMaxIdLength},
+					   {"node", Kind::Id, false, kMaxIdLength},
+					   {"from_node", Kind::Id, false, kMaxIdLength},
 					   {"weights", Kind::Array, false, kCommandWeightsMax}}},
 		{"drain",     Channel::Local, {{"deadline", Kind::Number, false, 0}}},
 		// MPI processes ↔ local agent
@@ -176,16 +177,28 @@ bool isUnsigned(const nlohmann::json &value)
 	return value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0);
 }
 
+bool isId(const nlohmann::json &value)
+{
+	return value.is_string() && isValidId(value.get_ref<const std::string &>().data(),
+					      value.get_ref<const std::string &>().size());
+}
+
+// What a node can be (docs/protocol.md, "Profiles"): a peer claiming more would fill every view, stretch the WRM
+// TTL and feed the sweet spot's size ceiling with nodes that do not exist.
 std::optional<std::string> checkProfile(const nlohmann::json &value)
 {
 	if (!value.is_object())
 		return "is not an object";
-	for (const char *key : {"pw", "apw", "upw", "sigma", "ctxsw", "cores", "procs"}) {
-		auto it = value.find(key);
+	for (const ProfileRange &range : profileRanges()) {
+		auto it = value.find(range.key);
 		if (it == value.end())
-			return fmt::format("lacks '{}'", key);
+			return fmt::format("lacks '{}'", range.key);
 		if (!it->is_number())
-			return fmt::format("'{}' is not a number", key);
+			return fmt::format("'{}' is not a number", range.key);
+		const double v = it->get<double>();
+		if (!(v >= range.lowest && v <= range.highest))
+			return fmt::format("'{}' = {:.6g} is outside [{:g}, {:g}]", range.key, v, range.lowest,
+					   range.highest);
 	}
 	return std::nullopt;
 }
@@ -199,8 +212,21 @@ std::optional<std::string> checkField(const Field &field, const nlohmann::json &
 			return "is not a string";
 		if (value.get_ref<const std::string &>().size() > field.maxItems)
 			return fmt::format("is longer than {} characters", field.maxItems);
-		if (field.kind == Kind::Id && value.get_ref<const std::string &>().empty())
-			return "is empty";
+		if (field.kind == Kind::Id && !isId(value))
+			return "is not an id (1 to 64 of A-Z a-z 0-9 - _ . : @ +)";
+		return std::nullopt;
+	case Kind::GroupId:
+		if (!value.is_string() || (!value.get_ref<const std::string &>().empty() && !isId(value)))
+			return "is not empty or an id (1 to 64 of A-Z a-z 0-9 - _ . : @ +)";
+		return std::nullopt;
+	case Kind::Ids:
+		if (!value.is_array())
+			return "is not an array";
+		if (value.size() > field.maxItems)
+			return fmt::format("has more than {} elements", field.maxItems);
+		for (const nlohmann::json &item : value)
+			if (!isId(item))
+				return "holds a non-id";
 		return std::nullopt;
 	case Kind::UInt:
 		if (!isUnsigned(value))
@@ -250,9 +276,10 @@ std::optional<Rejection> validateMessage(const Message &message, Channel channel
 					     v->get<uint64_t>(), kSchemaVersion)};
 	if (type == message.end() || !type->is_string())
 		return Rejection{"bad_envelope", "'type' is missing or not a string"};
+	// A client of the local endpoint may leave `from` empty; an agent names itself.
 	if (from == message.end() || !from->is_string() ||
-	    from->get_ref<const std::string &>().size() > kMaxIdLength)
-		return Rejection{"bad_envelope", "'from' is missing, not a string or too long"};
+	    !(isId(*from) || (channel != Channel::Peer && from->get_ref<const std::string &>().empty())))
+		return Rejection{"bad_envelope", "'from' is missing or not an id (1 to 64 of A-Z a-z 0-9 - _ . : @ +)"};
 	if (id == message.end() || !isUnsigned(*id))
 		return Rejection{"bad_envelope", "'id' is missing or not an unsigned integer"};
 
@@ -264,7 +291,7 @@ std::optional<Rejection> validateMessage(const Message &message, Channel channel
 			return Rejection{"wrong_channel",
 					 fmt::format("type '{}' does not belong on this channel", typeName)};
 		return Rejection{"unknown_type",
-				 fmt::format("unknown type '{:.64}'", typeName)};
+				 fmt::format("unknown type '{}'", printableText(typeName, 64))};
 	}
 
 	for (const Field &field : spec->fields) {
@@ -280,6 +307,47 @@ std::optional<Rejection> validateMessage(const Message &message, Channel channel
 					 fmt::format("{}: '{}' {}", typeName, field.name, *problem)};
 	}
 	return std::nullopt;
+}
+
+std::string printableText(std::string_view text, std::size_t max)
+{
+	std::string out;
+	for (std::size_t i = 0; i < text.size() && i < max; ++i) {
+		const auto c = static_cast<unsigned char>(text[i]);
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			out += static_cast<char>(c);
+		else
+			out += fmt::format("\\x{:02x}", c);
+	}
+	return out;
+}
+
+Message knownFields(const Message &message, Channel channel, std::size_t *dropped)
+{
+	Message known = Message::object();
+	bool otherChannel = false;
+	const TypeSpec *spec = findSpec(message["type"].get_ref<const std::string &>(), channel, &otherChannel);
+	for (auto it = message.begin(); it != message.end(); ++it) {
+		const std::string &key = it.key();
+		bool keep = key == "v" || key == "type" || key == "from" || key == "id";
+		for (std::size_t i = 0; spec && !keep && i < spec->fields.size(); ++i)
+			keep = key == spec->fields[i].name;
+		if (keep)
+			known[key] = it.value();
+		else if (dropped)
+			++*dropped;
+	}
+	return known;
+}
+
+const std::vector<ProfileRange> &profileRanges()
+{
+	static const std::vector<ProfileRange> ranges = {
+		{"pw", 0.0, kProfilePowerMax},	 {"apw", 0.0, 1.0},   {"upw", 0.0, 1.0},
+		{"sigma", 0.0, 1.0},		 {"ctxsw", 0.0, 1e9}, {"cores", 0.0, kProfileCoresMax},
+		{"procs", 0.0, kProfileProcessesMax},
+	};
+	return ranges;
 }
 
 std::vector<std::string> messageTypes(Channel channel)

@@ -77,7 +77,12 @@ std::string appId(uint64_t rank0Pid)
 		job = std::to_string(rank0Pid);
 	job = job.substr(0, kMaxIdLength / 2);
 	const std::string name = program_invocation_short_name;
-	return name.substr(0, kMaxIdLength - job.size() - 1) + "-" + job;
+	std::string id = name.substr(0, kMaxIdLength - job.size() - 1) + "-" + job;
+	// An agent refuses ids outside its character set (<malleo/wire.h>): a program named "a b" registers as "a_b".
+	for (char &c : id)
+		if (!isIdChar(c))
+			c = '_';
+	return id;
 }
 
 } // namespace

@@ -52,6 +52,8 @@ def malformed(cluster):
             {"agent": {"peers": ["tcp://node1:5470", "tcp//node2:5470"]}})
     refuses(cluster, [], "config key 'agent.advertise': 'tcp://*:5470'", {"agent": {"advertise": "tcp://*:5470"}})
     refuses(cluster, [], "transport 'udp' is not supported", {"agent": {"listen": "udp://0.0.0.0:5470"}})
+    # A config path that is a directory ended the agent with an uncaught exception (exit 134).
+    refuses(cluster, ["--config", cluster.dir], f"config file '{cluster.dir}': is a directory")
 
 
 def unanswered(cluster):

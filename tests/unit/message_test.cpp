@@ -174,4 +174,48 @@ TEST_SUITE("message")
 		force["count"] = kCommandCountMax;
 		CHECK_FALSE(validateMessage(force, Channel::Local));
 	}
+	TEST_CASE("ids are from the id character set, everywhere a message names one")
+	{
+		const nlohmann::json profile = {{"pw", 1.0}, {"apw", 0.5}, {"upw", 0.5}, {"sigma", 0.0},
+						{"ctxsw", 0.0}, {"cores", 1}, {"procs", 0}};
+		Message hello = makeMessage("hello", "n1.example-a_b:1@2+3", 1);
+		hello.update({{"endpoint", "tcp://n1:5470"}, {"agent_version", "1"}, {"profile", profile}});
+		CHECK_FALSE(validateMessage(hello, Channel::Peer));
+		for (const char *bad : {"", "a b", "a\x1b[2J", "a\"b", "a/b", "\xc3\xa9"}) {
+			Message m = hello;
+			m["from"] = bad;
+			CHECK(validateMessage(m, Channel::Peer)->reason == "bad_envelope");
+		}
+		Message grouped = hello;
+		grouped["group"] = "g\x1b[31m";
+		CHECK(validateMessage(grouped, Channel::Peer)->reason == "bad_field");
+		grouped["group"] = "";
+		CHECK_FALSE(validateMessage(grouped, Channel::Peer));
+		Message rooted = hello;
+		rooted["roots"] = {"heat-1", "x\x07"};
+		CHECK(validateMessage(rooted, Channel::Peer)->reason == "bad_field");
+		Message reg = makeMessage("register", "", 1);
+		reg.update({{"app", "heat 1"}, {"rank", 0}, {"pid", 1}, {"size", 1}, {"malleable", true}});
+		CHECK(validateMessage(reg, Channel::Local)->reason == "bad_field");
+		reg["app"] = "heat-1";
+		CHECK_FALSE(validateMessage(reg, Channel::Local));
+		Message big = hello;
+		big["profile"]["pw"] = 1e9;
+		CHECK(validateMessage(big, Channel::Peer)->reason == "bad_field");
+		big["profile"]["pw"] = 1.0;
+		big["profile"]["cores"] = 1e6;
+		CHECK(validateMessage(big, Channel::Peer)->reason == "bad_field");
+	}
+
+	TEST_CASE("only the schema's fields are kept, nested unknown ones included")
+	{
+		Message m = makeMessage("leave", "n1", 7);
+		m["extra"] = {{"nested", {1, 2, 3}}};
+		m["more"] = 1;
+		REQUIRE_FALSE(validateMessage(m, Channel::Peer));
+		std::size_t dropped = 0;
+		const Message known = knownFields(m, Channel::Peer, &dropped);
+		CHECK(dropped == 2);
+		CHECK(known == makeMessage("leave", "n1", 7));
+	}
 }

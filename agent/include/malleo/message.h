@@ -57,6 +57,28 @@ std::optional<Rejection> decodeMessage(std::span<const uint8_t> header,
 // Checks the envelope and the fields of the message's type against the schema.
 std::optional<Rejection> validateMessage(const Message &message, Channel channel);
 
+// The message with only the envelope and its type's fields in the schema: what a later hop gets, and what handlers
+// see. Unknown fields are allowed (an optional field added later needs no version bump) but never passed on.
+// `dropped`, when given, is increased by the number of fields left out. The message must have passed
+// validateMessage().
+Message knownFields(const Message &message, Channel channel, std::size_t *dropped = nullptr);
+
+// A plausible node profile, field by field (validateMessage refuses one outside these): at most
+// kProfileCoresMax cores, kProfilePowerMax units of power (a core of the reference speed is 1), kProfileProcessesMax
+// processes; the fractions apw, upw and sigma from 0 to 1; ctxsw up to 1e9 per second.
+constexpr double kProfileCoresMax = 16384;
+constexpr double kProfilePowerMax = 1e5;
+constexpr double kProfileProcessesMax = 1 << 20;
+struct ProfileRange {
+	const char *key;
+	double lowest, highest;
+};
+const std::vector<ProfileRange> &profileRanges();
+
+// Text from a message, quoted in a log line or an event: at most `max` bytes, every byte outside printable ASCII
+// written as \xHH, so that no log or terminal ever receives a control sequence from the network.
+std::string printableText(std::string_view text, std::size_t max = 80);
+
 // Builds an envelope of the given type.
 Message makeMessage(std::string_view type, std::string_view from, uint64_t id);
 

@@ -25,6 +25,26 @@ constexpr std::size_t kWireHeaderSize = 8;
 constexpr std::size_t kDefaultMaxMessageBytes = 64 * 1024;
 // Agent ids, application ids, groups and node names.
 constexpr std::size_t kMaxIdLength = 64;
+
+// The characters of an id: ASCII letters, digits and - _ . : @ + (a host name, a program's name, a launcher's job id
+// such as "prterun-n1-4242@1" or "123.0"). Nothing a terminal interprets, no space, no quote: `malleo peers` and
+// `malleo events` print ids as they are. A message naming an id outside this set is refused (bad_field).
+constexpr bool isIdChar(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+	       c == '.' || c == ':' || c == '@' || c == '+';
+}
+
+// From 1 to kMaxIdLength characters, each isIdChar.
+constexpr bool isValidId(const char *id, std::size_t length)
+{
+	if (length == 0 || length > kMaxIdLength)
+		return false;
+	for (std::size_t i = 0; i < length; ++i)
+		if (!isIdChar(id[i]))
+			return false;
+	return true;
+}
 // No message of the schema nests more than a few levels; the limit keeps the
 // parsers' recursion far from the stack's end.
 constexpr std::size_t kMaxMessageDepth = 32;
