@@ -58,6 +58,8 @@ bool chooseOb1(const LaunchPlan &plan)
 {
 	const char *chosen = std::getenv("OMPI_MCA_pml");
 	const bool otherHosts = !plan.hosts.empty() ||
+				std::any_of(plan.blocks.begin(), plan.blocks.end(),
+					    [](const RankBlock &block) { return !block.host.empty(); }) ||
 				userOption(plan, {"--host", "-host", "-H", "--hostfile", "-hostfile", "--machinefile",
 						  "-machinefile", "--default-hostfile"});
 	return !otherHosts && !(chosen && *chosen) && !userMcaParameter(plan, "pml") && !hasFastNetworkDevice();
@@ -77,8 +79,8 @@ std::vector<std::string> openMpiCommand(const LaunchPlan &plan)
 		if (&block != &plan.blocks.front())
 			argv.push_back(":");
 		argv.insert(argv.end(), {"-n", std::to_string(block.ranks)});
-		if (!plan.hosts.empty())
-			argv.insert(argv.end(), {"--host", plan.hosts});
+		if (!block.host.empty() || !plan.hosts.empty())
+			argv.insert(argv.end(), {"--host", block.host.empty() ? plan.hosts : block.host});
 		for (const auto &[key, value] : plan.env)
 			argv.insert(argv.end(), {"-x", key + "=" + value});
 		for (const auto &[key, value] : block.env)
@@ -98,8 +100,8 @@ std::vector<std::string> mpichCommand(const LaunchPlan &plan)
 		if (&block != &plan.blocks.front())
 			argv.push_back(":");
 		argv.insert(argv.end(), {"-n", std::to_string(block.ranks)});
-		if (!plan.hosts.empty())
-			argv.insert(argv.end(), {"-hosts", plan.hosts});
+		if (!block.host.empty() || !plan.hosts.empty())
+			argv.insert(argv.end(), {"-hosts", block.host.empty() ? plan.hosts : block.host});
 		for (const auto &[key, value] : block.env)
 			argv.insert(argv.end(), {"-env", key, value});
 		argv.insert(argv.end(), plan.command.begin(), plan.command.end());

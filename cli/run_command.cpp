@@ -27,6 +27,7 @@
 #include "launcher.h"
 #include "program_mpi.h"
 #include "run_placement.h"
+#include "run_slurm.h"
 #include "target.h"
 
 extern char **environ;
@@ -317,6 +318,20 @@ std::vector<fs::path> reportsOf(const fs::path &dir, const std::string &tag)
 	return found;
 }
 
+// Inside a Slurm allocation, unless the ranks' hosts are given otherwise (--hosts, or the launcher's own options).
+bool insideSlurmAllocation(const RunOptions &run)
+{
+	const char *nodes = std::getenv("SLURM_JOB_NODELIST");
+	if (!nodes || !*nodes || !run.hosts.empty())
+		return false;
+	for (const std::string &option : run.launcherOptions)
+		for (const char *hosts : {"--host", "-host", "-H", "--hostfile", "-hostfile", "--machinefile", "-machinefile",
+					  "-hosts", "-f"})
+			if (option == hosts || option.starts_with(std::string(hosts) + "="))
+				return false;
+	return true;
+}
+
 } // namespace
 
 int runCommand(const GlobalOptions &options, const RunOptions &run)
@@ -367,7 +382,7 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 	if (!target->agent.empty())
 		env["MALLEO_AGENT"] = target->agent;
 	const unsigned launched = maxRanks ? *maxRanks : *ranks;
-	std::vector<RankBlock> blocks = {{launched, {}}};
+	std::vector<RankBlock> blocks = {{launched, {}, {}}};
 	if (target->cluster) {
 		for (const auto &[key, value] : clusterEnvironment(target->clusterDir, *target->cluster))
 			env[key] = value;
@@ -376,6 +391,14 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 		env.erase("MALLEO_AGENT");
 		blocks = placeRanks(*target->cluster, *target->cluster->find(target->node), *ranks, launched - *ranks,
 				    *spareNodes);
+	} else if (insideSlurmAllocation(run)) {
+		const std::optional<std::vector<std::string>> nodes = slurmNodes(problem);
+		if (!nodes)
+			return refuse(kExitFailed, problem);
+		// Each block says its own node, and its own agent where the agents' endpoint names the node (%n).
+		env.erase("MALLEO_NODE");
+		env.erase("MALLEO_AGENT");
+		blocks = placeOnSlurmNodes(*nodes, *ranks, launched - *ranks, target->agent);
 	}
 	const LaunchPlan plan{*mpi, run.hosts, run.launcherOptions, {env.begin(), env.end()}, blocks, run.command};
 	const std::optional<LaunchEnd> end = runLauncher(launcherCommand(plan), failure);

@@ -41,6 +41,10 @@ int fail(const std::string &line)
 
 std::string defaultId()
 {
+	// Started by srun (one task per node of an allocation): Slurm's name for the node, which is what `malleo run`
+	// names the ranks' nodes by there (MALLEO_NODE).
+	if (const char *slurmNode = std::getenv("SLURMD_NODENAME"); slurmNode && *slurmNode)
+		return slurmNode;
 	char host[65] = {};
 	gethostname(host, sizeof(host) - 1);
 	return host[0] ? host : "agent";
@@ -101,7 +105,7 @@ int main(int argc, char **argv)
 	std::vector<std::string> peers;
 	bool version = false;
 	app.add_option("--config", configFile, "agent configuration (JSON)");
-	app.add_option("--id", id, "agent id (default: the host name)");
+	app.add_option("--id", id, "agent id (default: the host name; under srun, the Slurm node name)");
 	app.add_option("--listen", listen,
 		       "peer endpoint to bind, tcp://HOST:PORT or ipc://PATH, e.g. tcp://127.0.0.1:* (default "
 		       "tcp://0.0.0.0:5470)");
