@@ -129,14 +129,15 @@ std::optional<std::string> chooseMpi(const RunOptions &run, std::string &problem
 
 // The PCM bridge's mode: --mode, else the environment's, else pool where spare ranks are launched or nothing can
 // spawn (MPICH), else spawn.
-std::optional<std::string> chooseMode(const RunOptions &run, const std::string &mpi, std::string &problem)
+std::optional<std::string> chooseMode(const RunOptions &run, const std::string &mpi, std::string &problem,
+				     bool srun)
 {
 	const char *env = std::getenv("MALLEO_PCM_MODE");
 	const bool fromEnv = run.mode.empty() && env && *env;
 	const std::string said = fromEnv ? fmt::format("MALLEO_PCM_MODE={}", env) : "--mode " + run.mode;
 	std::string mode = !run.mode.empty() ? run.mode : fromEnv ? env : "";
 	if (mode.empty())
-		return !run.maxRanks.empty() || mpi == "mpich" ? "pool" : "spawn";
+		return !run.maxRanks.empty() || mpi == "mpich" || srun ? "pool" : "spawn";
 	if (mode != "pool" && mode != "spawn") {
 		problem = fmt::format("{}: expected pool or spawn", said);
 		return std::nullopt;
@@ -144,6 +145,12 @@ std::optional<std::string> chooseMode(const RunOptions &run, const std::string &
 	if (mode == "spawn" && mpi == "mpich") {
 		problem = fmt::format("{}: MPICH cannot spawn processes (Debian's is built with UCX); launch spare ranks "
 				      "with --max and use pool mode",
+				      said);
+		return std::nullopt;
+	}
+	if (mode == "spawn" && srun) {
+		problem = fmt::format("{}: processes started by srun have no mpirun to spawn through; launch spare ranks "
+				      "with --max and use pool mode (or --launcher mpirun)",
 				      said);
 		return std::nullopt;
 	}
@@ -358,7 +365,13 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 	const std::optional<std::string> mpi = chooseMpi(run, problem);
 	if (!mpi)
 		return refuse(kExitBadInput, problem);
-	const std::optional<std::string> mode = chooseMode(run, *mpi, problem);
+	const bool srun = run.launcher == "srun";
+	if (!run.launcher.empty() && !srun && run.launcher != "mpirun")
+		return refuse(kExitBadInput, fmt::format("--launcher {}: expected mpirun or srun", run.launcher));
+	if (srun && !std::getenv("SLURM_JOB_NODELIST"))
+		return refuse(kExitBadInput, "--launcher srun: not inside a Slurm allocation (no SLURM_JOB_NODELIST); run "
+					     "it in salloc or sbatch");
+	const std::optional<std::string> mode = chooseMode(run, *mpi, problem, srun);
 	if (!mode)
 		return refuse(kExitBadInput, problem);
 	Failure failure;
@@ -400,7 +413,8 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 		env.erase("MALLEO_AGENT");
 		blocks = placeOnSlurmNodes(*nodes, *ranks, launched - *ranks, target->agent);
 	}
-	const LaunchPlan plan{*mpi, run.hosts, run.launcherOptions, {env.begin(), env.end()}, blocks, run.command};
+	const LaunchPlan plan{*mpi,   srun,   run.hosts,  run.launcherOptions, {env.begin(), env.end()},
+			      blocks, run.command};
 	const std::optional<LaunchEnd> end = runLauncher(launcherCommand(plan), failure);
 	if (!end)
 		return refuse(failure.status, failure.line);

@@ -189,6 +189,56 @@ def apps(local):
 GRID = ["--rows", "512", "--columns", "1024", "--iterations", "1500", "--pace", "10"]
 
 
+def one_run(launcher, heat2d, work, env, pattern, local, nodes, agents_dir, static_checksum, runs):
+    """heat2d by `malleo run --launcher LAUNCHER -n 1 --max 2` in the allocation: placed, split onto n2 by the agents'
+    decision, ended with the static run's checksum."""
+    started = time.monotonic()
+    run = subprocess.Popen([MALLEO, "--agent", pattern, "run", "--launcher", launcher, "-n", "1", "--max", "2",
+                            "--profile-dir", work, "--", heat2d, *GRID], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, env=env)
+    runs[-1] = run
+
+    def mine():
+        """This run's application: the one registered at n1 that no earlier run had."""
+        seen = {e["app"] for e in events(os.path.join(agents_dir, "n1"), "app_gone")}
+        found = [a for a in apps(local["n1"]) if a["id"] not in seen]
+        return found[0]["id"] if found else None
+    app = wait_for(mine, 60, 0.2)
+    check(app, f"{launcher}: heat2d registers with n1's agent")
+
+    def placed():
+        # A process registers active and says it parked in its next report: wait for the states to settle.
+        here = {n: [p["active"] for a in apps(local[n]) if a["id"] == app for p in a["processes"]] for n in nodes}
+        return here if here["n1"] == [True] and here["n2"] == [False] else None
+    where = wait_for(placed, 60, 0.2)
+    check(where,
+          f"{launcher}: malleo run put the active rank on n1 and the parked spare on n2, each registered with its "
+          f"node's agent ({where})")
+
+    def split():
+        return [e for e in events(os.path.join(agents_dir, "n1"), "reconf_result") if e.get("ok") and e["app"] == app]
+    results = wait_for(split, 120, 0.2) or []
+    check(results and results[0]["op"] == "split" and results[0].get("node") == "n2" and
+          results[0]["trigger"] == "wrm" and results[0]["decision"] == "ios",
+          f"{launcher}: n1's decision on n2's work request split the application onto n2 ({results[:1]})")
+    active = wait_for(lambda: [p for a in apps(local["n2"]) if a["id"] == app for p in a["processes"]
+                               if p["active"]], 30, 0.2)
+    check(active, f"{launcher}: a process of the application is active on n2 ({active})")
+    with open(f"/proc/{active[0]['pid']}/environ", "rb") as f:
+        environ = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
+    check(environ.get(b"SLURMD_NODENAME") == b"n2",
+          f"{launcher}: that process was started by Slurm on n2 (SLURMD_NODENAME={environ.get(b'SLURMD_NODENAME')})")
+    output, _ = run.communicate(timeout=RUN_TIMEOUT)
+    check(run.returncode == 0, f"{launcher}: the run ends well ({run.returncode})\n{output[-3000:]}")
+    print(f"{launcher}: heat2d under Slurm took {time.monotonic() - started:.1f} s")
+    forced = [e for n in nodes for e in events(os.path.join(agents_dir, n), "reconf_result")
+              if e.get("trigger") == "force"]
+    check(not forced, f"{launcher}: no reconfiguration was forced")
+    got = checksum(output)
+    check(got is not None and got == static_checksum,
+          f"{launcher}: checksum after the split {got} == static {static_checksum}")
+
+
 def inside(heat2d, work):
     """Runs inside the allocation (salloc's command): agents by srun, heat2d by malleo run, the split, the checks."""
     nodes = subprocess.run(["scontrol", "show", "hostnames"], capture_output=True, text=True).stdout.split()
@@ -222,7 +272,7 @@ def inside(heat2d, work):
                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     pattern = f"ipc://{agents_dir}/%n/agent.sock"
     local = {node: pattern.replace("%n", node) for node in nodes}
-    run = None
+    runs = []
     try:
         infos = wait_for(lambda: all(os.path.exists(os.path.join(agents_dir, n, "agent.json")) for n in nodes), 30, 0.1)
         check(infos, "srun started an agent on every node")
@@ -239,48 +289,18 @@ def inside(heat2d, work):
                    # collide (shared/ENVIRONMENT.md); between real nodes Open MPI uses the network anyway.
                    OMPI_MCA_btl="self,tcp", MALLEO_POLL_INTERVAL="0.1",
                    MALLEO_NODES=";".join(f"{n}={i % os.cpu_count()}" for i, n in enumerate(nodes)))
-        started = time.monotonic()
-        run = subprocess.Popen([MALLEO, "--agent", pattern, "run", "-n", "1", "--max", "2", "--profile-dir", work,
-                                "--", heat2d, *GRID], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               env=env)
-
-        def placed():
-            here = {n: [p for a in apps(local[n]) for p in a["processes"]] for n in nodes}
-            return here if here["n1"] and here["n2"] else None
-        where = wait_for(placed, 60, 0.2)
-        check(where and [p["active"] for p in where["n1"]] == [True] and [p["active"] for p in where["n2"]] == [False],
-              f"malleo run put the active rank on n1 and the parked spare on n2, each registered with its node's "
-              f"agent ({where})")
-
-        def split():
-            return [e for e in events(os.path.join(agents_dir, "n1"), "reconf_result") if e.get("ok")]
-        results = wait_for(split, 120, 0.2) or []
-        check(results and results[0]["op"] == "split" and results[0].get("node") == "n2" and
-              results[0]["trigger"] == "wrm" and results[0]["decision"] == "ios",
-              f"n1's decision on n2's work request split the application onto n2 ({results[:1]})")
-        active = wait_for(lambda: [p for a in apps(local["n2"]) for p in a["processes"] if p["active"]], 30, 0.2)
-        check(active, f"a process of the application is active on n2 ({active})")
-        with open(f"/proc/{active[0]['pid']}/environ", "rb") as f:
-            environ = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
-        check(environ.get(b"SLURMD_NODENAME") == b"n2",
-              f"that process was started by Slurm on n2 (SLURMD_NODENAME={environ.get(b'SLURMD_NODENAME')})")
-        output, _ = run.communicate(timeout=RUN_TIMEOUT)
-        check(run.returncode == 0, f"the run ends well ({run.returncode})\n{output[-3000:]}")
-        print(f"heat2d under Slurm: {time.monotonic() - started:.1f} s")
-        forced = [e for n in nodes for e in events(os.path.join(agents_dir, n), "reconf_result")
-                  if e.get("trigger") == "force"]
-        check(not forced, "no reconfiguration was forced")
-
         static_env = {k: v for k, v in env.items() if not k.startswith("SLURM")}
         static = subprocess.run([MALLEO, "--agent", "off", "run", "-n", "1", "--profile-dir", work, "--", heat2d,
                                  *GRID[:-2]], capture_output=True, text=True, env=static_env, timeout=RUN_TIMEOUT)
         check(static.returncode == 0, f"the static run ends well\n{static.stdout}{static.stderr}")
-        got, want = checksum(output), checksum(static.stdout)
-        check(got is not None and got == want, f"checksum after the split {got} == static {want}")
+        for launcher in ("mpirun", "srun"):
+            runs.append(None)
+            one_run(launcher, heat2d, work, env, pattern, local, nodes, agents_dir, checksum(static.stdout), runs)
     finally:
-        if run and run.poll() is None:
-            run.kill()
-            run.wait()
+        for run in runs:
+            if run and run.poll() is None:
+                run.kill()
+                run.wait()
         # SIGTERM to srun reaches every agent, which leaves (none hosts a process any more).
         if agents.poll() is None:
             agents.send_signal(signal.SIGTERM)
