@@ -6,7 +6,8 @@ their recorded pids. Inside one allocation of two nodes:
   - the agents are one job step, `srun --ntasks-per-node=1 --overlap malleod ...`, each taking Slurm's name for its
     node as its id (SLURMD_NODENAME; the per-node configuration file is chosen by that name too, since both Slurm
     nodes share this host's file system and addresses);
-  - heat2d (Open MPI, pool mode) is launched by `malleo run -n 1 --max 2` in the same allocation: it reads the
+  - heat2d (pool mode) is launched by `malleo run -n 1 --max 2` in the same allocation, Open MPI's under mpirun and
+    under `srun --mpi=pmix` (`--launcher srun`), MPICH's under `srun --mpi=pmi2`: malleo run reads the
     allocation's nodes and puts the active rank on n1, the spare on n2, each reporting to its node's agent
     (`--agent 'ipc://.../%n/agent.sock'`), mpirun starting its daemons on the nodes through srun;
   - n2's agent, idle, asks for work; n1's decision (ios) splits the application onto n2 by itself (no `malleo force`,
@@ -16,7 +17,7 @@ their recorded pids. Inside one allocation of two nodes:
 Skips with one line where Slurm cannot start: not root, or Slurm's or munge's programs missing (scripts/setup.sh
 installs slurm-wlm and munge).
 
-usage: slurm_test.py HEAT2D_OPENMPI"""
+usage: slurm_test.py HEAT2D_OPENMPI [HEAT2D_MPICH]"""
 import json
 import os
 import re
@@ -204,7 +205,7 @@ def one_run(launcher, heat2d, work, env, pattern, local, nodes, agents_dir, stat
         found = [a for a in apps(local["n1"]) if a["id"] not in seen]
         return found[0]["id"] if found else None
     app = wait_for(mine, 60, 0.2)
-    check(app, f"{launcher}: heat2d registers with n1's agent")
+    check(app, f"{launcher}: {os.path.basename(heat2d)} registers with n1's agent")
 
     def placed():
         # A process registers active and says it parked in its next report: wait for the states to settle.
@@ -290,12 +291,17 @@ def inside(heat2d, work):
                    OMPI_MCA_btl="self,tcp", MALLEO_POLL_INTERVAL="0.1",
                    MALLEO_NODES=";".join(f"{n}={i % os.cpu_count()}" for i, n in enumerate(nodes)))
         static_env = {k: v for k, v in env.items() if not k.startswith("SLURM")}
-        static = subprocess.run([MALLEO, "--agent", "off", "run", "-n", "1", "--profile-dir", work, "--", heat2d,
-                                 *GRID[:-2]], capture_output=True, text=True, env=static_env, timeout=RUN_TIMEOUT)
-        check(static.returncode == 0, f"the static run ends well\n{static.stdout}{static.stderr}")
-        for launcher in ("mpirun", "srun"):
+        programs = heat2d.split(",")
+        static = {}
+        for program in programs:
+            r = subprocess.run([MALLEO, "--agent", "off", "run", "-n", "1", "--profile-dir", work, "--", program,
+                                *GRID[:-2]], capture_output=True, text=True, env=static_env, timeout=RUN_TIMEOUT)
+            check(r.returncode == 0, f"the static run of {os.path.basename(program)} ends well\n{r.stdout}{r.stderr}")
+            static[program] = checksum(r.stdout)
+        # Open MPI under its mpirun and under srun --mpi=pmix; MPICH under srun --mpi=pmi2.
+        for launcher, program in [("mpirun", programs[0]), ("srun", programs[0])] + [("srun", p) for p in programs[1:]]:
             runs.append(None)
-            one_run(launcher, heat2d, work, env, pattern, local, nodes, agents_dir, checksum(static.stdout), runs)
+            one_run(launcher, program, work, env, pattern, local, nodes, agents_dir, static[program], runs)
     finally:
         for run in runs:
             if run and run.poll() is None:
@@ -316,7 +322,7 @@ def inside(heat2d, work):
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--inside":
         return inside(sys.argv[2], sys.argv[3])
-    heat2d = os.path.realpath(sys.argv[1])
+    heat2d = ",".join(os.path.realpath(p) for p in sys.argv[1:])
     reason = skip_reason()
     if reason:
         print(f"skipped: {reason}")
