@@ -4,6 +4,8 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <iterator>
 #include <span>
 
 #include <fmt/format.h>
@@ -191,6 +193,32 @@ Failure AgentClient::refusal(std::string_view type, const Message &error) const
 	return {kExitFailed,
 		fmt::format("the agent at {} refused '{}': {} ({})", endpoint_, type, text("text"), text("code")),
 		true};
+}
+
+void AgentClient::watch(zmq::context_t &context)
+{
+	// One monitor per socket, named after it: a process may watch several agents.
+	const std::string address = fmt::format("inproc://malleo-cli-monitor-{}", fmt::ptr(this));
+	if (zmq_socket_monitor(socket_.handle(), address.c_str(), ZMQ_EVENT_DISCONNECTED) != 0)
+		return;
+	monitor_.emplace(context, zmq::socket_type::pair);
+	monitor_->connect(address);
+}
+
+bool AgentClient::gone()
+{
+	while (monitor_ && !gone_) {
+		std::vector<zmq::message_t> event;
+		if (!zmq::recv_multipart(*monitor_, std::back_inserter(event), zmq::recv_flags::dontwait))
+			break;
+		// The first frame: the event (16 bits) and its value (32 bits); only DISCONNECTED was asked for.
+		uint16_t type = 0;
+		if (!event.empty() && event[0].size() >= sizeof(type)) {
+			std::memcpy(&type, event[0].data(), sizeof(type));
+			gone_ = type == ZMQ_EVENT_DISCONNECTED;
+		}
+	}
+	return gone_;
 }
 
 } // namespace malleo::cli

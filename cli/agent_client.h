@@ -49,6 +49,11 @@ public:
 
 	zmq::pollitem_t pollItem();
 
+	// Watches the connection from now on (the agent answered, so it is up): gone() then says whether the agent
+	// closed it, which it does only by exiting or being killed; a wait on it can end at once, not at its deadline.
+	void watch(zmq::context_t &context);
+	bool gone();
+
 	// "no agent answers at X within T s (...)".
 	Failure silence() const;
 	// An agent's {"type": "error"} reply to a request of the given type.
@@ -63,6 +68,8 @@ private:
 	uint64_t nextId_ = 1;
 	uint32_t sequence_ = 0;
 	std::deque<Message> early_; // arrived while request() waited for something else
+	std::optional<zmq::socket_t> monitor_;
+	bool gone_ = false;
 };
 
 // The id a reply answers ("re"), 0 when it has none.

@@ -99,7 +99,10 @@ const nlohmann::json *endOfWait(const Message &m, const ForceOptions &force, Awa
 	if (!id || !id->is_number_unsigned() || id->get<uint64_t>() != (awaited.request ? awaited.request : awaited.command))
 		return nullptr;
 	if (awaited.request)
-		return type == "reconf_result" && event->value("origin", "") == m.value("from", "") ? event : nullptr;
+		return (type == "reconf_result" && event->value("origin", "") == m.value("from", "")) ||
+			       type == "reconf_timeout"
+			   ? event
+			   : nullptr;
 	return type == "command_result" || type == "command_dropped" ? event : nullptr;
 }
 
@@ -120,6 +123,11 @@ int awaitResult(AgentClient &client, const ForceOptions &force, Awaited awaited)
 			if (event->value("type", "") == "command_dropped")
 				return report({kExitFailed, fmt::format("command {} dropped before its result: {}",
 									awaited.command, text(*event, {"why"}))});
+			if (event->value("type", "") == "reconf_timeout")
+				return report({kExitFailed, fmt::format("request {}: no result from {}, the agent hosting rank "
+									"0, within {:.0f} s (it may have died)",
+									awaited.request, text(*event, {"root"}),
+									event->value("waited", 0.0))});
 			if (force.json) {
 				nlohmann::json out = *event;
 				out["agent"] = m.value("from", "");
@@ -129,6 +137,12 @@ int awaitResult(AgentClient &client, const ForceOptions &force, Awaited awaited)
 			}
 			return event->value("ok", false) ? kExitOk : kExitFailed;
 		}
+		if (client.gone())
+			return report({kExitFailed,
+				       fmt::format("the agent at {} exited while {} of {} was pending: its outcome is unknown "
+						   "(an agent restarted in the same run directory reports it: `malleo "
+						   "events`)",
+						   client.endpoint(), what, force.app)});
 		const double left = deadline - steadyNow();
 		if (left <= 0 || interrupted())
 			return report({kExitFailed, fmt::format("no result for {} of {} within {} s (it may still "
@@ -136,7 +150,7 @@ int awaitResult(AgentClient &client, const ForceOptions &force, Awaited awaited)
 								what, force.app, *force.wait)});
 		zmq::pollitem_t item = client.pollItem();
 		try {
-			zmq::poll(&item, 1, std::chrono::milliseconds(static_cast<long>(std::ceil(std::min(left, 0.5) * 1000))));
+			zmq::poll(&item, 1, std::chrono::milliseconds(static_cast<long>(std::ceil(std::min(left, 0.2) * 1000))));
 		} catch (const zmq::error_t &e) {
 			if (e.num() != EINTR)
 				throw;
@@ -159,6 +173,8 @@ int forceCommand(const GlobalOptions &options, const ForceOptions &force)
 	// Subscribed before the command exists, so its result cannot slip past.
 	if (force.wait && !client->request("events", failure))
 		return report(failure);
+	if (force.wait)
+		client->watch(context);
 	std::optional<Message> reply = client->request("force", failure, fields);
 	if (!reply) {
 		// A refusal is about what was asked (unknown application, busy, ...), not about the agent.

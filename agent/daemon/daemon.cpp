@@ -166,6 +166,31 @@ void Daemon::apply(CoreOutputs &out)
 		}
 	}
 	out.clear();
+	saveCommands();
+}
+
+void Daemon::recoverCommands(double t)
+{
+	commandsFile_ = (fs::path(config_.runDir) / "commands.json").string();
+	std::ifstream file(commandsFile_);
+	if (!file)
+		return;
+	const nlohmann::json journal = nlohmann::json::parse(file, nullptr, false);
+	if (std::string problem = core_->recoverCommands(journal, t, out_); !problem.empty())
+		log_->warn("{}: {}", commandsFile_, problem);
+}
+
+// Written when a command slot changes, so a successor started in this run directory knows what this agent held.
+void Daemon::saveCommands()
+{
+	if (!core_ || commandsFile_.empty())
+		return;
+	std::string journal = core_->commandJournal().dump();
+	if (journal == savedCommands_)
+		return;
+	if (std::string err = writePrivateFile(commandsFile_, journal + "\n"); !err.empty())
+		log_->error("cannot write {}: {}", commandsFile_, err);
+	savedCommands_ = std::move(journal);
 }
 
 void Daemon::openEventLog()
@@ -342,6 +367,7 @@ int Daemon::run()
 	double t = now();
 	core_->setLocalProfile(profiling_.sample(t));
 	core_->start(t, out_);
+	recoverCommands(t);
 	apply(out_);
 	writeAgentFile(localEndpoint);
 	log_->info("agent {} listening on {} (local {}, remote coordinators {}, metrics {})", config_.core.id,

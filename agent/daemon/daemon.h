@@ -33,6 +33,9 @@ public:
 private:
 	std::string prepareRunDir();
 	void writeAgentFile(const std::string &localEndpoint);
+	// The command journal (commands.json): read back at start, written when it changes.
+	void recoverCommands(double t);
+	void saveCommands();
 	void removeRunFiles();
 	void apply(CoreOutputs &out);
 	void handlePeer();
@@ -62,6 +65,8 @@ private:
 	SeedWatch seedWatch_;
 	std::string socketPath_;
 	std::string agentFile_;
+	std::string commandsFile_;
+	std::string savedCommands_; // the journal as last written
 	int eventLog_ = -1; // <run_dir>/events.jsonl: every event, a JSON object per line
 	std::string eventLogPath_;
 	std::size_t eventLogBytes_ = 0;

@@ -147,7 +147,7 @@ Message Core::onDeregister(const Message &m, double now, CoreOutputs &out)
 		std::erase_if(it->second.local, [&](const ProcessInfo &p) { return p.rank == rank; });
 		// Without rank 0 here nothing would take the command or answer for it.
 		if (rank == 0)
-			dropCommand(it->first, "rank 0 deregistered", now, out);
+			dropCommand(it->first, "dropped", "rank 0 deregistered", now, out);
 		if (it->second.local.empty()) {
 			emit({{"type", "app_gone"}, {"app", it->first}}, now, out);
 			lastResults_.erase(it->first);
@@ -246,7 +246,7 @@ Message Core::onPoll(const Message &m, double now, CoreOutputs &out)
 	const std::string &appId = m["app"].get_ref<const std::string &>();
 	auto it = apps_.find(appId);
 	if (it == apps_.end())
-		return refusal(config_.id, "unknown_app", "poll before register (is libmalleo_pmpi preloaded?)");
+		return refusal(config_.id, "unknown_app", "poll before register (an agent that just restarted learns of the application at its processes' next report; otherwise libmalleo_pmpi is not preloaded)");
 	counters_.add("commands.polls");
 	ApplicationInfo &app = it->second;
 	// Only a PCM bridge polls, so the application can change its size; and its coordinator knows
@@ -255,6 +255,8 @@ Message Core::onPoll(const Message &m, double now, CoreOutputs &out)
 	if (m.contains("size"))
 		app.totalProcesses = m["size"].get<int64_t>();
 	progress(app, m["iteration"].get<int64_t>(), now, out);
+
+	settleRecovered(appId, true, now, out);
 
 	Message reply = makeMessage("command", config_.id, 0);
 	reply["app"] = appId;
@@ -338,20 +340,21 @@ void Core::progress(const ApplicationInfo &app, int64_t iteration, double now, C
 	p = {iteration, now};
 }
 
-void Core::dropCommand(const std::string &appId, const char *why, double now, CoreOutputs &out)
+void Core::dropCommand(const std::string &appId, const std::string &code, const std::string &why, double now,
+			CoreOutputs &out)
 {
 	auto c = commands_.find(appId);
 	if (c == commands_.end())
 		return;
-	counters_.add("commands.dropped");
-	emit({{"type", "command_dropped"}, {"app", appId}, {"command", c->second.id}, {"op", c->second.command.op},
-	      {"why", why}},
+	counters_.add("commands." + code);
+	emit({{"type", "command_" + code}, {"app", appId}, {"command", c->second.id}, {"op", c->second.command.op},
+	      {"sent", c->second.sent}, {"why", why}},
 	     now, out);
 	Message told = resultMessage(appId, c->second.command, c->second.asker);
 	told["ok"] = false;
-	told["code"] = "dropped";
+	told["code"] = code;
 	told["command"] = c->second.id;
-	told["text"] = std::string("dropped before its result: ") + why;
+	told["text"] = code + " before its result: " + why;
 	commands_.erase(c);
 	tellResult(std::move(told), now, out);
 }

@@ -76,6 +76,13 @@ public:
 	// each request it causes, its ABI minor says whether it has onDrain.
 	void setModuleNames(nlohmann::json names);
 
+	// The command slots and the next command number, for the daemon to keep in the run directory
+	// (command_journal.cpp): an agent restarted under a running application reports what it had, not nothing.
+	nlohmann::json commandJournal() const;
+	// At start, what the predecessor's journal held: queued commands are reported lost (they never ran), those in
+	// flight await the application's result. An empty string, or one line on a journal it could not read.
+	std::string recoverCommands(const nlohmann::json &journal, double now, CoreOutputs &out);
+
 	// Graceful leave: tells every alive peer.
 	void leave(double now, CoreOutputs &out);
 
@@ -120,6 +127,8 @@ private:
 		CommandRequest command;
 		Asker asker;
 		bool sent = false; // handed to the coordinator by a poll: in flight
+		// In flight when this agent's predecessor in the run directory died: its result is awaited until then.
+		double recoveredUntil = 0.0;
 		double queuedAt = 0.0;
 		double sentAt = 0.0;
 	};
@@ -190,7 +199,12 @@ private:
 	Message onForce(const Message &m, double now, CoreOutputs &out);
 	Message onPoll(const Message &m, double now, CoreOutputs &out);
 	Message onResult(const Message &m, double now, CoreOutputs &out);
-	void dropCommand(const std::string &appId, const char *why, double now, CoreOutputs &out);
+	// Frees an application's command slot before its result: `code` is dropped (rank 0 left) or lost (the agent
+	// restarted under it); the event command_<code> and the asker's failed result say why.
+	void dropCommand(const std::string &appId, const std::string &code, const std::string &why, double now,
+			 CoreOutputs &out);
+	// A command recovered in flight whose result will not come (the coordinator `polled` again, or the wait ended).
+	void settleRecovered(const std::string &appId, bool polled, double now, CoreOutputs &out);
 	void progress(const ApplicationInfo &app, int64_t iteration, double now, CoreOutputs &out);
 	void decide(double now, CoreOutputs &out);
 	void emitAction(const Action &action, const char *trigger, double now, CoreOutputs &out);

@@ -160,6 +160,12 @@ uint64_t Core::ask(const std::string &appId, const CommandRequest &command, Aske
 
 void Core::expireRequests(double now, CoreOutputs &out)
 {
+	std::vector<std::string> recovered;
+	for (const auto &[appId, c] : commands_)
+		if (c.recoveredUntil > 0.0)
+			recovered.push_back(appId);
+	for (const std::string &appId : recovered)
+		settleRecovered(appId, false, now, out);
 	for (auto it = pending_.begin(); it != pending_.end();) {
 		if (now - it->second.sentAt < config_.requestTimeout) {
 			++it;

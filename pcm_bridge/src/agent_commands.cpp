@@ -242,8 +242,17 @@ void AgentCommands::accept(const nlohmann::json &reply)
 		const std::string text = reply.value("text", std::string("?"));
 		// A refused poll is answered all the same: it is not outstanding any more.
 		awaiting_ = false;
-		// The profiler registers from its own thread and socket, so the first polls may overtake it.
-		if (code == "unknown_app" && now() - firstPollAt_ < kRegisterGrace)
+		// The profiler registers from its own thread and socket, so the first polls may overtake it; an agent that
+		// knew the application and no longer does was restarted, and the processes register again at their next
+		// report.
+		if (code == "unknown_app" && known_) {
+			known_ = false;
+			forgottenAt_ = now();
+			warn("the agent at " + endpoint_ + " no longer knows " + app_ +
+			     " (it restarted): the processes register again at their next report");
+		}
+		if (code == "unknown_app" &&
+		    (now() - firstPollAt_ < kRegisterGrace || now() - forgottenAt_ < kRegisterGrace))
 			return;
 		warn("the agent at " + endpoint_ + " refused a request for " + app_ + ": " + text.substr(0, kMaxText) +
 		     " (" + code.substr(0, 64) + ")");
@@ -255,6 +264,7 @@ void AgentCommands::accept(const nlohmann::json &reply)
 		return;
 	}
 	awaiting_ = false;
+	known_ = true;
 	Command command;
 	std::uint64_t id = 0;
 	std::string problem;

@@ -78,6 +78,8 @@ private:
 	bool awaiting_ = false;  // a poll is out and its reply has not come
 	double polledAt_ = 0.0;
 	double firstPollAt_ = 0.0;
+	bool known_ = false;	   // the agent has answered a poll with a command (or none): it knew the application
+	double forgottenAt_ = 0.0; // when an agent that knew it answered unknown_app: it restarted
 	double nextPollAt_ = 0.0;
 	std::optional<Command> ready_;  // arrived, not handed out yet
 	std::uint64_t readyId_ = 0;

@@ -238,10 +238,13 @@ void Reporter::drainReplies()
 			continue; // the header; the body follows
 		++replies_;
 		const size_t size = std::min(size_t(n), sizeof(frame));
-		for (const char *code : {"\xabunknown_app", "\xacunknown_rank"})
-			if (std::search(frame, frame + size, code, code + std::strlen(code)) !=
-			    frame + size)
+		// The codes as msgpack strings (a length byte, then the text), compared as bytes: a plain `char` is signed
+		// here, and its 0xab would never equal the frame's.
+		for (const char *code : {"\xabunknown_app", "\xacunknown_rank"}) {
+			const auto *bytes = reinterpret_cast<const uint8_t *>(code);
+			if (std::search(frame, frame + size, bytes, bytes + std::strlen(code)) != frame + size)
 				needRegister_ = true;
+		}
 	}
 }
 

@@ -58,9 +58,13 @@ class Agent:
                                    + open(os.path.join(self.run_dir, "malleod.log")).read())
             try:
                 with open(path) as f:
-                    return json.load(f)
+                    info = json.load(f)
+                # A restarted agent's directory still holds its predecessor's agent.json until it writes its own.
+                if info.get("pid") == self.proc.pid:
+                    return info
             except (FileNotFoundError, json.JSONDecodeError):
-                time.sleep(0.02)
+                pass
+            time.sleep(0.02)
         raise RuntimeError(f"{self.name} wrote no agent.json within {timeout} s")
 
     def request(self, type_, timeout=2.0):
@@ -107,8 +111,16 @@ class Cluster:
 
     def add(self, name, config=None, seeds=()):
         agent = Agent(self, name, config or {}, list(seeds))
+        agent.started_with = (config or {}, list(seeds))
         self.agents[name] = agent
         return agent
+
+    def restart(self, name):
+        """Kills the agent (SIGKILL: nothing of its own cleanup runs) and starts a new one in its run directory, with
+        the same configuration; the local endpoint is the same path, the TCP ports new."""
+        old = self.agents[name]
+        old.stop(signal.SIGKILL)
+        return self.add(name, *old.started_with)
 
     def __enter__(self):
         return self

@@ -231,3 +231,81 @@ TEST_SUITE("reconfiguration_requests")
 		(void)queued;
 	}
 }
+
+TEST_SUITE("command_journal")
+{
+	// Two agents in turn in one run directory: what the first held goes to the second through its journal.
+	TEST_CASE("a restarted agent reports a queued command lost, awaits one in flight, and numbers after both")
+	{
+		TestNetwork net;
+		TestNode &first = net.add(loopConfig("a"), "p2p", nlohmann::json::object(), "none");
+		registerRank(*first.core, net.now(), 0);
+		CoreOutputs out;
+		REQUIRE(first.core->onLocalRequest(request("poll", {{"app", "heat"}, {"iteration", 1}, {"size", 2}}),
+						   net.now(), out)["op"] == "none");
+		Message forced = first.core->onLocalRequest(
+		    request("force", {{"app", "heat"}, {"op", "split"}, {"count", 2}}), net.now(), out);
+		REQUIRE(forced["type"] == "force_reply");
+		const nlohmann::json queued = first.core->commandJournal();
+		CHECK(queued["next_command"] == forced["command"].get<uint64_t>() + 1);
+		CHECK(queued["commands"]["heat"]["sent"] == false);
+		CHECK(queued["commands"]["heat"]["count"] == 2);
+
+		TestNode &second = net.add(loopConfig("a2"), "p2p", nlohmann::json::object(), "none");
+		CHECK(second.core->recoverCommands(queued, net.now(), out).empty());
+		std::vector<nlohmann::json> lost;
+		for (const nlohmann::json &e : out.events)
+			if (e["type"] == "command_lost")
+				lost.push_back(e);
+		REQUIRE(lost.size() == 1);
+		CHECK(lost[0]["command"] == forced["command"]);
+		CHECK(lost[0]["sent"] == false);
+		CHECK(second.core->commandJournal()["commands"].empty());
+		CHECK(second.core->commandJournal()["next_command"] == queued["next_command"]);
+		out.clear();
+
+		// In flight: the coordinator took it. The next agent takes its result when it comes...
+		CHECK(first.core->onLocalRequest(request("poll", {{"app", "heat"}, {"iteration", 5}, {"size", 2}}),
+						 net.now(), out)["op"] == "split");
+		const nlohmann::json sent = first.core->commandJournal();
+		CHECK(sent["commands"]["heat"]["sent"] == true);
+		TestNode &third = net.add(loopConfig("a3"), "p2p", nlohmann::json::object(), "none");
+		CHECK(third.core->recoverCommands(sent, net.now(), out).empty());
+		CHECK(third.core->commandJournal()["commands"]["heat"]["sent"] == true);
+		CHECK(third.core->onLocalRequest(request("result", {{"app", "heat"}, {"command", forced["command"]},
+								    {"ok", true}, {"before", 2}, {"after", 4},
+								    {"iteration", 5}}),
+						 net.now(), out)["type"] == "ack");
+		CHECK(third.eventsOf("command_result").empty()); // out, not the network's: looked at below
+		bool resulted = false;
+		for (const nlohmann::json &e : out.events)
+			resulted = resulted || (e["type"] == "command_result" && e["after"] == 4);
+		CHECK(resulted);
+		out.clear();
+
+		// ... and reports it lost when the coordinator polls again without having sent it.
+		TestNode &fourth = net.add(loopConfig("a4"), "p2p", nlohmann::json::object(), "none");
+		CHECK(fourth.core->recoverCommands(sent, net.now(), out).empty());
+		registerRank(*fourth.core, net.now(), 0);
+		out.clear();
+		fourth.core->onLocalRequest(request("poll", {{"app", "heat"}, {"iteration", 9}, {"size", 4}}), net.now(),
+					    out);
+		bool lostInFlight = false;
+		for (const nlohmann::json &e : out.events)
+			lostInFlight = lostInFlight || (e["type"] == "command_lost" && e["sent"] == true);
+		CHECK(lostInFlight);
+		Message next = fourth.core->onLocalRequest(request("force", {{"app", "heat"}, {"op", "merge"}, {"count", 1}}),
+							   net.now(), out);
+		REQUIRE(next["type"] == "force_reply");
+		CHECK(next["command"].get<uint64_t>() > forced["command"].get<uint64_t>());
+
+		// A journal that is not one: one line, nothing recovered.
+		CHECK(!fourth.core->recoverCommands(nlohmann::json::array(), net.now(), out).empty());
+		CHECK(!fourth.core->recoverCommands({{"version", 1}, {"next_command", "x"}, {"commands", {}}}, net.now(), out)
+			       .empty());
+		CHECK(fourth.core->recoverCommands(nlohmann::json::parse(R"({"version": 1, "next_command": 3,
+										"commands": {"x": 5}})"),
+						   net.now(), out)
+			      .find("'x' is unreadable") != std::string::npos);
+	}
+}

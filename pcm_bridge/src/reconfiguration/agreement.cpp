@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <thread>
 
 #include "reconfiguration/tags.h"
 
@@ -76,6 +78,8 @@ bool Reconfigurator::agree()
 			culprit = others[i];
 		}
 	}
+	if (faultAt(settings_.faults.stallAgree, plan_.iteration))
+		stall("the agreement's decision");
 	// A participant that died does not take its decision: over TCP (to a spawned process) a blocking send to it
 	// would wait forever.
 	const std::int64_t decision[3] = {plan_.epoch, reason, culprit};
@@ -119,6 +123,15 @@ bool Reconfigurator::participantVote(bool sleeping)
 		return true;
 	fail(cancelled(decision[1], decision[2], settings_.agreeTimeout), false);
 	return false;
+}
+
+// MALLEO_FAULT=stall-*: a pause at a step of the operation, announced first so that a test knows it is inside it.
+void Reconfigurator::stall(const char *before)
+{
+	std::fprintf(stderr, "malleo-pcm: fault: stalling %.1f s before %s of the %s at iteration %lld\n",
+		     settings_.faults.stallSeconds, before, operationName(plan_.op), static_cast<long long>(plan_.iteration));
+	std::fflush(stderr);
+	std::this_thread::sleep_for(std::chrono::duration<double>(settings_.faults.stallSeconds));
 }
 
 void Reconfigurator::fail(const std::string &why, bool print)

@@ -144,6 +144,8 @@ bool Reconfigurator::reconfigure(std::vector<BufferMove> &moves, const Store &re
 		why = "injected redistribution fault";
 	}
 
+	if (faultAt(settings_.faults.stallRedistribute, plan_.iteration) && worldRank_ == plan_.before.front())
+		stall("the redistribution's outcome");
 	const int failed = firstFailure(participants, error);
 	if (failed < 0)
 		buffers.keep(moved);

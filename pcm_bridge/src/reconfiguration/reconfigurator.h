@@ -110,6 +110,7 @@ private:
 	bool agree();
 	bool participantVote(bool sleeping);
 	void fail(const std::string &why, bool print);
+	void stall(const char *before);
 	// A command that failed before it had a plan (a spawn that failed, a busy refusal): reported as fail() does,
 	// printed by the coordinator.
 	void failUnplanned(Operation op, std::int64_t iteration, const std::string &why);

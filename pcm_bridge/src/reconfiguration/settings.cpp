@@ -88,6 +88,7 @@ Settings readSettings()
 		settings.mode = Mode::Pool;
 	}
 	settings.agreeTimeout = positive<double>("MALLEO_AGREE_TIMEOUT", 10.0, problems);
+	settings.faults.stallSeconds = positive<double>("MALLEO_FAULT_STALL", 1.5, problems);
 	if (const char *faults = environment("MALLEO_FAULT")) {
 		if (auto error = parseFaults(faults, settings.faults); !error.empty())
 			problems.push_back(error + "; no injected faults");
