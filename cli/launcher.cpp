@@ -58,6 +58,8 @@ bool chooseOb1(const LaunchPlan &plan)
 {
 	const char *chosen = std::getenv("OMPI_MCA_pml");
 	const bool otherHosts = !plan.hosts.empty() ||
+				std::any_of(plan.blocks.begin(), plan.blocks.end(),
+					    [](const RankBlock &block) { return !block.host.empty(); }) ||
 				userOption(plan, {"--host", "-host", "-H", "--hostfile", "-hostfile", "--machinefile",
 						  "-machinefile", "--default-hostfile"});
 	return !otherHosts && !(chosen && *chosen) && !userMcaParameter(plan, "pml") && !hasFastNetworkDevice();
@@ -77,8 +79,8 @@ std::vector<std::string> openMpiCommand(const LaunchPlan &plan)
 		if (&block != &plan.blocks.front())
 			argv.push_back(":");
 		argv.insert(argv.end(), {"-n", std::to_string(block.ranks)});
-		if (!plan.hosts.empty())
-			argv.insert(argv.end(), {"--host", plan.hosts});
+		if (!block.host.empty() || !plan.hosts.empty())
+			argv.insert(argv.end(), {"--host", block.host.empty() ? plan.hosts : block.host});
 		for (const auto &[key, value] : plan.env)
 			argv.insert(argv.end(), {"-x", key + "=" + value});
 		for (const auto &[key, value] : block.env)
@@ -98,8 +100,8 @@ std::vector<std::string> mpichCommand(const LaunchPlan &plan)
 		if (&block != &plan.blocks.front())
 			argv.push_back(":");
 		argv.insert(argv.end(), {"-n", std::to_string(block.ranks)});
-		if (!plan.hosts.empty())
-			argv.insert(argv.end(), {"-hosts", plan.hosts});
+		if (!block.host.empty() || !plan.hosts.empty())
+			argv.insert(argv.end(), {"-hosts", block.host.empty() ? plan.hosts : block.host});
 		for (const auto &[key, value] : block.env)
 			argv.insert(argv.end(), {"-env", key, value});
 		argv.insert(argv.end(), plan.command.begin(), plan.command.end());
@@ -107,10 +109,57 @@ std::vector<std::string> mpichCommand(const LaunchPlan &plan)
 	return argv;
 }
 
+std::string shellQuoted(const std::string &text)
+{
+	std::string out = "'";
+	for (char c : text)
+		out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+	return out + "'";
+}
+
+// srun starts every rank alike, so what differs between blocks is said by a small sh script each rank runs first: by
+// its rank (SLURM_PROCID), its block's variables, then the variables of all, then the program. The preload is set
+// there too, so that neither srun nor sh is profiled. With hosts per block, srun places rank i on the i-th node of
+// its --nodelist (--distribution=arbitrary).
+std::vector<std::string> srunCommand(const LaunchPlan &plan)
+{
+	unsigned total = 0;
+	std::string nodes, cases;
+	for (const RankBlock &block : plan.blocks) {
+		std::string ranks, exports;
+		for (unsigned r = 0; r < block.ranks; ++r) {
+			ranks += fmt::format("{}{}", r ? "|" : "", total + r);
+			if (!block.host.empty())
+				nodes += (nodes.empty() ? "" : ",") + block.host;
+		}
+		for (const auto &[key, value] : block.env)
+			exports += fmt::format(" {}={}", key, shellQuoted(value));
+		if (!exports.empty())
+			cases += fmt::format("{}) export{};; ", ranks, exports);
+		total += block.ranks;
+	}
+	std::string script = cases.empty() ? std::string() : fmt::format("case \"$SLURM_PROCID\" in {}esac; ", cases);
+	for (const auto &[key, value] : plan.env)
+		script += fmt::format("export {}={}; ", key, shellQuoted(value));
+	script += "exec \"$@\"";
+	std::vector<std::string> argv = {"srun", plan.mpi == "openmpi" ? "--mpi=pmix" : "--mpi=pmi2", "-n",
+					 std::to_string(total)};
+	if (!nodes.empty())
+		argv.insert(argv.end(), {"--distribution=arbitrary", "--nodelist=" + nodes});
+	else if (!plan.hosts.empty())
+		argv.push_back("--nodelist=" + plan.hosts);
+	argv.insert(argv.end(), plan.options.begin(), plan.options.end());
+	argv.insert(argv.end(), {"/bin/sh", "-c", script, "malleo-rank"});
+	argv.insert(argv.end(), plan.command.begin(), plan.command.end());
+	return argv;
+}
+
 } // namespace
 
 std::vector<std::string> launcherCommand(const LaunchPlan &plan)
 {
+	if (plan.srun)
+		return srunCommand(plan);
 	return plan.mpi == "openmpi" ? openMpiCommand(plan) : mpichCommand(plan);
 }
 

@@ -15,6 +15,7 @@ namespace malleo::cli {
 
 struct LaunchPlan {
 	std::string mpi;					// openmpi or mpich
+	bool srun = false;					// Slurm's srun instead of the MPI's launcher
 	std::string hosts;					// --hosts, given to every block
 	std::vector<std::string> options;			// the user's launcher options, in their order
 	std::vector<std::pair<std::string, std::string>> env; // for every rank

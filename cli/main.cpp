@@ -166,6 +166,10 @@ int main(int argc, char **argv)
 			"(default: the other nodes, then the target node)")
 		->type_name("NODES");
 	run->add_option("--hosts", o.run.hosts, "H1,H2,...: hosts to run the ranks on")->type_name("HOSTS");
+	run->add_option("--launcher", o.run.launcher,
+			"mpirun (the MPI's own: mpirun.openmpi or mpiexec.mpich) or srun (inside a Slurm allocation: "
+			"srun --mpi=pmix for Open MPI, --mpi=pmi2 for MPICH; pool mode); default mpirun")
+		->type_name("LAUNCHER");
 	run->add_option("--profile-dir", o.run.profileDir,
 			"where the report goes, created if missing (default: $MALLEO_PROFILE_DIR, else .)")
 		->type_name("DIR");

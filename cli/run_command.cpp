@@ -27,6 +27,7 @@
 #include "launcher.h"
 #include "program_mpi.h"
 #include "run_placement.h"
+#include "run_slurm.h"
 #include "target.h"
 
 extern char **environ;
@@ -128,14 +129,15 @@ std::optional<std::string> chooseMpi(const RunOptions &run, std::string &problem
 
 // The PCM bridge's mode: --mode, else the environment's, else pool where spare ranks are launched or nothing can
 // spawn (MPICH), else spawn.
-std::optional<std::string> chooseMode(const RunOptions &run, const std::string &mpi, std::string &problem)
+std::optional<std::string> chooseMode(const RunOptions &run, const std::string &mpi, std::string &problem,
+				     bool srun)
 {
 	const char *env = std::getenv("MALLEO_PCM_MODE");
 	const bool fromEnv = run.mode.empty() && env && *env;
 	const std::string said = fromEnv ? fmt::format("MALLEO_PCM_MODE={}", env) : "--mode " + run.mode;
 	std::string mode = !run.mode.empty() ? run.mode : fromEnv ? env : "";
 	if (mode.empty())
-		return !run.maxRanks.empty() || mpi == "mpich" ? "pool" : "spawn";
+		return !run.maxRanks.empty() || mpi == "mpich" || srun ? "pool" : "spawn";
 	if (mode != "pool" && mode != "spawn") {
 		problem = fmt::format("{}: expected pool or spawn", said);
 		return std::nullopt;
@@ -143,6 +145,12 @@ std::optional<std::string> chooseMode(const RunOptions &run, const std::string &
 	if (mode == "spawn" && mpi == "mpich") {
 		problem = fmt::format("{}: MPICH cannot spawn processes (Debian's is built with UCX); launch spare ranks "
 				      "with --max and use pool mode",
+				      said);
+		return std::nullopt;
+	}
+	if (mode == "spawn" && srun) {
+		problem = fmt::format("{}: processes started by srun have no mpirun to spawn through; launch spare ranks "
+				      "with --max and use pool mode (or --launcher mpirun)",
 				      said);
 		return std::nullopt;
 	}
@@ -317,6 +325,20 @@ std::vector<fs::path> reportsOf(const fs::path &dir, const std::string &tag)
 	return found;
 }
 
+// Inside a Slurm allocation, unless the ranks' hosts are given otherwise (--hosts, or the launcher's own options).
+bool insideSlurmAllocation(const RunOptions &run)
+{
+	const char *nodes = std::getenv("SLURM_JOB_NODELIST");
+	if (!nodes || !*nodes || !run.hosts.empty())
+		return false;
+	for (const std::string &option : run.launcherOptions)
+		for (const char *hosts : {"--host", "-host", "-H", "--hostfile", "-hostfile", "--machinefile", "-machinefile",
+					  "-hosts", "-f"})
+			if (option == hosts || option.starts_with(std::string(hosts) + "="))
+				return false;
+	return true;
+}
+
 } // namespace
 
 int runCommand(const GlobalOptions &options, const RunOptions &run)
@@ -343,7 +365,13 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 	const std::optional<std::string> mpi = chooseMpi(run, problem);
 	if (!mpi)
 		return refuse(kExitBadInput, problem);
-	const std::optional<std::string> mode = chooseMode(run, *mpi, problem);
+	const bool srun = run.launcher == "srun";
+	if (!run.launcher.empty() && !srun && run.launcher != "mpirun")
+		return refuse(kExitBadInput, fmt::format("--launcher {}: expected mpirun or srun", run.launcher));
+	if (srun && !std::getenv("SLURM_JOB_NODELIST"))
+		return refuse(kExitBadInput, "--launcher srun: not inside a Slurm allocation (no SLURM_JOB_NODELIST); run "
+					     "it in salloc or sbatch");
+	const std::optional<std::string> mode = chooseMode(run, *mpi, problem, srun);
 	if (!mode)
 		return refuse(kExitBadInput, problem);
 	Failure failure;
@@ -367,7 +395,7 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 	if (!target->agent.empty())
 		env["MALLEO_AGENT"] = target->agent;
 	const unsigned launched = maxRanks ? *maxRanks : *ranks;
-	std::vector<RankBlock> blocks = {{launched, {}}};
+	std::vector<RankBlock> blocks = {{launched, {}, {}}};
 	if (target->cluster) {
 		for (const auto &[key, value] : clusterEnvironment(target->clusterDir, *target->cluster))
 			env[key] = value;
@@ -376,8 +404,17 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 		env.erase("MALLEO_AGENT");
 		blocks = placeRanks(*target->cluster, *target->cluster->find(target->node), *ranks, launched - *ranks,
 				    *spareNodes);
+	} else if (insideSlurmAllocation(run)) {
+		const std::optional<std::vector<std::string>> nodes = slurmNodes(problem);
+		if (!nodes)
+			return refuse(kExitFailed, problem);
+		// Each block says its own node, and its own agent where the agents' endpoint names the node (%n).
+		env.erase("MALLEO_NODE");
+		env.erase("MALLEO_AGENT");
+		blocks = placeOnSlurmNodes(*nodes, *ranks, launched - *ranks, target->agent);
 	}
-	const LaunchPlan plan{*mpi, run.hosts, run.launcherOptions, {env.begin(), env.end()}, blocks, run.command};
+	const LaunchPlan plan{*mpi,   srun,   run.hosts,  run.launcherOptions, {env.begin(), env.end()},
+			      blocks, run.command};
 	const std::optional<LaunchEnd> end = runLauncher(launcherCommand(plan), failure);
 	if (!end)
 		return refuse(failure.status, failure.line);

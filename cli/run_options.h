@@ -17,6 +17,7 @@ struct RunOptions {
 	std::string mode;			  // --mode pool|spawn; empty: $MALLEO_PCM_MODE, else runCommand's
 	std::string sparesOn;			  // --spares-on N1,N2,...: the cluster nodes that get the spares
 	std::string hosts;			  // H1,H2,...: the launcher's host list
+	std::string launcher;			  // --launcher mpirun|srun; empty: mpirun
 	std::string profileDir;			  // empty: $MALLEO_PROFILE_DIR, else the current directory
 	std::vector<std::string> launcherOptions; // options malleo does not know, in their order
 	std::vector<std::string> command;

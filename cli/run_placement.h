@@ -17,6 +17,7 @@ namespace malleo::cli {
 struct RankBlock {
 	unsigned ranks = 0;
 	std::vector<std::pair<std::string, std::string>> env; // set for these ranks alone (MALLEO_NODE, MALLEO_AGENT)
+	std::string host; // the launcher's host for these ranks alone (a Slurm node, run_slurm.h); empty: --hosts
 };
 
 // `active` ranks on `target`, then `spares` ranks one by one over `sparesOn` (names of the cluster's nodes; empty:

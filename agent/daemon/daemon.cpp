@@ -14,6 +14,7 @@
 
 #include <malleo/run_dir.h>
 
+#include "metrics.h"
 #include "private_files.h"
 
 namespace malleo {
@@ -110,6 +111,8 @@ void Daemon::writeAgentFile(const std::string &localEndpoint)
 			       {"local", localEndpoint},
 			       {"app_remote", config_.core.appEndpoint},
 			       {"pid", getpid()}};
+	if (metrics_)
+		info["metrics"] = metrics_->url();
 	if (std::string err = writePrivateFile(agentFile_, info.dump(2) + "\n"); !err.empty())
 		log_->error("cannot write agent.json: {}", err);
 }
@@ -358,6 +361,14 @@ int Daemon::run()
 		close(sigfd);
 		return 1;
 	}
+	if (!config_.metricsListen.empty() && config_.metricsListen != "off") {
+		metrics_ = std::make_unique<MetricsHttp>();
+		if (std::string err = metrics_->start(config_.metricsListen); !err.empty()) {
+			log_->error("{}", err);
+			close(sigfd);
+			return 1;
+		}
+	}
 
 	openEventLog();
 	core_ = std::make_unique<Core>(config_.core, protocol_, decision_);
@@ -369,9 +380,10 @@ int Daemon::run()
 	recoverCommands(t);
 	apply(out_);
 	writeAgentFile(localEndpoint);
-	log_->info("agent {} listening on {} (local {}, remote coordinators {})", config_.core.id,
+	log_->info("agent {} listening on {} (local {}, remote coordinators {}, metrics {})", config_.core.id,
 		   config_.core.endpoint, localEndpoint,
-		   config_.core.appEndpoint.empty() ? "none" : config_.core.appEndpoint);
+		   config_.core.appEndpoint.empty() ? "none" : config_.core.appEndpoint,
+		   metrics_ ? metrics_->url() : "off");
 
 	double nextTick = t + config_.tick;
 	double nextSample = t + config_.profileInterval;
@@ -382,9 +394,10 @@ int Daemon::run()
 			{transport_->localInbox().handle(), 0, ZMQ_POLLIN, 0},
 			{transport_->remoteInbox().handle(), 0, ZMQ_POLLIN, 0},
 			{nullptr, sigfd, ZMQ_POLLIN, 0},
+			{nullptr, metrics_ ? metrics_->wakeFd() : -1, ZMQ_POLLIN, 0},
 		};
 		double wait = std::max(0.0, std::min(nextTick, nextSample) - now());
-		zmq::poll(items, 4, std::chrono::milliseconds(static_cast<long>(wait * 1000) + 1));
+		zmq::poll(items, metrics_ ? 5 : 4, std::chrono::milliseconds(static_cast<long>(wait * 1000) + 1));
 		if (items[0].revents & ZMQ_POLLIN)
 			handlePeer();
 		if (items[1].revents & ZMQ_POLLIN)
@@ -407,6 +420,8 @@ int Daemon::run()
 		}
 		if (uint64_t ended = transport_->takePeerDisconnects())
 			core_->count("inbox.peer.disconnects", ended);
+		if (metrics_ && (items[4].revents & ZMQ_POLLIN))
+			metrics_->answer([this] { return prometheusText(*core_, now()); });
 		t = now();
 		if (t >= nextSample) {
 			core_->setLocalProfile(profiling_.sample(t));
@@ -430,6 +445,8 @@ int Daemon::run()
 	core_->leave(now(), out_);
 	apply(out_);
 	removeRunFiles();
+	if (metrics_)
+		metrics_->stop();
 	transport_->close(500);
 	if (eventLog_ >= 0)
 		close(eventLog_);

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "core.h"
 #include "log_limiter.h"
+#include "metrics_http.h"
 #include "seed_watch.h"
 #include "zmq_transport.h"
 
@@ -56,6 +57,7 @@ private:
 	std::shared_ptr<spdlog::logger> log_;
 	std::unique_ptr<ZmqTransport> transport_;
 	std::unique_ptr<Core> core_;
+	std::unique_ptr<MetricsHttp> metrics_; // agent.metrics_listen: GET /metrics
 	std::set<std::string> subscribers_;
 	std::deque<Message> recentEvents_; // replayed to a new subscriber
 	CoreOutputs out_;

@@ -41,6 +41,10 @@ int fail(const std::string &line)
 
 std::string defaultId()
 {
+	// Started by srun (one task per node of an allocation): Slurm's name for the node, which is what `malleo run`
+	// names the ranks' nodes by there (MALLEO_NODE).
+	if (const char *slurmNode = std::getenv("SLURMD_NODENAME"); slurmNode && *slurmNode)
+		return slurmNode;
 	char host[65] = {};
 	gethostname(host, sizeof(host) - 1);
 	return host[0] ? host : "agent";
@@ -97,17 +101,20 @@ int main(int argc, char **argv)
 	CLI::App app{"malleod: the malleo agent. One per node; it joins the overlay of its peers, "
 		     "profiles the node and answers work-stealing requests.\n"
 		     "Every option of the configuration file is documented in docs/configuration.md."};
-	std::string configFile, id, listen, appListen, runDir, logLevel;
+	std::string configFile, id, listen, appListen, metricsListen, runDir, logLevel;
 	std::vector<std::string> peers;
 	bool version = false;
 	app.add_option("--config", configFile, "agent configuration (JSON)");
-	app.add_option("--id", id, "agent id (default: the host name)");
+	app.add_option("--id", id, "agent id (default: the host name; under srun, the Slurm node name)");
 	app.add_option("--listen", listen,
 		       "peer endpoint to bind, tcp://HOST:PORT or ipc://PATH, e.g. tcp://127.0.0.1:* (default "
 		       "tcp://0.0.0.0:5470)");
 	app.add_option("--app-listen", appListen,
 		       "endpoint where coordinators on other nodes poll for their application's commands, or off "
 		       "(default: --listen's address, any port)");
+	app.add_option("--metrics-listen", metricsListen,
+		       "HOST:PORT where Prometheus metrics are served over HTTP (GET /metrics), port 0 for any free "
+		       "one, or off (default: off)");
 	app.add_option("--peer", peers,
 		       "seed peer endpoint, tcp://HOST:PORT or ipc://PATH (repeatable); one that does not answer is "
 		       "logged as a warning");
@@ -141,6 +148,8 @@ int main(int argc, char **argv)
 		overrides["listen"] = listen;
 	if (!appListen.empty())
 		overrides["app_listen"] = appListen;
+	if (!metricsListen.empty())
+		overrides["metrics_listen"] = metricsListen;
 	if (!peers.empty())
 		overrides["peers"] = peers;
 	if (!runDir.empty())

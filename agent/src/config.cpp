@@ -44,6 +44,10 @@ void checkEndpoints(ConfigTable &r, const AgentConfig &config)
 		check("app_listen", config.appListen, EndpointUse::Bind);
 	for (const std::string &seed : config.core.seeds)
 		check("peers", seed, EndpointUse::Connect);
+	HostPort metrics;
+	if (!config.metricsListen.empty() && config.metricsListen != "off")
+		if (std::string problem = parseHostPort(config.metricsListen, metrics); !problem.empty())
+			r.fail("metrics_listen", problem);
 }
 
 } // namespace
@@ -71,6 +75,7 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 		r.string("listen", config.listen);
 		r.string("advertise", config.advertise, true);
 		r.string("app_listen", config.appListen, true);
+		r.string("metrics_listen", config.metricsListen, true);
 		if (!config.appListen.empty() && config.appListen != "off" && !config.appListen.starts_with("tcp://"))
 			r.fail("app_listen", fmt::format("expected a tcp:// endpoint or \"off\", got \"{}\"",
 							 config.appListen));

@@ -28,6 +28,8 @@ struct AgentConfig {
 	// listen's host with any port, "off" nowhere.
 	std::string appListen;
 	std::string runDir;    // empty: defaultRunDir() (malleo/run_dir.h)
+	// HOST:PORT where the daemon serves Prometheus metrics over HTTP (GET /metrics); empty or "off": nowhere.
+	std::string metricsListen;
 	std::string logLevel = "info";
 	double tick = 0.1;
 	double profileInterval = 1.0;

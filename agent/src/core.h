@@ -99,6 +99,10 @@ public:
 	const std::map<std::string, PeerEntry> &peers() const { return peers_; }
 	const std::map<std::string, ApplicationInfo> &applications() const { return apps_; }
 	const CoreConfig &config() const { return config_; }
+	// The replies to `status`, `peers` and `apps`, read without counting a request (the daemon's metrics).
+	Message statusReply(double now) const;
+	Message peersReply(double now) const;
+	Message appsReply(double now) const;
 
 private:
 	struct OutstandingWrm {
@@ -187,14 +191,11 @@ private:
 	void onWrmReply(const Message &m, double now, CoreOutputs &out);
 	void onError(const Message &m, double now, CoreOutputs &out);
 
-	Message statusReply(double now) const;
-	Message peersReply(double now) const;
 
 	// applications.cpp: the registry of local MPI processes
 	Message onRegister(const Message &m, double now, CoreOutputs &out);
 	Message onAppReport(const Message &m, double now, CoreOutputs &out);
 	Message onDeregister(const Message &m, double now, CoreOutputs &out);
-	Message appsReply(double now) const;
 	// The command path (applications.cpp): `force` from the CLI fills the slot,
 	// the coordinator's `poll` takes the command, its `result` frees the slot.
 	Message onForce(const Message &m, double now, CoreOutputs &out);

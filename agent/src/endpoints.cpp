@@ -108,4 +108,19 @@ std::string endpointProblem(std::string_view endpoint, EndpointUse use)
 			   endpoint, hostPort ? fmt::format(" (tcp://{}?)", endpoint) : "");
 }
 
+std::string parseHostPort(std::string_view text, HostPort &out)
+{
+	const std::size_t colon = text.rfind(':');
+	if (colon == std::string_view::npos || colon == 0 || (text.front() == '[' && colon < text.find(']')))
+		return fmt::format("expected HOST:PORT (e.g. 127.0.0.1:9470), got \"{}\"", text);
+	const std::string_view host = text.substr(0, colon), port = text.substr(colon + 1);
+	if (!isName(host) && !isIpv6(host))
+		return fmt::format("'{}' is no host name or address (an IPv6 address goes in brackets)", host);
+	if (!isDigits(port) || port.size() > 5 || std::stoi(std::string(port)) > 65535)
+		return fmt::format("port '{}' of '{}' is not a number from 0 (any free port) to 65535", port, text);
+	out.host = host.front() == '[' ? std::string(host.substr(1, host.size() - 2)) : std::string(host);
+	out.port = std::stoi(std::string(port));
+	return {};
+}
+
 } // namespace malleo

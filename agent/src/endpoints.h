@@ -19,4 +19,14 @@ enum class EndpointUse {
 // ipc://PATH, usable as `use` says; otherwise what is wrong with it, in words that name it.
 std::string endpointProblem(std::string_view endpoint, EndpointUse use);
 
+// An HTTP listener's address (agent.metrics_listen): HOST:PORT, HOST a name, an IPv4 address or an [IPv6]
+// address (kept without its brackets), PORT 0 (any free one) to 65535.
+struct HostPort {
+	std::string host;
+	int port = 0;
+};
+
+// Empty and `out` filled when `text` is HOST:PORT; otherwise what is wrong with it.
+std::string parseHostPort(std::string_view text, HostPort &out);
+
 } // namespace malleo

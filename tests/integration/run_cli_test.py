@@ -112,6 +112,13 @@ def detection(heat2d_openmpi, heat2d_mpich, work, env):
           f"a program linked with no MPI, no --mpi: exit 2, one line: {r.stderr.strip()}")
     r = malleo_run(["-n", "1", "--mpi", "openmpi", "--", "/bin/true"], work, env)
     expect(r.returncode == 0, "... and with --mpi it runs", f"{r.returncode}: {r.stderr.strip()[-300:]}")
+    no_slurm = {k: v for k, v in env.items() if not k.startswith("SLURM")}
+    for args, extra, needle in [(["--launcher", "foo"], {}, "--launcher foo: expected mpirun or srun"),
+                                (["--launcher", "srun"], {}, "not inside a Slurm allocation"),
+                                (["--launcher", "srun", "--mode", "spawn"], {"SLURM_JOB_NODELIST": "n1"},
+                                 "--max and use pool mode")]:
+        r = malleo_run(["-n", "1", *args, "--", heat2d_openmpi], work, dict(no_slurm, **extra))
+        check(one_line(r) and needle in r.stderr, f"{' '.join(args)}: exit 2, one line: {r.stderr.strip()}")
     r = malleo_run(["-n", "1", "--", "no-such-program-here"], work, env)
     check(one_line(r) and "no-such-program-here" in r.stderr,
           f"a program that is nowhere: exit 2, one line: {r.stderr.strip()}")

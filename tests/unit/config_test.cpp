@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The configuration: defaults, strict keys, one line naming the bad key.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "config.h"
 #include "endpoints.h"
@@ -50,6 +51,29 @@ TEST_SUITE("config")
 		CHECK(parse(R"([1, 2])", c) == "config: the document must be a JSON object");
 		CHECK(parse(R"({"agent": {"app_listen": "ipc:///tmp/x"}})", c) ==
 		      "config key 'agent.app_listen': expected a tcp:// endpoint or \"off\", got \"ipc:///tmp/x\"");
+	}
+
+	TEST_CASE("the metrics address: off by default, HOST:PORT, a malformed one refused in one line")
+	{
+		AgentConfig c;
+		CHECK(c.metricsListen.empty());
+		for (const char *good : {"127.0.0.1:9470", "0.0.0.0:0", "[::1]:9470", "node-1.example:65535", "off"}) {
+			INFO(good);
+			CHECK(parse(fmt::format(R"({{"agent": {{"metrics_listen": "{}"}}}})", good).c_str(), c) == "");
+			CHECK(c.metricsListen == good);
+		}
+		for (const char *bad : {"127.0.0.1", ":9470", "127.0.0.1:65536", "127.0.0.1:94x", "a b:1", "::1:9470",
+					"http://127.0.0.1:9470"}) {
+			INFO(bad);
+			const std::string error =
+				parse(fmt::format(R"({{"agent": {{"metrics_listen": "{}"}}}})", bad).c_str(), c);
+			CHECK(error.starts_with("config key 'agent.metrics_listen': "));
+			CHECK(error.find('\n') == std::string::npos);
+		}
+		HostPort address;
+		CHECK(parseHostPort("[::1]:9470", address) == "");
+		CHECK(address.host == "::1");
+		CHECK(address.port == 9470);
 	}
 
 	TEST_CASE("the remote application endpoint: listen's address by default, one given, or none")
