@@ -173,6 +173,12 @@ std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
 			actions.push_back({"stay", app.id, {{"app", app.id}, {"size", current}}, std::move(reasons)});
 			continue;
 		}
+		reasons["why"] = fmt::format(
+		    "{} {} -> {} processes ({}): {} {:.2f} s over the {} iterations left, against the {:.2f} s a resize "
+		    "costs ({})",
+		    d.action == policy::SizeAction::Grow ? "growing" : "shrinking back", d.current, d.target,
+		    policy::sizeReasonName(d.reason), d.action == policy::SizeAction::Grow ? "saves up to" : "staying loses",
+		    d.horizonGain, remaining, d.cost, measured ? "measured" : "not measured yet");
 		actedAt_[app.id] = current;
 		actions.push_back({d.action == policy::SizeAction::Grow ? "grow" : "shrink",
 				   app.id,
