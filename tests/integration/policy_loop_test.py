@@ -2,7 +2,7 @@
 """The `sweetspot` and `swap` decision modules closing the loop on a running heat2d: real malleod processes, real
 `mpirun` in pool mode (spares parked by the bridge), real MPI; no `malleo force`, no MALLEO_FORCE.
 
-  sweetspot (one node, Open MPI): heat2d reports its remaining iterations (PCM_Remaining_iterations); its coordinator's
+  sweetspot (one node, Open MPI, `malleo run -n 1 --max 2`): heat2d reports its remaining iterations (PCM_Remaining_iterations); its coordinator's
             poll carries them to the agent, `malleo apps --json` shows them. One run with 600 iterations left: the
             agent's sweetspot grows it onto the parked spare (1 -> 2); the same program with 100 iterations left: the
             same growth is declined (a `stay` action), the seconds it would save over the iterations left being fewer
@@ -24,7 +24,7 @@ import tempfile
 import time
 
 from harness import MALLEO, SKIP, Cluster, check, wait_for
-from loop_test import (active_here, apps, checksum, events, finish, launch_pool, no_force_used, registered_app,
+from loop_test import (active_here, apps, checksum, events, finish, launch, launch_pool, no_force_used, registered_app,
                        results_of, run_env, static_checksum)
 
 UNMEASURED_COST = 3.0
@@ -50,13 +50,12 @@ def sweetspot_config():
 
 
 def sweetspot_run(a, n1, iterations, work):
-    """heat2d paced at PACE_MS per iteration, world rank 0 active and rank 1 parked on n1. Returns (app, output,
-    the app as `malleo apps --json` showed it while it ran)."""
+    """heat2d paced at PACE_MS per iteration, launched by `malleo run -n 1 --max 2`: world rank 0 active, rank 1
+    parked, both on n1."""
     grid = ["--rows", "256", "--columns", "512", "--iterations", str(iterations), "--pace", str(PACE_MS)]
-    env = run_env(a.mpi, {"MALLEO_NODES": "n1=0", "MALLEO_POOL_ACTIVE": "1", "MALLEO_PROFILE_DIR": work,
-                          "MALLEO_REPORT_INTERVAL": "0.2"})
+    env = run_env(a.mpi, {"MALLEO_NODES": "n1=0", "MALLEO_REPORT_INTERVAL": "0.2"})
     known = set(apps(n1))
-    run = launch_pool(a, [("n1", n1), ("n1", n1)], grid, env)
+    run = launch(n1, a.mpi, ["-n", "1", "--max", "2"], a.heat2d, grid, env, work)
     try:
         def new_app():
             fresh = [i for i, app in apps(n1).items() if i not in known and app["malleable"]]
@@ -70,6 +69,12 @@ def sweetspot_run(a, n1, iterations, work):
               f"{seen and seen.get('remaining_iterations')} of {iterations}")
         decided = wait_for(lambda: [e for e in events(n1, "action") if e.get("app") == app], 30, 0.05)
         check(decided, f"sweetspot decides on the {iterations}-iteration run while it runs")
+        if decided[0]["kind"] == "grow":
+            # What the growth cost, as the bridge measured it, is what the agent weighs the next resize against.
+            cost = wait_for(lambda: apps(n1).get(app, {}).get("redistribution_cost"), 30, 0.05)
+            result = results_of(n1, app=app, ok=True)
+            check(cost and result and cost == result[0]["duration"],
+                  f"`malleo apps --json` shows the growth's measured cost, {cost} s")
         output = finish(run)
     finally:
         if run.poll() is None:
