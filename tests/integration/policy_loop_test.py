@@ -17,6 +17,7 @@ usage: policy_loop_test.py --scenario sweetspot|swap --mpi openmpi|mpich HEAT2D"
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -67,6 +68,9 @@ def sweetspot_run(a, n1, iterations, work):
         check(seen and 0 < seen["remaining_iterations"] <= iterations,
               f"the remaining iterations reach the agent: `malleo apps --json` says "
               f"{seen and seen.get('remaining_iterations')} of {iterations}")
+        shown = n1.cli("apps").stdout
+        check(re.search(r"^  remaining  \d+ iterations \(said by the application\)$", shown, re.M),
+              f"and `malleo apps` says them\n{shown}")
         decided = wait_for(lambda: [e for e in events(n1, "action") if e.get("app") == app], 30, 0.05)
         check(decided, f"sweetspot decides on the {iterations}-iteration run while it runs")
         if decided[0]["kind"] == "grow":
