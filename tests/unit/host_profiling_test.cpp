@@ -458,7 +458,10 @@ TEST_CASE("host module: niced time is load unless niced_is_load is false")
 	for (bool niced : {true, false}) {
 		std::string path = dir.write("stat", before);
 		HostProfiling m;
-		REQUIRE(m.configure({{"cpus", {1}}, {"pw", 1.0}, {"proc_stat", path}, {"niced_is_load", niced}}) == "");
+		REQUIRE(m.configure({{"cpus", {1}},
+				     {"pw", 1.0},
+				     {"proc_stat", path},
+				     {"niced_is_load", niced}}) == "");
 		REQUIRE(m.start() == "");
 		CHECK(m.describe()["niced_is_load"] == niced);
 		m.sample(10.0);
@@ -468,7 +471,8 @@ TEST_CASE("host module: niced time is load unless niced_is_load is false")
 		CHECK(p.apw == doctest::Approx(niced ? 0.1 : 0.9));
 	}
 	HostProfiling m;
-	CHECK(m.configure({{"niced_is_load", "no"}}).find("host.niced_is_load") != std::string::npos);
+	CHECK(m.configure({{"niced_is_load", "no"}}).find("host.niced_is_load") !=
+	      std::string::npos);
 }
 
 TEST_CASE("host module start() refuses what it cannot measure")

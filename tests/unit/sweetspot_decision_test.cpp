@@ -118,10 +118,14 @@ TEST_SUITE("sweetspot_decision")
 		CHECK(second[0].reasons["normalized_slope"].get<double>() == doctest::Approx(1.0));
 	}
 
-	TEST_CASE("a growth that costs more than it saves over the remaining iterations is declined once, as a stay")
+	TEST_CASE("a growth that costs more than it saves over the remaining iterations is "
+		  "declined once, as a stay")
 	{
-		// 1 process at 0.02 s an iteration; nothing measured yet, so the cost is unmeasured_cost.
-		Run run({{"max_processors", 8}, {"unmeasured_cost", 2.0}}, [](int64_t p) { return 0.02 / static_cast<double>(p); }, 1);
+		// 1 process at 0.02 s an iteration; nothing measured yet, so the cost is
+		// unmeasured_cost.
+		Run run(
+		    {{"max_processors", 8}, {"unmeasured_cost", 2.0}},
+		    [](int64_t p) { return 0.02 / static_cast<double>(p); }, 1);
 		run.apps[0].redistributionCost = 0.0;
 		run.apps[0].remainingIterations = 150;
 		std::vector<Action> late = run.tick();
@@ -140,7 +144,9 @@ TEST_SUITE("sweetspot_decision")
 		CHECK(run.tick().empty());
 
 		// The same application with more left grows; a measured cost replaces the default.
-		Run early({{"max_processors", 8}, {"unmeasured_cost", 2.0}}, [](int64_t p) { return 0.02 / static_cast<double>(p); }, 1);
+		Run early(
+		    {{"max_processors", 8}, {"unmeasured_cost", 2.0}},
+		    [](int64_t p) { return 0.02 / static_cast<double>(p); }, 1);
 		early.apps[0].redistributionCost = 0.0;
 		early.apps[0].remainingIterations = 450;
 		std::vector<Action> grow = early.tick();
@@ -148,7 +154,9 @@ TEST_SUITE("sweetspot_decision")
 		CHECK(grow[0].kind == "grow");
 		CHECK(grow[0].params["size"] == 2);
 		CHECK(grow[0].reasons["cost_measured"] == false);
-		Run measured({{"max_processors", 8}, {"unmeasured_cost", 2.0}}, [](int64_t p) { return 0.02 / static_cast<double>(p); }, 1);
+		Run measured(
+		    {{"max_processors", 8}, {"unmeasured_cost", 2.0}},
+		    [](int64_t p) { return 0.02 / static_cast<double>(p); }, 1);
 		measured.apps[0].redistributionCost = 5.0;
 		measured.apps[0].remainingIterations = 450;
 		std::vector<Action> dear = measured.tick();

@@ -156,10 +156,12 @@ TEST_SUITE("sweetspot_policy")
 		CHECK(d.target == 16);
 	}
 
-	TEST_CASE("the remaining iterations decide: the same growth pays early in a run and not near its end")
+	TEST_CASE("the remaining iterations decide: the same growth pays early in a run and not "
+		  "near its end")
 	{
-		/* One size measured, 1 process at 0.02 s: the first probe to 2 saves at most 0.01 s an iteration (linear
-		 * speed-up). Against a 2 s resize that pays over more than 200 iterations and not over fewer. */
+		/* One size measured, 1 process at 0.02 s: the first probe to 2 saves at most 0.01 s
+		 * an iteration (linear speed-up). Against a 2 s resize that pays over more than 200
+		 * iterations and not over fewer. */
 		const SizeSample h[] = {{1, 0.02}};
 		SweetSpotParams params{.slopeThreshold = 0.2, .step = 1, .maxProcessors = 8};
 		SizeDecision early = decideSize({h, 450, 2.0, 2.0}, params);

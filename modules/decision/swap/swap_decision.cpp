@@ -144,7 +144,8 @@ std::vector<Action> SwapDecision::planAway(const DecisionView &view, const Appli
 	for (const ProcessInfo &p : app.local) {
 		if (!p.active || pending(app.id + "/" + std::to_string(p.rank), now, p.lastChange))
 			continue;
-		const policy::ProcessorLoad load{here.pw / std::max(here.cores, 1), here.upw, p.ownLoad};
+		const policy::ProcessorLoad load{here.pw / std::max(here.cores, 1), here.upw,
+						 p.ownLoad};
 		slots.push_back({slots.size(), load, true, p.lastChange});
 		sources.push_back({p.rank, self});
 	}
@@ -155,7 +156,8 @@ std::vector<Action> SwapDecision::planAway(const DecisionView &view, const Appli
 			continue;
 		const policy::ProcessorLoad there{peer.profile.pw / std::max(peer.profile.cores, 1),
 						  peer.profile.upw, 0.0};
-		// A spare's residence there is not known here: the bridge activates one that is parked.
+		// A spare's residence there is not known here: the bridge activates one that is
+		// parked.
 		slots.push_back({slots.size(), there, false, now - params_.minResidence});
 		sources.push_back({std::nullopt, peer.id});
 	}
@@ -166,13 +168,11 @@ std::vector<Action> SwapDecision::planAway(const DecisionView &view, const Appli
 	const policy::SwapPair &pair = plan.swaps.front();
 	const SlotSource &out = sources[pair.deactivate];
 	const SlotSource &in = sources[pair.activate];
-	const double ratio = pair.slowPerformance > 0 ? pair.fastPerformance / pair.slowPerformance : 0.0;
+	const double ratio =
+	    pair.slowPerformance > 0 ? pair.fastPerformance / pair.slowPerformance : 0.0;
 	nlohmann::json params = {
-	    {"app", app.id},
-	    {"deactivate", *out.rank},
-	    {"deactivate_agent", self},
-	    {"activate", nullptr},
-	    {"activate_agent", in.agent},
+	    {"app", app.id},	   {"deactivate", *out.rank},	 {"deactivate_agent", self},
+	    {"activate", nullptr}, {"activate_agent", in.agent},
 	};
 	nlohmann::json reasons = {
 	    {"side", "active"},
@@ -184,11 +184,14 @@ std::vector<Action> SwapDecision::planAway(const DecisionView &view, const Appli
 	    {"slow", loadJson(slots[pair.deactivate].load, pair.slowPerformance)},
 	    {"fast", loadJson(slots[pair.activate].load, pair.fastPerformance)},
 	    {"held_by_residence", plan.heldByResidence},
-	    {"why", fmt::format("rank {} here gets {:.2f} of a core (CPU {:.0f} % used, {:.0f} % of it its own); a "
-				"spare on {} would get {:.2f} ({:.0f} % used there): {:.2f}x, above the hysteresis {:.2f}",
+	    {"why", fmt::format("rank {} here gets {:.2f} of a core (CPU {:.0f} % used, {:.0f} % "
+				"of it its own); a "
+				"spare on {} would get {:.2f} ({:.0f} % used there): {:.2f}x, "
+				"above the hysteresis {:.2f}",
 				*out.rank, pair.slowPerformance, 100 * here.upw,
-				100 * slots[pair.deactivate].load.ownLoad, in.agent, pair.fastPerformance,
-				100 * slots[pair.activate].load.totalLoad, ratio, 1.0 + params_.hysteresis)},
+				100 * slots[pair.deactivate].load.ownLoad, in.agent,
+				pair.fastPerformance, 100 * slots[pair.activate].load.totalLoad,
+				ratio, 1.0 + params_.hysteresis)},
 	};
 	proposed_[app.id + "/" + std::to_string(*out.rank)] = now;
 	proposed_[app.id + "@" + in.agent] = now;

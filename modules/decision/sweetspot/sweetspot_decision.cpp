@@ -130,8 +130,10 @@ std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
 		    app.remainingIterations >= 0 ? app.remainingIterations : unknownHorizon_;
 		const bool measured = app.redistributionCost > 0;
 		const double cost = measured ? app.redistributionCost : unmeasuredCost_;
-		policy::SizeDecision d = policy::decideSize({history, remaining, cost, cost}, params);
-		// A growth declined for its cost is said once per size; other stays are the model's own quiet.
+		policy::SizeDecision d =
+		    policy::decideSize({history, remaining, cost, cost}, params);
+		// A growth declined for its cost is said once per size; other stays are the model's
+		// own quiet.
 		const bool declined = d.declined != policy::SizeAction::Stay;
 		if (d.action == policy::SizeAction::Stay) {
 			auto it = declinedAt_.find(app.id);
@@ -163,21 +165,29 @@ std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
 		};
 		if (declined) {
 			declinedAt_[app.id] = current;
-			reasons["declined"] = d.declined == policy::SizeAction::Grow ? "grow" : "shrink";
+			reasons["declined"] =
+			    d.declined == policy::SizeAction::Grow ? "grow" : "shrink";
 			reasons["declined_size"] = d.declinedTarget;
 			reasons["why"] = fmt::format(
-			    "{} to {} processes would save {:.2f} s over the {} iterations left, not more than the {:.2f} s a "
+			    "{} to {} processes would save {:.2f} s over the {} iterations left, "
+			    "not more than the {:.2f} s a "
 			    "resize costs ({})",
-			    d.declined == policy::SizeAction::Grow ? "growing" : "shrinking back", d.declinedTarget,
-			    d.horizonGain, remaining, d.cost, measured ? "measured" : "not measured yet");
-			actions.push_back({"stay", app.id, {{"app", app.id}, {"size", current}}, std::move(reasons)});
+			    d.declined == policy::SizeAction::Grow ? "growing" : "shrinking back",
+			    d.declinedTarget, d.horizonGain, remaining, d.cost,
+			    measured ? "measured" : "not measured yet");
+			actions.push_back({"stay",
+					   app.id,
+					   {{"app", app.id}, {"size", current}},
+					   std::move(reasons)});
 			continue;
 		}
 		reasons["why"] = fmt::format(
-		    "{} {} -> {} processes ({}): {} {:.2f} s over the {} iterations left, against the {:.2f} s a resize "
+		    "{} {} -> {} processes ({}): {} {:.2f} s over the {} iterations left, against "
+		    "the {:.2f} s a resize "
 		    "costs ({})",
-		    d.action == policy::SizeAction::Grow ? "growing" : "shrinking back", d.current, d.target,
-		    policy::sizeReasonName(d.reason), d.action == policy::SizeAction::Grow ? "saves up to" : "staying loses",
+		    d.action == policy::SizeAction::Grow ? "growing" : "shrinking back", d.current,
+		    d.target, policy::sizeReasonName(d.reason),
+		    d.action == policy::SizeAction::Grow ? "saves up to" : "staying loses",
 		    d.horizonGain, remaining, d.cost, measured ? "measured" : "not measured yet");
 		actedAt_[app.id] = current;
 		actions.push_back({d.action == policy::SizeAction::Grow ? "grow" : "shrink",
