@@ -81,6 +81,16 @@ void printApp(const nlohmann::json &app)
 				 text(app, {"size"}), text(app, {"root_agent"}));
 	std::cout << fmt::format("  processes  {}\n", processCounts(app));
 	std::cout << fmt::format("  rate       {}\n", rate(app));
+	// What the application said it has left (PCM_Remaining_iterations) and what its last resize
+	// cost: the two numbers sweetspot weighs against each other.
+	if (const nlohmann::json *left = field(app, {"remaining_iterations"});
+	    left && left->is_number())
+		std::cout << fmt::format("  remaining  {} iterations (said by the application)\n",
+					 text(app, {"remaining_iterations"}));
+	if (const nlohmann::json *cost = field(app, {"redistribution_cost"});
+	    cost && cost->is_number())
+		std::cout << fmt::format("  resize     {} s (the last one's cost, measured)\n",
+					 fixed(app, {"redistribution_cost"}, 3));
 	const nlohmann::json *command = field(app, {"command"});
 	if (command && command->is_object())
 		std::cout << fmt::format(

@@ -119,11 +119,18 @@ double SimApplication::merge(const Queued &a)
 
 double SimApplication::swap(const Queued &a)
 {
-	if (!a.params.contains("activate") || !a.params["activate"].is_number_unsigned()) {
-		refuse("swap");
-		return 0.0;
+	int64_t in = -1;
+	if (a.params.contains("activate") && a.params["activate"].is_number_unsigned()) {
+		in = findRank(a.params["activate"].get<uint32_t>());
+	} else {
+		// The active side names the node only, as the bridge's migrate does: a spare parked there wakes.
+		int64_t node = nodes_.indexOf(a.params.value("activate_agent", ""));
+		for (size_t i = 0; node >= 0 && i < processes_.size(); ++i)
+			if (!processes_[i].active && processes_[i].node == static_cast<uint32_t>(node)) {
+				in = static_cast<int64_t>(i);
+				break;
+			}
 	}
-	int64_t in = findRank(a.params["activate"].get<uint32_t>());
 	int64_t out = -1;
 	if (a.params.contains("deactivate") && a.params["deactivate"].is_number_unsigned()) {
 		out = findRank(a.params["deactivate"].get<uint32_t>());

@@ -193,6 +193,10 @@ Message Core::appsReply(double now) const
 				{"size", app.totalProcesses},
 				{"processes", std::move(processes)},
 				{"iteration_times", std::move(sizes)},
+				{"remaining_iterations", app.remainingIterations >= 0 ? nlohmann::json(app.remainingIterations)
+										 : nlohmann::json(nullptr)},
+				{"redistribution_cost", app.redistributionCost > 0 ? nlohmann::json(app.redistributionCost)
+										  : nlohmann::json(nullptr)},
 				{"command", std::move(command)},
 				{"last_result", result == lastResults_.end() ? nlohmann::json(nullptr)
 									   : result->second}});
@@ -254,6 +258,9 @@ Message Core::onPoll(const Message &m, double now, CoreOutputs &out)
 	app.malleable = true;
 	if (m.contains("size"))
 		app.totalProcesses = m["size"].get<int64_t>();
+	// Said by the application (PCM_Remaining_iterations); a poll without it keeps what an earlier one said.
+	if (m.contains("remaining"))
+		app.remainingIterations = m["remaining"].get<int64_t>();
 	progress(app, m["iteration"].get<int64_t>(), now, out);
 
 	settleRecovered(appId, true, now, out);

@@ -36,6 +36,7 @@ constexpr std::size_t kRankMax = 1u << 24;
 constexpr std::size_t kPidMax = (1u << 31) - 1;
 constexpr std::size_t kUnitsMax = std::size_t{1} << 40;
 constexpr std::size_t kWhyMax = 256;
+constexpr std::size_t kRemainingMax = std::size_t{1} << 40; // iterations an application says it has left
 
 // clang-format off
 const std::vector<TypeSpec> &schema()
@@ -140,7 +141,8 @@ const std::vector<TypeSpec> &schema()
 					    {"rank", Kind::UInt, true, kRankMax}}},
 		{"poll",      Channel::Local, {{"app", Kind::Id, true, kMaxIdLength},
 					   {"iteration", Kind::UInt, true, 0},
-					   {"size", Kind::UInt, false, kRankMax}}},
+					   {"size", Kind::UInt, false, kRankMax},
+					   {"remaining", Kind::UInt, false, kRemainingMax}}},
 		{"result",    Channel::Local, {{"app", Kind::Id, true, kMaxIdLength},
 					   {"command", Kind::UInt, true, 0},
 					   {"ok", Kind::Bool, true, 0},

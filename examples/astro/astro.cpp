@@ -81,6 +81,7 @@ int main(int argc, char **argv)
 	}
 
 	for (; step < options.iterations; ++step) {
+		session.remainingIterations(options.iterations - step);
 		const auto event = session.probe();
 		if (event.left)
 			break;

@@ -464,6 +464,8 @@ int main(int argc, char **argv)
 		const double iteration_start = MPI_Wtime();
 		if (ck.checkpoint && iterations == ck.checkpoint_at)
 			return stop_at_checkpoint(&ck, prevData, nextData, xDim, yDim, o.columns, iterations);
+		/* What is left, this iteration included: a resize near the end may cost more than it saves. */
+		PCM_Remaining_iterations(o.iterations - iterations);
 		const int pcm_status = PCM_Status(PCM_COMM_WORLD);
 		if (pcm_status == PCM_MIGRATE) {
 			PCM_Store(rank, "iterator", &iterations, PCM_INT, 1);

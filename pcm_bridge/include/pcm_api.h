@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 #define PCM_API_VERSION_MAJOR 1
-#define PCM_API_VERSION_MINOR 0
+#define PCM_API_VERSION_MINOR 1
 
 /* Return codes of the calls that can fail. */
 #define PCM_SUCCESS 0
@@ -107,6 +107,12 @@ int PCM_Finalize(MPI_Comm comm);
  * exits. The reconfiguration calls do this themselves for leaving processes; an active process gets PCM_FAILURE
  * (leaving is decided collectively, never alone). */
 int PCM_Exit(void);
+
+/* Not in the papers (API 1.1): the iterations the application has left, counting the one about to start, for
+ * decision modules that weigh a reconfiguration's cost against the time it saves (sweetspot). Call it before
+ * PCM_Status, at every iteration or once: the bridge counts it down by one a probe until it is said again. Any
+ * process may call it; the one coordinating tells the agent. PCM_FAILURE for a negative count. */
+int PCM_Remaining_iterations(long long remaining);
 
 /* The reason of the last failed operation ("" when none). */
 const char *PCM_Error_string(void);

@@ -181,6 +181,8 @@ void AgentCommands::sendPoll(std::int64_t iteration, int active)
 	poll["app"] = app_;
 	poll["iteration"] = iteration;
 	poll["size"] = active;
+	if (remaining_ >= 0)
+		poll["remaining"] = std::max<std::int64_t>(0, remaining_ - std::max<std::int64_t>(0, iteration - remainingAt_));
 	const double t = now();
 	if (firstPollAt_ == 0.0)
 		firstPollAt_ = t;
@@ -306,6 +308,12 @@ Command AgentCommands::take(std::int64_t iteration, int active)
 	if (!awaiting_ && t >= nextPollAt_)
 		sendPoll(iteration, active);
 	return none;
+}
+
+void AgentCommands::setRemaining(std::int64_t remaining, std::int64_t probe)
+{
+	remaining_ = remaining;
+	remainingAt_ = probe;
 }
 
 void AgentCommands::retake(std::int64_t from, std::int64_t to)

@@ -54,6 +54,9 @@ public:
 		    std::int64_t bytes);
 	// The command taken at probe `from` is carried out at probe `to`: finish() takes `to` for it from now on.
 	void retake(std::int64_t from, std::int64_t to);
+	// The application said at probe `probe` that `remaining` iterations are left (PCM_Remaining_iterations): each
+	// poll carries it, counted down by the probes since, so a program may say it once or at every iteration.
+	void setRemaining(std::int64_t remaining, std::int64_t probe);
 
 private:
 	bool connect();
@@ -87,6 +90,9 @@ private:
 	std::optional<Command> taken_;  // handed out, its result not sent yet
 	std::uint64_t takenId_ = 0;
 	double takenAt_ = 0.0;
+
+	std::int64_t remaining_ = -1;  // -1: the application has not said
+	std::int64_t remainingAt_ = 0;
 
 	std::string lastWarning_;  // the same trouble is said once
 };

@@ -44,6 +44,9 @@ public:
 	void finished(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before, std::int64_t after,
 		      std::int64_t bytes = -1);
 
+	// What the application said of its remaining iterations at probe `probe`, told the agent with each poll.
+	void setRemaining(std::int64_t remaining, std::int64_t probe) { agent_.setRemaining(remaining, probe); }
+
 private:
 	std::vector<Command> forced_;
 	AgentCommands agent_;

@@ -237,6 +237,37 @@ TEST_SUITE("commands")
 		CHECK(core.counters().get("rejected.remote.bad_envelope") == 1);
 	}
 
+	TEST_CASE("the remaining iterations a poll carries reach the decision modules and `apps`")
+	{
+		TestNetwork net;
+		Core &core = *net.add(agentConfig("a")).core;
+		CoreOutputs out;
+		registerRanks(core, net.now(), "heat", 5);
+		CHECK(core.applications().at("heat").remainingIterations == -1);
+		poll(core, net.now(), "heat", out);
+		CHECK(core.applications().at("heat").remainingIterations == -1);
+		Message apps = core.onLocalRequest(request("apps", nlohmann::json::object()), net.now(), out);
+		CHECK(apps["apps"][0]["remaining_iterations"].is_null());
+		CHECK(apps["apps"][0]["redistribution_cost"].is_null());
+		Message none = core.onLocalRequest(
+		    request("poll", {{"app", "heat"}, {"iteration", 8}, {"size", 2}, {"remaining", 92}}), net.now(), out);
+		CHECK(none["op"] == "none");
+		CHECK(core.applications().at("heat").remainingIterations == 92);
+		// A poll that does not say keeps what the last one said.
+		poll(core, net.now(), "heat", out);
+		CHECK(core.applications().at("heat").remainingIterations == 92);
+		apps = core.onLocalRequest(request("apps", nlohmann::json::object()), net.now(), out);
+		CHECK(apps["apps"][0]["remaining_iterations"] == 92);
+		// Not a count: refused by the schema, nothing changed.
+		for (const nlohmann::json &bad : {nlohmann::json(-1), nlohmann::json("many"), nlohmann::json(1.5),
+						  nlohmann::json(uint64_t{1} << 41)}) {
+			Message refused = core.onLocalRequest(
+			    request("poll", {{"app", "heat"}, {"iteration", 9}, {"size", 2}, {"remaining", bad}}), net.now(), out);
+			CHECK(refused["type"] == "error");
+			CHECK(core.applications().at("heat").remainingIterations == 92);
+		}
+	}
+
 	TEST_CASE("force is validated and refused with a reason")
 	{
 		TestNetwork net;

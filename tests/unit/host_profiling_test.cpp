@@ -448,6 +448,33 @@ TEST_CASE("host module end to end on /proc/stat files written by the test")
 	CHECK(p.sigma == doctest::Approx(std::sqrt(0.5 / 3.0)));
 }
 
+TEST_CASE("host module: niced time is load unless niced_is_load is false")
+{
+	TempDir dir;
+	ScopedEnv xml("MALLEO_HWLOC_XML", kHwlocData + "/two_packages_16_pus.xml");
+	// cpu1 over 100 ticks: +10 user, +80 nice, +10 idle.
+	const std::string before = "cpu1 100 1000 0 500 0 0 0 0 0 0\nctxt 1000\n";
+	const std::string after = "cpu1 110 1080 0 510 0 0 0 0 0 0\nctxt 1100\n";
+	for (bool niced : {true, false}) {
+		std::string path = dir.write("stat", before);
+		HostProfiling m;
+		REQUIRE(m.configure({{"cpus", {1}},
+				     {"pw", 1.0},
+				     {"proc_stat", path},
+				     {"niced_is_load", niced}}) == "");
+		REQUIRE(m.start() == "");
+		CHECK(m.describe()["niced_is_load"] == niced);
+		m.sample(10.0);
+		dir.write("stat", after);
+		NodeProfile p = m.sample(11.0);
+		CHECK(p.upw == doctest::Approx(niced ? 0.9 : 0.1));
+		CHECK(p.apw == doctest::Approx(niced ? 0.1 : 0.9));
+	}
+	HostProfiling m;
+	CHECK(m.configure({{"niced_is_load", "no"}}).find("host.niced_is_load") !=
+	      std::string::npos);
+}
+
 TEST_CASE("host module start() refuses what it cannot measure")
 {
 	TempDir dir;

@@ -138,6 +138,78 @@ TEST_SUITE("swap_decision")
 		CHECK(v.reasons["module"] == "swap");
 	}
 
+	TEST_CASE("active side: a process on a loaded node goes to a spare on an idle peer, past "
+		  "the hysteresis only")
+	{
+		// This node: one core of speed 1, fully busy: the application's rank 3 takes a
+		// quarter, other work the rest (1 / (1 + 0.75) = 0.571). The peer: one core of
+		// speed 1, `upw` busy, all of which a process activated there would compete with (1
+		// / (1 + upw)).
+		auto loaded = [](double peerUpw) {
+			Cluster c(1.0, {{"hysteresis", 0.5}, {"min_residence", 10}});
+			c.local.pw = 1.0;
+			c.local.cores = 1;
+			c.local.upw = 1.0;
+			c.peers[0].profile.upw = peerUpw;
+			c.peers[0].profile.processes = 0;
+			c.apps[0].local = {process(3, true, 0.25, 0.0)};
+			return c;
+		};
+		// 0.571 * 1.5 = 0.857: a peer at 1 / 1.2 = 0.833 is not enough, at 1 / 1.1 = 0.909
+		// it is.
+		Cluster near = loaded(0.2);
+		for (int k = 0; k < 30; ++k)
+			CHECK(near.tick().empty());
+		Cluster c = loaded(0.1);
+		std::vector<Action> actions = c.tick();
+		REQUIRE(actions.size() == 1);
+		const Action &s = actions[0];
+		CHECK(s.kind == "swap");
+		CHECK(s.params["deactivate"] == 3);
+		CHECK(s.params["deactivate_agent"] == "j");
+		CHECK(s.params["activate"].is_null());
+		CHECK(s.params["activate_agent"] == "p");
+		CHECK(s.reasons["side"] == "active");
+		CHECK(s.reasons["slow_performance"].get<double>() == doctest::Approx(1.0 / 1.75));
+		CHECK(s.reasons["fast_performance"].get<double>() == doctest::Approx(1.0 / 1.1));
+		CHECK(s.reasons["ratio"].get<double>() == doctest::Approx(1.75 / 1.1));
+		CHECK(s.reasons["why"].get<std::string>().find("rank 3") != std::string::npos);
+		// What the agent maps it to: a migration of one process from here to the peer,
+		// whose bridge activates a spare there and parks this one. Not again within
+		// min_residence while nothing changes; again after it if the load stays.
+		for (int k = 0; k < 9; ++k)
+			CHECK(c.tick().empty());
+		CHECK(c.tick().size() == 1);
+	}
+
+	TEST_CASE("active side: a process that just changed state stays; the idle side does not "
+		  "swap back")
+	{
+		Cluster c(1.0, {{"hysteresis", 0.25}, {"min_residence", 10}});
+		c.local.pw = 1.0;
+		c.local.cores = 1;
+		c.local.upw = 1.0;
+		c.peers[0].profile.upw = 0.0;
+		c.peers[0].profile.processes = 0;
+		c.apps[0].local = {process(3, true, 0.25, c.now)}; // just activated here
+		for (int k = 0; k < 9; ++k)
+			CHECK(c.tick().empty());
+		CHECK(c.tick().size() == 1);
+
+		// The other end, after the swap: its process has the CPU to itself (own share 0.9
+		// of 0.9 used), the node it left is loaded (upw 1). 1 against 1 / 2: no swap back,
+		// whatever the residence.
+		Cluster back(1.0, {{"hysteresis", 0.25}, {"min_residence", 10}});
+		back.local.pw = 1.0;
+		back.local.cores = 1;
+		back.local.upw = 0.9;
+		back.peers[0].profile.upw = 1.0;
+		back.peers[0].profile.processes = 0;
+		back.apps[0].local = {process(2, true, 0.9, 0.0)};
+		for (int k = 0; k < 100; ++k)
+			CHECK(back.tick().empty());
+	}
+
 	TEST_CASE("options are read strictly")
 	{
 		ModuleLoadResult r = loadModule(ModuleKind::Decision, "swap", {});

@@ -118,6 +118,54 @@ TEST_SUITE("sweetspot_decision")
 		CHECK(second[0].reasons["normalized_slope"].get<double>() == doctest::Approx(1.0));
 	}
 
+	TEST_CASE("a growth that costs more than it saves over the remaining iterations is "
+		  "declined once, as a stay")
+	{
+		// 1 process at 0.02 s an iteration; nothing measured yet, so the cost is
+		// unmeasured_cost.
+		Run run(
+		    {{"max_processors", 8}, {"unmeasured_cost", 2.0}},
+		    [](int64_t p) { return 0.02 / static_cast<double>(p); }, 1);
+		run.apps[0].redistributionCost = 0.0;
+		run.apps[0].remainingIterations = 150;
+		std::vector<Action> late = run.tick();
+		REQUIRE(late.size() == 1);
+		CHECK(late[0].kind == "stay");
+		CHECK(late[0].params["size"] == 1);
+		CHECK(late[0].reasons["reason"] == "cost-exceeds-gain");
+		CHECK(late[0].reasons["declined"] == "grow");
+		CHECK(late[0].reasons["declined_size"] == 2);
+		CHECK(late[0].reasons["cost"] == 2.0);
+		CHECK(late[0].reasons["cost_measured"] == false);
+		CHECK(late[0].reasons["remaining_iterations"] == 150);
+		CHECK(late[0].reasons["remaining_known"] == true);
+		CHECK(late[0].reasons["horizon_gain"].get<double>() == doctest::Approx(1.5));
+		// Said once per size.
+		CHECK(run.tick().empty());
+
+		// The same application with more left grows; a measured cost replaces the default.
+		Run early(
+		    {{"max_processors", 8}, {"unmeasured_cost", 2.0}},
+		    [](int64_t p) { return 0.02 / static_cast<double>(p); }, 1);
+		early.apps[0].redistributionCost = 0.0;
+		early.apps[0].remainingIterations = 450;
+		std::vector<Action> grow = early.tick();
+		REQUIRE(grow.size() == 1);
+		CHECK(grow[0].kind == "grow");
+		CHECK(grow[0].params["size"] == 2);
+		CHECK(grow[0].reasons["cost_measured"] == false);
+		Run measured(
+		    {{"max_processors", 8}, {"unmeasured_cost", 2.0}},
+		    [](int64_t p) { return 0.02 / static_cast<double>(p); }, 1);
+		measured.apps[0].redistributionCost = 5.0;
+		measured.apps[0].remainingIterations = 450;
+		std::vector<Action> dear = measured.tick();
+		REQUIRE(dear.size() == 1);
+		CHECK(dear[0].kind == "stay");
+		CHECK(dear[0].reasons["cost"] == 5.0);
+		CHECK(dear[0].reasons["cost_measured"] == true);
+	}
+
 	TEST_CASE("on a smooth curve growth stops near the sweet spot, not past it")
 	{
 		// T = 400/p + p: minimum at p = 20.

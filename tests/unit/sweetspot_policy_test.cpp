@@ -156,6 +156,39 @@ TEST_SUITE("sweetspot_policy")
 		CHECK(d.target == 16);
 	}
 
+	TEST_CASE("the remaining iterations decide: the same growth pays early in a run and not "
+		  "near its end")
+	{
+		/* One size measured, 1 process at 0.02 s: the first probe to 2 saves at most 0.01 s
+		 * an iteration (linear speed-up). Against a 2 s resize that pays over more than 200
+		 * iterations and not over fewer. */
+		const SizeSample h[] = {{1, 0.02}};
+		SweetSpotParams params{.slopeThreshold = 0.2, .step = 1, .maxProcessors = 8};
+		SizeDecision early = decideSize({h, 450, 2.0, 2.0}, params);
+		CHECK(early.action == SizeAction::Grow);
+		CHECK(early.target == 2);
+		CHECK(early.horizonGain == doctest::Approx(4.5));
+		CHECK(early.declined == SizeAction::Stay);
+		SizeDecision late = decideSize({h, 150, 2.0, 2.0}, params);
+		CHECK(late.action == SizeAction::Stay);
+		CHECK(late.reason == SizeReason::CostExceedsGain);
+		CHECK(late.horizonGain == doctest::Approx(1.5));
+		CHECK(late.declined == SizeAction::Grow);
+		CHECK(late.declinedTarget == 2);
+		CHECK(late.target == 1);
+		/* Equal is not a gain: the resize would only pay for itself. */
+		SizeDecision even = decideSize({h, 200, 2.0, 2.0}, params);
+		CHECK(even.action == SizeAction::Stay);
+		CHECK(even.declined == SizeAction::Grow);
+		/* The last iteration gains nothing whatever the cost. */
+		CHECK(decideSize({h, 0, 0.0, 0.0}, params).action == SizeAction::Stay);
+		/* A shrink back stopped by its cost says so too. */
+		const SizeSample grown[] = {{16, 10.0}, {20, 10.5}};
+		SizeDecision back = decideSize({grown, 10, 0.0, 100.0}, params);
+		CHECK(back.declined == SizeAction::Shrink);
+		CHECK(back.declinedTarget == 16);
+	}
+
 	TEST_CASE("no room to grow, and invalid input")
 	{
 		const SizeSample h[] = {{4, 100.0}};

@@ -3,23 +3,36 @@
 // (seed 002). The math is in policy/swap_policy.h; this file builds its slots
 // from what the agent knows and turns the pairs into actions.
 //
-// Every tick, for each application with parked processes on this node:
-//  - each local process is a slot on this node's processor: peak speed
-//    PW/cores, total load UPW, own load the sum of the ownLoad of the
-//    application's active processes here (all in shares of the node's CPU).
-//    Every process here thus rates the same: swapping within a node gains
-//    nothing, and the own-load exclusion keeps the process that runs from
-//    making its own node look slower than an idle one.
-//  - the registry knows only this node's processes. When the application has
-//    active processes elsewhere (totalProcesses > active here), each alive
-//    peer that reports malleable processes stands for one active process on a
-//    processor with the peer's PW/cores, UPW, and an own load of one busy
-//    core (min(UPW, 1/cores)), the share a CPU-bound process takes. Such a
-//    swap names the peer (`deactivate_agent`); the application's root agent
-//    knows which rank runs there.
-//  - planSwaps() pairs the slowest active with the fastest parked while the
-//    parked is faster by more than `hysteresis`, and leaves alone any local
-//    process that changed state less than `min_residence` seconds ago.
+// Every tick, for each malleable application, two sides decide:
+//  - where processes of it are parked (the spares' side): each local process
+//    is a slot on this node's processor: peak speed PW/cores, total load UPW,
+//    own load the sum of the ownLoad of the application's active processes
+//    here (all in shares of the node's CPU). Every process here thus rates
+//    the same: swapping within a node gains nothing, and the own-load
+//    exclusion keeps the process that runs from making its own node look
+//    slower than an idle one. When the application has active processes
+//    elsewhere (totalProcesses > active here), each alive peer that reports
+//    malleable processes stands for one active process on a processor with
+//    the peer's PW/cores, UPW, and an own load of one busy core
+//    (min(UPW, 1/cores)), the share a CPU-bound process takes. Such a swap
+//    names the peer (`deactivate_agent`); the application's root agent knows
+//    which rank runs there. This side sees a peer's peak speed, not its load:
+//    on a peer of one core whose process shares it with other work, UPW is 1
+//    either way.
+//  - where processes of it run (the active side), which measures what the
+//    spares' side cannot: each local active process is a slot with this
+//    node's PW/cores, UPW, and its own measured share (ownLoad) as own load,
+//    so everything else on the CPU, other programs and the application's
+//    other processes alike, counts against it. Each alive peer is a
+//    candidate inactive slot: PW/cores and UPW, all of which a process
+//    activated there would compete with (own load 0). The swap names this
+//    node's rank (`deactivate`, `deactivate_agent`) and the peer
+//    (`activate_agent`); the bridge activates a spare there, or refuses when
+//    the peer has none.
+// On both sides planSwaps() pairs the slowest active with the fastest
+// parked while the parked is faster by more than `hysteresis`, and leaves
+// alone any local process that changed state less than `min_residence`
+// seconds ago.
 // A proposed swap is not proposed again for `min_residence` seconds, or until
 // the process it activates changes state.
 // It never answers a WRM.
@@ -30,6 +43,8 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+
+#include <fmt/format.h>
 
 #include <malleo/config_table.h>
 #include <malleo/decision_module.h>
@@ -85,6 +100,7 @@ public:
 
 private:
 	std::vector<Action> planApp(const DecisionView &view, const ApplicationInfo &app);
+	std::vector<Action> planAway(const DecisionView &view, const ApplicationInfo &app);
 	bool pending(const std::string &key, double now, double lastChange) const;
 
 	policy::SwapParams params_;
@@ -108,12 +124,78 @@ std::vector<Action> SwapDecision::onTick(const DecisionView &view)
 	for (const ApplicationInfo &app : view.apps) {
 		bool parked = std::any_of(app.local.begin(), app.local.end(),
 					  [](const ProcessInfo &p) { return !p.active; });
-		if (!parked)
-			continue;
-		std::vector<Action> more = planApp(view, app);
+		std::vector<Action> more = parked ? planApp(view, app) : std::vector<Action>{};
+		// One swap per application and tick: the root carries out one command at a time.
+		if (more.empty() && app.malleable)
+			more = planAway(view, app);
 		std::move(more.begin(), more.end(), std::back_inserter(actions));
 	}
 	return actions;
+}
+
+std::vector<Action> SwapDecision::planAway(const DecisionView &view, const ApplicationInfo &app)
+{
+	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
+	const double now = view.overlay.now;
+	const std::string self(view.overlay.self);
+
+	std::vector<policy::SwapSlot> slots;
+	std::vector<SlotSource> sources;
+	for (const ProcessInfo &p : app.local) {
+		if (!p.active || pending(app.id + "/" + std::to_string(p.rank), now, p.lastChange))
+			continue;
+		const policy::ProcessorLoad load{here.pw / std::max(here.cores, 1), here.upw,
+						 p.ownLoad};
+		slots.push_back({slots.size(), load, true, p.lastChange});
+		sources.push_back({p.rank, self});
+	}
+	if (slots.empty())
+		return {};
+	for (const PeerEntry &peer : view.overlay.alive) {
+		if (peer.id == self || pending(app.id + "@" + peer.id, now, 0.0))
+			continue;
+		const policy::ProcessorLoad there{peer.profile.pw / std::max(peer.profile.cores, 1),
+						  peer.profile.upw, 0.0};
+		// A spare's residence there is not known here: the bridge activates one that is
+		// parked.
+		slots.push_back({slots.size(), there, false, now - params_.minResidence});
+		sources.push_back({std::nullopt, peer.id});
+	}
+
+	policy::SwapPlan plan = policy::planSwaps(slots, now, params_);
+	if (plan.swaps.empty())
+		return {};
+	const policy::SwapPair &pair = plan.swaps.front();
+	const SlotSource &out = sources[pair.deactivate];
+	const SlotSource &in = sources[pair.activate];
+	const double ratio =
+	    pair.slowPerformance > 0 ? pair.fastPerformance / pair.slowPerformance : 0.0;
+	nlohmann::json params = {
+	    {"app", app.id},	   {"deactivate", *out.rank},	 {"deactivate_agent", self},
+	    {"activate", nullptr}, {"activate_agent", in.agent},
+	};
+	nlohmann::json reasons = {
+	    {"side", "active"},
+	    {"slow_performance", pair.slowPerformance},
+	    {"fast_performance", pair.fastPerformance},
+	    {"ratio", pair.slowPerformance > 0 ? nlohmann::json(ratio) : nlohmann::json(nullptr)},
+	    {"hysteresis", params_.hysteresis},
+	    {"min_residence", params_.minResidence},
+	    {"slow", loadJson(slots[pair.deactivate].load, pair.slowPerformance)},
+	    {"fast", loadJson(slots[pair.activate].load, pair.fastPerformance)},
+	    {"held_by_residence", plan.heldByResidence},
+	    {"why", fmt::format("rank {} here gets {:.2f} of a core (CPU {:.0f} % used, {:.0f} % "
+				"of it its own); a "
+				"spare on {} would get {:.2f} ({:.0f} % used there): {:.2f}x, "
+				"above the hysteresis {:.2f}",
+				*out.rank, pair.slowPerformance, 100 * here.upw,
+				100 * slots[pair.deactivate].load.ownLoad, in.agent,
+				pair.fastPerformance, 100 * slots[pair.activate].load.totalLoad,
+				ratio, 1.0 + params_.hysteresis)},
+	};
+	proposed_[app.id + "/" + std::to_string(*out.rank)] = now;
+	proposed_[app.id + "@" + in.agent] = now;
+	return {{"swap", app.id, std::move(params), std::move(reasons)}};
 }
 
 std::vector<Action> SwapDecision::planApp(const DecisionView &view, const ApplicationInfo &app)

@@ -9,11 +9,19 @@
 //  - the history is ApplicationInfo.sizes, one sample per size measured;
 //  - it waits while the application's size differs from its newest sample
 //    (a resize is under way, the new size not yet measured);
-//  - the horizon is remainingIterations, or `unknown_horizon` when the
-//    application does not say; the redistribution cost is the measured one
-//    (0 until a resize was measured), for growing and shrinking alike;
+//  - the horizon is remainingIterations, which the application says through
+//    PCM_Remaining_iterations (or Session::remainingIterations) and its
+//    coordinator's poll carries, or `unknown_horizon` when it does not say;
+//  - the redistribution cost is the one the agent measured, the duration of
+//    the last reconfiguration's result (from the command's take at a probe to
+//    its result), or `unmeasured_cost` before the first, for growing and
+//    shrinking alike;
 //  - a grow or shrink is proposed once per size: the module remembers the
-//    size it acted on and stays quiet until a sample at another size arrives.
+//    size it acted on and stays quiet until a sample at another size arrives;
+//  - a growth the model wants but whose cost exceeds the seconds it would
+//    save over the remaining iterations is declined with a `stay` action
+//    (shown, not carried out), once per size, so that the choice and its
+//    numbers are in the event log.
 // It never answers a WRM: growing happens from the tick, on the root agent.
 //
 // Options (table "sweetspot"):
@@ -22,8 +30,11 @@
 //   max_processors   0     largest size; 0: the cores of this node and its alive peers
 //   min_improvement  0.0   a growth paid only if T fell by more than this fraction
 //   unknown_horizon  100   iterations assumed left when the application does not say
+//   unmeasured_cost  1.0   seconds a resize is taken to cost before one was measured
 #include <algorithm>
 #include <map>
+
+#include <fmt/format.h>
 
 #include <malleo/config_table.h>
 #include <malleo/decision_module.h>
@@ -41,17 +52,20 @@ public:
 	{
 		policy::SweetSpotParams p = params_;
 		int64_t horizon = unknownHorizon_;
+		double unmeasured = unmeasuredCost_;
 		ConfigTable t(table, "sweetspot");
 		t.number("slope_threshold", p.slopeThreshold, 0, 100);
 		t.integer("step", p.step, 1, 1u << 20);
 		t.integer("max_processors", p.maxProcessors, 0, 1u << 24);
 		t.number("min_improvement", p.minImprovement, 0, 1);
 		t.integer("unknown_horizon", horizon, 0, 1ull << 40);
+		t.number("unmeasured_cost", unmeasured, 0, 86400);
 		t.finish();
 		if (!t.error().empty())
 			return t.error();
 		params_ = p;
 		unknownHorizon_ = horizon;
+		unmeasuredCost_ = unmeasured;
 		return {};
 	}
 
@@ -73,7 +87,9 @@ private:
 
 	policy::SweetSpotParams params_;
 	int64_t unknownHorizon_ = 100;
-	std::map<std::string, int64_t> actedAt_; // app -> the size it was last resized from
+	double unmeasuredCost_ = 1.0;
+	std::map<std::string, int64_t> actedAt_;    // app -> the size it was last resized from
+	std::map<std::string, int64_t> declinedAt_; // app -> the size a growth was last declined at
 };
 
 // 0 means "as many as this agent can see": its cores and its alive peers'.
@@ -90,10 +106,12 @@ int64_t SweetSpotDecision::maxProcessors(const DecisionView &view) const
 std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
 {
 	std::vector<Action> actions;
-	std::erase_if(actedAt_, [&](const auto &entry) {
+	const auto gone = [&](const auto &entry) {
 		return std::none_of(view.apps.begin(), view.apps.end(),
 				    [&](const ApplicationInfo &a) { return a.id == entry.first; });
-	});
+	};
+	std::erase_if(actedAt_, gone);
+	std::erase_if(declinedAt_, gone);
 	policy::SweetSpotParams params = params_;
 	params.maxProcessors = maxProcessors(view);
 
@@ -110,10 +128,18 @@ std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
 			history.push_back({s.processes, s.seconds});
 		const int64_t remaining =
 		    app.remainingIterations >= 0 ? app.remainingIterations : unknownHorizon_;
-		policy::SizeDecision d = policy::decideSize(
-		    {history, remaining, app.redistributionCost, app.redistributionCost}, params);
-		if (d.action == policy::SizeAction::Stay)
-			continue;
+		const bool measured = app.redistributionCost > 0;
+		const double cost = measured ? app.redistributionCost : unmeasuredCost_;
+		policy::SizeDecision d =
+		    policy::decideSize({history, remaining, cost, cost}, params);
+		// A growth declined for its cost is said once per size; other stays are the model's
+		// own quiet.
+		const bool declined = d.declined != policy::SizeAction::Stay;
+		if (d.action == policy::SizeAction::Stay) {
+			auto it = declinedAt_.find(app.id);
+			if (!declined || (it != declinedAt_.end() && it->second == current))
+				continue;
+		}
 
 		nlohmann::json sizes = nlohmann::json::array();
 		for (const policy::SizeSample &s : history)
@@ -132,10 +158,37 @@ std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
 		    {"remaining_known", app.remainingIterations >= 0},
 		    {"horizon_gain", d.horizonGain},
 		    {"cost", d.cost},
+		    {"cost_measured", measured},
 		    {"min_improvement", params.minImprovement},
 		    {"max_processors", params.maxProcessors},
 		    {"sizes", std::move(sizes)},
 		};
+		if (declined) {
+			declinedAt_[app.id] = current;
+			reasons["declined"] =
+			    d.declined == policy::SizeAction::Grow ? "grow" : "shrink";
+			reasons["declined_size"] = d.declinedTarget;
+			reasons["why"] = fmt::format(
+			    "{} to {} processes would save {:.2f} s over the {} iterations left, "
+			    "not more than the {:.2f} s a "
+			    "resize costs ({})",
+			    d.declined == policy::SizeAction::Grow ? "growing" : "shrinking back",
+			    d.declinedTarget, d.horizonGain, remaining, d.cost,
+			    measured ? "measured" : "not measured yet");
+			actions.push_back({"stay",
+					   app.id,
+					   {{"app", app.id}, {"size", current}},
+					   std::move(reasons)});
+			continue;
+		}
+		reasons["why"] = fmt::format(
+		    "{} {} -> {} processes ({}): {} {:.2f} s over the {} iterations left, against "
+		    "the {:.2f} s a resize "
+		    "costs ({})",
+		    d.action == policy::SizeAction::Grow ? "growing" : "shrinking back", d.current,
+		    d.target, policy::sizeReasonName(d.reason),
+		    d.action == policy::SizeAction::Grow ? "saves up to" : "staying loses",
+		    d.horizonGain, remaining, d.cost, measured ? "measured" : "not measured yet");
 		actedAt_[app.id] = current;
 		actions.push_back({d.action == policy::SizeAction::Grow ? "grow" : "shrink",
 				   app.id,

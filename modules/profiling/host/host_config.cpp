@@ -64,6 +64,7 @@ std::string parseHostConfig(const nlohmann::json &table, HostConfig &config)
 	t.integer("calibration_ms", c.calibrationMs, 1, 10000);
 	t.integer("stability_window", c.stabilityWindow, 2, 10000);
 	t.string("proc_stat", c.procStat);
+	t.boolean("niced_is_load", c.nicedIsLoad);
 	t.finish();
 	if (!t.error().empty())
 		return t.error();

@@ -16,6 +16,10 @@ struct HostConfig {
 	int calibrationMs = 100;
 	int stabilityWindow = 10;
 	std::string procStat = "/proc/stat";
+	// false: niced processes' time counts as available, not used: they yield the CPU to the
+	// application's processes (a nice 10 task gets about a tenth of a core beside a nice 0
+	// one), as background builds do.
+	bool nicedIsLoad = true;
 };
 
 // Reads the table strictly: unknown keys, wrong types and values out of range

@@ -7,7 +7,8 @@
 //
 // Each sample reads /proc/stat and reports, since the previous sample:
 //   upw     busy fraction of the set's CPUs (see cpuDelta() in proc_stat.cpp for
-//           what counts as busy; guest time is inside user, not added twice)
+//           what counts as busy; guest time is inside user, not added twice);
+//           with niced_is_load false, niced processes' time counts as idle
 //   apw     1 − upw
 //   sigma   standard deviation of apw over the last stability_window samples
 //   ctxsw   context switches per second. /proc/stat counts them machine-wide,
@@ -166,7 +167,8 @@ NodeProfile HostProfiling::sample(double now)
 	if (delta.total == 0)
 		return profile_; // within one tick: keep the baseline, measure next time
 
-	double upw = static_cast<double>(delta.busy) / static_cast<double>(delta.total);
+	const uint64_t busy = config_.nicedIsLoad ? delta.busy : delta.busy - delta.niced;
+	double upw = static_cast<double>(busy) / static_cast<double>(delta.total);
 	double apw = 1.0 - upw;
 	window_.push(apw);
 	profile_.upw = upw;
@@ -201,6 +203,7 @@ nlohmann::json HostProfiling::describe() const
 	    {"calibration", calibration},
 	    {"stability_window", config_.stabilityWindow},
 	    {"proc_stat", config_.procStat},
+	    {"niced_is_load", config_.nicedIsLoad},
 	    {"topology", topology_},
 	    {"last_error",
 	     lastError_.empty() ? nlohmann::json(nullptr) : nlohmann::json(lastError_)},

@@ -107,7 +107,7 @@ CpuDelta cpuDelta(const CpuTimes &b, const CpuTimes &a)
 			forward(b.system, a.system) + forward(b.irq, a.irq) +
 			forward(b.softirq, a.softirq) + forward(b.steal, a.steal);
 	uint64_t idle = forward(b.idle, a.idle) + forward(b.iowait, a.iowait);
-	return {busy, busy + idle};
+	return {busy, busy + idle, forward(b.nice, a.nice)};
 }
 
 std::string setDelta(const ProcStat &before, const ProcStat &after, const std::vector<int> &cpus,
@@ -125,6 +125,7 @@ std::string setDelta(const ProcStat &before, const ProcStat &after, const std::v
 		CpuDelta d = cpuDelta(b->second, a->second);
 		s.busy += d.busy;
 		s.total += d.total;
+		s.niced += d.niced;
 	}
 	sum = s;
 	return {};

@@ -40,6 +40,7 @@ std::string parseProcStat(std::string_view text, ProcStat &out);
 struct CpuDelta {
 	uint64_t busy = 0;
 	uint64_t total = 0;
+	uint64_t niced = 0; // of busy: the ticks of niced processes
 };
 
 CpuDelta cpuDelta(const CpuTimes &before, const CpuTimes &after);

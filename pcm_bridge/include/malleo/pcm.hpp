@@ -117,6 +117,10 @@ public:
 	int rank() const;
 	int size() const;
 	std::int64_t probes() const;
+	// The iterations left, counting the one about to start (call before probe(), at every iteration or once: it
+	// counts down by one a probe until said again); the agent's decision modules weigh a resize's cost against
+	// the time it would save over them (sweetspot). A negative count is ignored.
+	void remainingIterations(std::int64_t remaining);
 
 	// Collective at the end over the active processes; a process whose probe() returned left only finalizes.
 	// Calls MPI_Finalize.

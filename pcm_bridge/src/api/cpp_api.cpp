@@ -273,6 +273,12 @@ MALLEO_PCM_EXPORT std::int64_t Session::probes() const
 	return pcm::Reconfigurator::get().probes();
 }
 
+MALLEO_PCM_EXPORT void Session::remainingIterations(std::int64_t remaining)
+{
+	if (remaining >= 0)
+		pcm::Reconfigurator::get().setRemainingIterations(remaining);
+}
+
 MALLEO_PCM_EXPORT void Session::finish()
 {
 	auto &reconfigurator = pcm::Reconfigurator::get();

@@ -387,6 +387,14 @@ __attribute__((visibility("default"))) int PCM_Exit(void)
 	leave(reconfigurator);
 }
 
+__attribute__((visibility("default"))) int PCM_Remaining_iterations(long long remaining)
+{
+	if (remaining < 0)
+		return PCM_FAILURE;
+	Reconfigurator::get().setRemainingIterations(remaining);
+	return PCM_SUCCESS;
+}
+
 __attribute__((visibility("default"))) const char *PCM_Error_string(void)
 {
 	return gError.c_str();

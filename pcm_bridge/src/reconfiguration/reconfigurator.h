@@ -52,6 +52,8 @@ public:
 	// A spare process's first probe after start() returned: the probe that activated it, answered already.
 	bool activationProbe() const { return skipProbe_; }
 	std::int64_t probes() const { return probes_; }
+	// The application's remaining iterations as of now (before the next probe); the coordinator tells its agent.
+	void setRemainingIterations(std::int64_t remaining) { commands_.setRemaining(remaining, probes_); }
 
 	// Phase 1, collective over the active processes at a probe: the next command, planned and agreed.
 	Outcome decide();

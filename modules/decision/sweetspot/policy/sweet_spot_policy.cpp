@@ -168,6 +168,8 @@ SizeDecision decideSize(const SweetSpotInput &input, const SweetSpotParams &para
 			d.target = before.processors;
 		} else {
 			d.reason = SizeReason::CostExceedsGain;
+			d.declined = SizeAction::Shrink;
+			d.declinedTarget = before.processors;
 		}
 		return d;
 	}
@@ -203,6 +205,8 @@ SizeDecision decideSize(const SweetSpotInput &input, const SweetSpotParams &para
 	}
 	if (!(d.horizonGain > d.cost)) {
 		d.reason = SizeReason::CostExceedsGain;
+		d.declined = SizeAction::Grow;
+		d.declinedTarget = next;
 		return d;
 	}
 	d.action = SizeAction::Grow;

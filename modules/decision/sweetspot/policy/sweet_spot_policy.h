@@ -58,6 +58,10 @@ struct SizeDecision {
 	double gainPerIteration = 0.0; // predicted seconds saved per iteration
 	double horizonGain = 0.0;      // gainPerIteration * remainingIterations
 	double cost = 0.0;	       // the redistribution cost it was weighed against
+	// With CostExceedsGain: the resize the model wanted and its cost stopped (Grow or Shrink),
+	// and its size.
+	SizeAction declined = SizeAction::Stay;
+	std::int64_t declinedTarget = 0;
 };
 
 const char *sizeReasonName(SizeReason reason);

@@ -1,0 +1,218 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The `sweetspot` and `swap` decision modules closing the loop on a running heat2d: real malleod processes, real
+`mpirun` in pool mode (spares parked by the bridge), real MPI; no `malleo force`, no MALLEO_FORCE.
+
+  sweetspot (one node, Open MPI, `malleo run -n 1 --max 2`): heat2d reports its remaining iterations (PCM_Remaining_iterations); its coordinator's
+            poll carries them to the agent, `malleo apps --json` shows them. One run with 600 iterations left: the
+            agent's sweetspot grows it onto the parked spare (1 -> 2); the same program with 100 iterations left: the
+            same growth is declined (a `stay` action), the seconds it would save over the iterations left being fewer
+            than a resize costs. Checksums equal a static run's.
+  swap      (two nodes, Open MPI or MPICH): heat2d's one active process (world rank 0) on n2, a spare parked on n1.
+            `malleo load` puts busy processes on n2's CPU: n2's swap module, which measures its own process's share
+            against the rest, swaps it with the spare on n1 (a migration of one: the spare is activated with the
+            data, the process on n2 parks). While the load stays, at most one swap per min_residence. Checksum equal
+            to a static run's.
+
+usage: policy_loop_test.py --scenario sweetspot|swap --mpi openmpi|mpich HEAT2D"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from harness import MALLEO, SKIP, Cluster, check, wait_for
+from loop_test import (active_here, apps, checksum, events, finish, launch, launch_pool, no_force_used, registered_app,
+                       results_of, run_env, static_checksum)
+
+UNMEASURED_COST = 3.0
+PACE_MS = 30
+MIN_RESIDENCE = 6.0
+HOLD_DOWN = 2.0
+
+
+def unpaced(grid):
+    """The same computation without --pace, which only sleeps: the static run's checksum in a fraction of the time."""
+    at = grid.index("--pace")
+    return grid[:at] + grid[at + 2:]
+
+
+def sweetspot_config():
+    """Decides every half second; a resize is taken to cost UNMEASURED_COST s until one is measured. The node's one
+    CPU would cap the size at 1: max_processors allows the spare."""
+    return {"agent": {"decision_interval": 0.5, "profile_interval": 0.5},
+            "modules": {"decision": "sweetspot"},
+            "host": {"cpus": [0], "pw": 1.0},
+            "sweetspot": {"unmeasured_cost": UNMEASURED_COST, "max_processors": 2},
+            "actions": {"hold_down": HOLD_DOWN}}
+
+
+def sweetspot_run(a, n1, iterations, work):
+    """heat2d paced at PACE_MS per iteration, launched by `malleo run -n 1 --max 2`: world rank 0 active, rank 1
+    parked, both on n1."""
+    grid = ["--rows", "256", "--columns", "512", "--iterations", str(iterations), "--pace", str(PACE_MS)]
+    env = run_env(a.mpi, {"MALLEO_NODES": "n1=0", "MALLEO_REPORT_INTERVAL": "0.2"})
+    known = set(apps(n1))
+    run = launch(n1, a.mpi, ["-n", "1", "--max", "2"], a.heat2d, grid, env, work)
+    try:
+        def new_app():
+            fresh = [i for i, app in apps(n1).items() if i not in known and app["malleable"]]
+            return fresh[0] if fresh else None
+        app = wait_for(new_app, 60, 0.1)
+        check(app is not None, f"the {iterations}-iteration run registers and polls")
+        seen = wait_for(lambda: apps(n1).get(app) if isinstance(apps(n1).get(app, {}).get("remaining_iterations"),
+                                                                    int) else None, 30, 0.05)
+        check(seen and 0 < seen["remaining_iterations"] <= iterations,
+              f"the remaining iterations reach the agent: `malleo apps --json` says "
+              f"{seen and seen.get('remaining_iterations')} of {iterations}")
+        shown = n1.cli("apps").stdout
+        check(re.search(r"^  remaining  \d+ iterations \(said by the application\)$", shown, re.M),
+              f"and `malleo apps` says them\n{shown}")
+        decided = wait_for(lambda: [e for e in events(n1, "action") if e.get("app") == app], 30, 0.05)
+        check(decided, f"sweetspot decides on the {iterations}-iteration run while it runs")
+        if decided[0]["kind"] == "grow":
+            # What the growth cost, as the bridge measured it, is what the agent weighs the next resize against.
+            cost = wait_for(lambda: apps(n1).get(app, {}).get("redistribution_cost"), 30, 0.05)
+            result = results_of(n1, app=app, ok=True)
+            check(cost and result and cost == result[0]["duration"],
+                  f"`malleo apps --json` shows the growth's measured cost, {cost} s")
+        output = finish(run)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    return app, output, seen, decided[0], grid, env
+
+
+def sweetspot(a, work):
+    with Cluster() as cluster:
+        n1 = cluster.add("n1", sweetspot_config())
+
+        # Early: 600 iterations of ~30 ms; growing 1 -> 2 saves at most 15 ms an iteration, some 7 s over what is
+        # left, more than the 3 s a resize is taken to cost.
+        app, output, seen, first, grid, env = sweetspot_run(a, n1, 600, work)
+        reasons = first["reasons"]
+        check(first["kind"] == "grow" and first["params"]["size"] == 2 and reasons["remaining_known"] and
+              reasons["remaining_iterations"] > 300 and not reasons["cost_measured"] and
+              reasons["cost"] == UNMEASURED_COST and reasons["horizon_gain"] > UNMEASURED_COST,
+              f"early in the run sweetspot grows it: {first['kind']} {first['params']}, "
+              f"{reasons.get('remaining_iterations')} iterations left, gain {reasons.get('horizon_gain')} s "
+              f"against {reasons.get('cost')} s")
+        grown = results_of(n1, app=app, ok=True, op="split")
+        check(grown and grown[0]["before"] == 1 and grown[0]["after"] == 2 and grown[0]["decision"] == "sweetspot" and
+              grown[0]["trigger"] == "tick",
+              f"the growth is carried out: the spare is activated ({grown[:1]})")
+        check(grown[0].get("duration", 0) > 0, f"and its cost measured ({grown[0].get('duration')} s)")
+        got, want = checksum(output), static_checksum(a.mpi, a.heat2d, unpaced(grid), env, work)
+        check(got is not None and got == want, f"checksum after the growth {got} == static {want}")
+
+        # Near the end: the same program with 100 iterations left. The same growth would save at most
+        # 100 x 15 ms = 1.5 s: declined.
+        app2, output2, seen2, first2, grid2, env2 = sweetspot_run(a, n1, 100, work)
+        reasons2 = first2["reasons"]
+        check(first2["kind"] == "stay" and reasons2["declined"] == "grow" and reasons2["declined_size"] == 2 and
+              reasons2["reason"] == "cost-exceeds-gain" and reasons2["remaining_known"] and
+              reasons2["remaining_iterations"] <= 100 and reasons2["horizon_gain"] < reasons2["cost"],
+              f"near the end sweetspot declines the growth: {first2['kind']} ({reasons2.get('why')})")
+        check(not results_of(n1, app=app2, ok=True), "nothing was reconfigured in the short run")
+        check("final: 1 processes" in output2, "the short run ends on its 1 process")
+        got, want = checksum(output2), static_checksum(a.mpi, a.heat2d, unpaced(grid2), env2, work)
+        check(got is not None and got == want, f"checksum of the short run {got} == static {want}")
+        no_force_used(n1)
+    return 0
+
+
+def swap_config(cpu):
+    """Both nodes run `swap`: a swap needs the spare faster by 25 %, and a process stays where it is for
+    MIN_RESIDENCE s after it changed state. Peak speeds are set equal (pw 1): the load decides. Niced work (the
+    builds of a shared machine) yields to heat2d and is not counted as load; `malleo load`'s busy processes are not
+    niced."""
+    return {"agent": {"decision_interval": 0.5, "profile_interval": 0.5},
+            "modules": {"decision": "swap"},
+            "host": {"cpus": [cpu], "pw": 1.0, "niced_is_load": False},
+            "swap": {"hysteresis": 0.25, "min_residence": MIN_RESIDENCE},
+            "actions": {"hold_down": HOLD_DOWN}}
+
+
+def swap(a, work):
+    grid = ["--rows", "128", "--columns", "256", "--iterations", "5000", "--pace", "8"]
+    load_dir = os.path.join(work, "load")
+    with Cluster() as cluster:
+        n1 = cluster.add("n1", swap_config(0))
+        n2 = cluster.add("n2", swap_config(1), seeds=[n1.endpoint])
+        check(wait_for(lambda: "n1" in n2.peers_via_cli(), 10), "n2 joins n1")
+        # World rank 0 active on n2, rank 1 parked on n1.
+        env = run_env(a.mpi, {"MALLEO_NODES": "n1=0;n2=1", "MALLEO_POOL_ACTIVE": "1", "MALLEO_PROFILE_DIR": work,
+                              "MALLEO_REPORT_INTERVAL": "0.2"})
+        run = launch_pool(a, [("n2", n2), ("n1", n1)], grid, env)
+        loaded = False
+        try:
+            app = registered_app(n2, a.heat2d)
+            check(wait_for(lambda: active_here(n2, app) == [0], 30, 0.1), "world rank 0 runs on n2")
+            r = subprocess.run([MALLEO, "--cluster-dir", load_dir, "load", "--cpu-list", "1", "--cpus", "3",
+                                "--json"], capture_output=True, text=True, timeout=30)
+            check(r.returncode == 0, f"malleo load: three busy processes on n2's CPU ({r.stderr.strip()})")
+            loaded = True
+            started = time.monotonic()
+            swapped = wait_for(lambda: results_of(n2, ok=True, op="migrate"), 60, 0.1)
+            took = time.monotonic() - started
+            check(swapped and swapped[0]["kind"] == "swap" and swapped[0]["decision"] == "swap" and
+                  swapped[0]["trigger"] == "tick" and swapped[0]["origin"] == "n2" and
+                  swapped[0]["from_node"] == "n2" and swapped[0]["node"] == "n1" and swapped[0]["before"] == 1 and
+                  swapped[0]["after"] == 1,
+                  f"{took:.1f} s into the load n2's swap module swaps its process with n1's spare ({swapped[:1]})")
+            action = [e for e in events(n2, "action") if e.get("kind") == "swap"]
+            check(action and action[0]["reasons"]["side"] == "active" and
+                  action[0]["reasons"]["ratio"] > 1.25, f"decided on the measured load ({action[0]['reasons']['why']})")
+            check(wait_for(lambda: active_here(n1, app) == [1] and not active_here(n2, app), 10, 0.1),
+                  f"world rank 1 runs on n1, nothing on n2 (n1 {active_here(n1, app)}, n2 {active_here(n2, app)})")
+            # The load stays for three residence periods, a window in which the agents may do anything but swap
+            # back and forth: it is what is observed, not a wait for something to happen.
+            time.sleep(3 * MIN_RESIDENCE)
+            steady = [e["t"] for e in results_of(n2, ok=True)]
+            gaps = [y - x for x, y in zip(steady, steady[1:])]
+            check(all(g >= MIN_RESIDENCE - 0.5 for g in gaps),
+                  f"at most one swap per {MIN_RESIDENCE} s under the steady load: {len(steady)} at t = "
+                  f"{[round(t, 1) for t in steady]}")
+            check(active_here(n1, app) == [1], "the process stays on n1 while n2 is loaded")
+            subprocess.run([MALLEO, "--cluster-dir", load_dir, "load", "--stop"], capture_output=True, timeout=30)
+            loaded = False
+            output = finish(run)
+            everything = [(e["op"], e.get("from_node"), e.get("node"), e["trigger"], round(e["t"], 1))
+                          for e in results_of(n2, ok=True)]
+        finally:
+            if loaded:
+                subprocess.run([MALLEO, "--cluster-dir", load_dir, "load", "--stop"], capture_output=True,
+                               timeout=30)
+            if run.poll() is None:
+                run.kill()
+        no_force_used(n1, n2)
+    print(f"reconfigurations: {everything}")
+    check("final: 1 processes" in output, "heat2d ends on its one process")
+    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, unpaced(grid), env, work)
+    check(got is not None and got == want, f"checksum after the swap {got} == static {want}")
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scenario", required=True, choices=["sweetspot", "swap"])
+    parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
+    parser.add_argument("heat2d")
+    a = parser.parse_args()
+    if not os.path.exists(a.heat2d):
+        print(f"skip: {a.heat2d} not built")
+        return SKIP
+    if a.scenario == "swap" and len(os.sched_getaffinity(0)) < 2:
+        print("skip: the swap scenario needs two CPUs, one per node")
+        return SKIP
+    work = tempfile.mkdtemp(prefix="malleo-policy-")
+    status = {"sweetspot": sweetspot, "swap": swap}[a.scenario](a, work)
+    shutil.rmtree(work, ignore_errors=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
