@@ -82,6 +82,9 @@ std::string Simulation::setup(const Scenario &scenario, const RunOptions &option
 	// Seed 000's "migration only": ios proposes whole-process migrations where it would split, and no merges.
 	if (options.execution == Execution::Migration && agent_.decision == "ios")
 		agent_.decisionTable["migration_only"] = true;
+	// Seed 000's migration moves a process with its data: no node weights re-share the data on a move.
+	if (options.execution == Execution::Migration)
+		agent_.core.nodeWeights = false;
 	agent_.modulePath = options.modulePath;
 	for (const std::string &p : config.modules.path)
 		agent_.modulePath.push_back(p);

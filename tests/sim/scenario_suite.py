@@ -3,10 +3,10 @@
 """The scenario regression suite (issue 27): every scenario of sim/scenarios/ (churn_10000 aside: minutes a seed)
 over seeds 1-10 with ios, migration only and static, asserting on the medians over the seeds.
 
-  fig10_dynamic   ios faster in total than migration only by MIN_FIG10_GAIN, and faster than static
+  fig10_dynamic   ios at least 15 % faster in total than migration only, and faster than static
   fig14_gradual   ios faster than static; after the last event, at most one reconfiguration per hold-down period
   heterogeneous   the same
-  churn_1000      ios's mean iteration within CHURN_SLACK of static's; every joiner's work request answered
+  churn_1000      ios's mean iteration no worse than static's; every joiner's work request answered
 
 MALLEO_SIM_SEEDS (e.g. "1-3") and MALLEO_SIM_ONLY (comma-separated scenario names) narrow it for a quick look; the
 registered test runs all of it. Prints the table sim/README.md shows (--table prints only that)."""
@@ -22,11 +22,9 @@ SIM = os.environ.get("MALLEO_SIM", "malleo-sim")
 SCENARIOS = os.environ.get("MALLEO_SIM_SCENARIOS", "sim/scenarios")
 POLICIES = ["ios", "migration", "static"]
 
-# The issue asks for 15 %; the simulator measures 13-16 % by seed (sim/README.md): the suite holds the line at 10 %
-# so that a regression shows, and the README says how far from 15 % the median is.
-MIN_FIG10_GAIN = 0.10
-# ios's merges on a 1.5-processes-per-core cluster cost a few per cent against static (sim/README.md).
-CHURN_SLACK = 0.05
+# The issue's targets.
+MIN_FIG10_GAIN = 0.15
+CHURN_SLACK = 0.0
 
 failures = []
 
@@ -117,7 +115,7 @@ def main():
         med = {p: statistics.median(mean[p]) for p in POLICIES}
         if scenario == "churn_1000":
             check(med["ios"] <= med["static"] * (1 + CHURN_SLACK),
-                  f"churn_1000: ios mean iteration {med['ios']:.3f} s within {CHURN_SLACK:.0%} of static "
+                  f"churn_1000: ios mean iteration {med['ios']:.3f} s no worse than static "
                   f"{med['static']:.3f} s")
             check(max(unanswered) == 0, f"churn_1000: every joiner's request answered (unanswered per seed: "
                   f"{unanswered})")
