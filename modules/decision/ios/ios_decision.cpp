@@ -56,8 +56,15 @@
 //  - A node loaded by something else (evacuate_load) pushes its processes to the peer where they would get the
 //    most CPU (its free cores, or a fair share beside the processes it runs), when that is more than theta above
 //    what they get here: in the paper only idle nodes pull work, so a loaded node kept its processes.
-//  - onDrain: a leaving node's processes migrate to the peers with the most free power, one peer after another
-//    if a migration is refused, then to any node the bridge finds a place on.
+//  - onDrain: a leaving node's processes merge into the application's other processes (one command, no spare
+//    needed anywhere; the bridge gives their data to the others); when they are all the application has, they
+//    migrate to the peers with the most free power, one peer after another if a migration is refused, then to any
+//    node the bridge finds a place on. In the paper a leaving node's processes were not the policy's affair.
+//  - The hold-down after a split counts from the split's result (ApplicationInfo.lastSplit), not from the
+//    decision: a split refused, or waiting behind another command, does not hold merges back.
+//  - A merge not carried out within merge_retry seconds is proposed again (the paper proposes once).
+//  - How data is shared after a split or merge is the bridge's: with the agent's actions.node_weights each node
+//    gets a share in proportion to its power, split evenly among its processes (the paper's pieces are equal).
 //
 #include <algorithm>
 #include <map>
