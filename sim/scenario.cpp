@@ -78,6 +78,7 @@ std::string parseApplication(const nlohmann::json &table, ApplicationModel &a)
 	t.number("start", a.start, 0, 1e9);
 	t.number("spawn_latency", a.spawnLatency, 0, 3600);
 	t.number("activation_latency", a.activationLatency, 0, 3600);
+	t.number("pool_per_core", a.poolPerCore, 0, 64);
 	t.integer("over_allocation", a.overAllocation, 0, 64);
 	t.number("report_period", a.reportPeriod, 1, 1e6);
 	t.finish();

@@ -48,6 +48,7 @@ struct ApplicationModel {
 	int64_t iterations = 60;
 	double start = 3.0;		   // seconds after the simulation starts
 	double spawnLatency = 0.5;	   // seconds to start processes on a node
+	double poolPerCore = 2.0;	   // processes per core the pool-mode launch puts on each node (active or parked)
 	double activationLatency = 0.05;   // seconds to wake a parked process (swap)
 	int64_t overAllocation = 0;	   // swap baseline: parked processes per node; 0: one
 	double reportPeriod = 1.0;	   // iterations between reports to the agent (1: every)

@@ -54,12 +54,9 @@ void SimApplication::launch(double now, const std::vector<uint32_t> &nodes)
 		uint32_t node = nodes[static_cast<size_t>(i * spread / count)];
 		processes_.push_back({newRank(), node, units / static_cast<double>(count), true});
 	}
-	if (execution_ == Execution::Swap) {
-		const int64_t parked = std::max<int64_t>(1, model_.overAllocation);
+	if (execution_ != Execution::Central)
 		for (uint32_t n : nodes)
-			for (int64_t k = 0; k < parked; ++k)
-				processes_.push_back({newRank(), n, 0.0, false});
-	}
+			fillPool(n);
 	launched_ = true;
 	syncRegistry(now);
 }
@@ -129,15 +126,10 @@ IterationTiming SimApplication::evaluate(const std::vector<SimProcess> &processe
 	return t;
 }
 
-void SimApplication::queueAction(uint32_t node, const nlohmann::json &event)
-{
-	queued_.push_back({node, event.value("kind", ""), event.value("params", nlohmann::json::object())});
-}
-
 void SimApplication::nodeJoined(uint32_t node, double now)
 {
 	(void)now;
-	if (execution_ == Execution::Swap && launched_)
+	if (execution_ != Execution::Central && launched_)
 		joined_.push_back(node);
 }
 
@@ -154,94 +146,18 @@ int64_t SimApplication::findRank(uint32_t rank) const
 	return -1;
 }
 
-double SimApplication::reconfigure(double now, int64_t remaining)
+double SimApplication::reconfigure(double now, int64_t iteration, int64_t remaining)
 {
 	double cost = evacuate(now);
-	for (uint32_t node : joined_) {
-		if (!nodes_.node(node))
-			continue;
-		processes_.push_back({newRank(), node, 0.0, false});
-		done_["spawn_parked"]++;
-	}
+	for (uint32_t node : joined_)
+		fillPool(node);
 	joined_.clear();
-	std::vector<Queued> queued = std::move(queued_);
-	queued_.clear();
-	// The actions of different agents are carried out at once, each between
-	// its own nodes: the slowest sets the pause.
-	for (const Queued &a : queued)
-		cost = std::max(cost, perform(a, now));
 	if (execution_ == Execution::Central)
 		cost += central(now, remaining);
+	else
+		cost += bridge(now, iteration);
 	syncRegistry(now);
 	return cost;
-}
-
-double SimApplication::perform(const Queued &a, double now)
-{
-	const std::string &kind = a.kind;
-	if (execution_ == Execution::Static || execution_ == Execution::Central) {
-		refuse(kind);
-		return 0.0;
-	}
-	if (kind == "split") {
-		if (execution_ == Execution::Full)
-			return split(a);
-		if (execution_ == Execution::Migration) {
-			// Migration only: move r whole processes if the node has more than r.
-			int64_t target = nodes_.indexOf(a.params.value("target", ""));
-			int64_t r = a.params.value("r", int64_t{0});
-			std::vector<uint32_t> local;
-			for (const SimProcess &p : processes_)
-				if (p.active && p.node == a.node)
-					local.push_back(p.rank);
-			if (target < 0 || r <= 0 || static_cast<int64_t>(local.size()) <= r) {
-				refuse("split");
-				return 0.0;
-			}
-			std::vector<uint32_t> moving(local.end() - r, local.end());
-			return moveRanks(moving, a.node, static_cast<uint32_t>(target), "migrate");
-		}
-		refuse(kind);
-		return 0.0;
-	}
-	if (kind == "transfer" || kind == "migrate") {
-		if (a.params.value("after_split", false))
-			return 0.0; // carried out with its split
-		if (execution_ != Execution::Full && execution_ != Execution::Migration) {
-			refuse(kind);
-			return 0.0;
-		}
-		int64_t target = nodes_.indexOf(a.params.value("target", ""));
-		std::vector<uint32_t> ranks;
-		for (const nlohmann::json &r : a.params.value("ranks", nlohmann::json::array()))
-			if (r.is_number_unsigned())
-				ranks.push_back(r.get<uint32_t>());
-		if (target < 0 || ranks.empty()) {
-			refuse(kind);
-			return 0.0;
-		}
-		return moveRanks(ranks, a.node, static_cast<uint32_t>(target), "migrate");
-	}
-	if (kind == "merge") {
-		if (execution_ == Execution::Full)
-			return merge(a);
-		refuse(kind);
-		return 0.0;
-	}
-	if (kind == "swap") {
-		if (execution_ == Execution::Full || execution_ == Execution::Swap)
-			return swap(a);
-		refuse(kind);
-		return 0.0;
-	}
-	if (kind == "grow" || kind == "shrink") {
-		if (execution_ == Execution::Full)
-			return resize(a, now);
-		refuse(kind);
-		return 0.0;
-	}
-	refuse(kind.empty() ? "unknown" : kind);
-	return 0.0;
 }
 
 // What the agents know follows where the processes are: a process that moved

@@ -25,11 +25,11 @@ namespace malleo::sim {
 // Which reconfigurations the application carries out: the policy under test
 // and the baselines differ only here and in the decision module they run.
 enum class Execution {
-	Full,	   // split, merge, transfer/migrate, swap
-	Migration, // whole processes move; split and merge are refused
-	Static,	   // nothing moves unless a node leaves
-	Central,   // a global scheduler resizes at every iteration boundary
-	Swap,	   // over-allocated: parked processes on every node, swaps only
+	Full,	   // every command the bridge can carry out
+	Migration, // whole processes move: the bridge refuses split and merge
+	Static,	   // the agents decide nothing; processes move only off a node that left
+	Central,   // a global scheduler resizes at every iteration boundary; no bridge
+	Swap,	   // the swap module's migrations of one process to a parked spare
 };
 
 struct SimProcess {
@@ -45,6 +45,7 @@ struct NodeAccess {
 	std::function<int64_t(const std::string &id)> indexOf;	    // -1 when unknown
 	std::function<Message(uint32_t node, const Message &request)> local; // a local request
 	std::function<std::vector<uint32_t>()> upNodes;		    // sorted
+	std::function<void(double seconds, std::function<void()>)> after; // runs later on the simulated clock
 };
 
 struct IterationTiming {
@@ -65,18 +66,15 @@ public:
 	IterationTiming evaluate(const std::vector<SimProcess> &processes, double now) const;
 	IterationTiming evaluate(double now) const { return evaluate(processes_, now); }
 
-	// An "action" event of the agent on `node`; carried out at the next boundary.
-	void queueAction(uint32_t node, const nlohmann::json &event);
-
-	// At an iteration boundary: moves processes off nodes that left, carries
-	// out the queued actions (or the central scheduler's plan) and returns the
-	// seconds the reconfigurations cost.
-	double reconfigure(double now, int64_t remainingIterations);
+	// At an iteration boundary (the `iteration`-th probe): moves processes off nodes that left, polls the root
+	// agent for a command and carries it out as the PCM bridge would (sim_bridge.cpp), or runs the central
+	// scheduler, and returns the seconds the reconfiguration costs.
+	double reconfigure(double now, int64_t iteration, int64_t remainingIterations);
 
 	// Reports the iteration to the agents, as the PMPI profiler would.
 	void report(double now, double iterationSeconds, const IterationTiming &timing);
 
-	// A node joined while the application runs (swap: it gets a parked process).
+	// A node joined while the application runs: it gets its pool of parked processes.
 	void nodeJoined(uint32_t node, double now);
 
 	const std::vector<SimProcess> &processes() const { return processes_; }
@@ -88,18 +86,9 @@ public:
 	const ApplicationModel &model() const { return model_; }
 
 private:
-	struct Queued {
-		uint32_t node;
-		std::string kind;
-		nlohmann::json params;
-	};
-
-	double perform(const Queued &action, double now);
-	double split(const Queued &a);
-	double moveRanks(std::vector<uint32_t> ranks, uint32_t from, uint32_t to, const char *kind);
-	double merge(const Queued &a);
-	double swap(const Queued &a);
-	double resize(const Queued &a, double now);
+	double bridge(double now, int64_t iteration);
+	void fillPool(uint32_t node);
+	int64_t rootNode() const; // the node of world rank 0, whose agent the bridge polls; -1: none up
 	double evacuate(double now);
 	double central(double now, int64_t remaining);
 	double interNodeSeconds(double units) const;
@@ -114,11 +103,12 @@ private:
 	Execution execution_;
 	NodeAccess nodes_;
 	std::vector<SimProcess> processes_; // in decomposition order
-	std::vector<Queued> queued_;
+	std::vector<int64_t> weights_; // the bridge's data shares per slot; empty: even
+	uint64_t nextMessageId_ = 1;
 	std::map<uint32_t, uint32_t> registered_; // rank → node whose agent knows it
 	std::map<std::string, int64_t> done_;
 	std::map<std::string, int64_t> refused_;
-	std::vector<uint32_t> joined_; // swap: nodes that need a parked process
+	std::vector<uint32_t> joined_; // nodes that need their pool
 	uint32_t nextRank_ = 0;
 	int64_t reports_ = 0;
 	bool launched_ = false;

@@ -87,10 +87,9 @@ std::string SimNode::createAgent(const AgentTemplate &agent, std::vector<std::st
 	config.endpoint = endpoint_;
 	config.seeds = std::move(seeds);
 	config.seed = seed;
-	// The simulator carries the cores' `action` events out on its application itself (simulation.cpp); the cores
-	// asking the application's root agent too would double each action (issue "Policies that win" moves the
-	// simulator onto the agents' own requests and results).
-	config.act = false;
+	// The cores ask the application's root agent for each action, as malleod does: the simulated application's
+	// bridge polls it for the commands (sim_bridge.cpp).
+	config.act = true;
 	core_ = std::make_unique<Core>(config, static_cast<ProtocolModule &>(*protocol_.get()),
 				       static_cast<DecisionModule &>(*decision_.get()));
 	core_->setNodeDescription(static_cast<ProfilingModule *>(profiling_.get())->describe());

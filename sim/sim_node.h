@@ -65,6 +65,7 @@ public:
 	const Core &core() const { return *core_; }
 
 	bool up = false;
+	bool leaving = false; // draining before it goes down
 	bool started = false;
 	double startedAt = 0.0;
 	double leftAt = -1.0;

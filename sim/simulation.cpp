@@ -79,6 +79,12 @@ std::string Simulation::setup(const Scenario &scenario, const RunOptions &option
 	agent_.protocol = options.protocol.empty() ? config.modules.protocol : options.protocol;
 	agent_.protocolTable = config.moduleTable(agent_.protocol);
 	agent_.decisionTable = config.moduleTable(agent_.decision);
+	// Seed 000's "migration only": ios proposes whole-process migrations where it would split, and no merges.
+	if (options.execution == Execution::Migration && agent_.decision == "ios")
+		agent_.decisionTable["migration_only"] = true;
+	// Seed 000's migration moves a process with its data: no node weights re-share the data on a move.
+	if (options.execution == Execution::Migration)
+		agent_.core.nodeWeights = false;
 	agent_.modulePath = options.modulePath;
 	for (const std::string &p : config.modules.path)
 		agent_.modulePath.push_back(p);
@@ -242,8 +248,8 @@ void Simulation::dispatch(uint32_t from, CoreOutputs &out)
 		if (onEvent)
 			onEvent(from, e);
 		const std::string &type = e["type"].get_ref<const std::string &>();
-		if (type == "action" && app_)
-			app_->queueAction(from, e);
+		if ((type == "drained" || type == "drain_deadline") && nodes_[from]->up && nodes_[from]->leaving)
+			clock_.after(0.0, [this, from]() { goDown(from); });
 		else if (type == "wrm_reply" && nodes_[from]->firstReplyAt < 0) {
 			nodes_[from]->firstReplyAt = clock_.now();
 			nodes_[from]->firstReplyHops = e.value("hops", int64_t{-1});
@@ -287,7 +293,9 @@ std::vector<uint32_t> Simulation::upNodes() const
 
 std::vector<uint32_t> Simulation::choose(int64_t count, const std::string &which)
 {
+	// A node already announced as leaving is not chosen again: it is as good as gone.
 	std::vector<uint32_t> up = upNodes();
+	std::erase_if(up, [&](uint32_t i) { return nodes_[i]->leaving; });
 	std::vector<uint32_t> chosen;
 	if (which == "last")
 		std::reverse(up.begin(), up.end());
@@ -317,16 +325,35 @@ void Simulation::join(int64_t count, const std::string &nodeClass)
 	}
 }
 
+// A node that leaves says so first: its agent drains (the decision module's onDrain moves its processes off, as
+// `malleo drain` asks of malleod), and it goes down once drained or at the agent's drain deadline. A node hosting
+// none of the application goes at once.
 void Simulation::leave(int64_t count, const std::string &which)
 {
 	for (uint32_t index : choose(count, which)) {
 		SimNode &n = *nodes_[index];
-		CoreOutputs out;
-		n.core().leave(clock_.now(), out);
-		dispatch(index, out);
-		n.up = false;
-		n.leftAt = clock_.now();
+		if (n.leaving)
+			continue;
+		n.leaving = true;
+		if (!app_ || app_->activeOn(index) == 0) {
+			goDown(index);
+			continue;
+		}
+		Message drain = makeMessage("drain", "malleo-sim", 0);
+		deliverLocal(index, drain, nullptr);
 	}
+}
+
+void Simulation::goDown(uint32_t index)
+{
+	SimNode &n = *nodes_[index];
+	if (!n.up)
+		return;
+	CoreOutputs out;
+	n.core().leave(clock_.now(), out);
+	dispatch(index, out);
+	n.up = false;
+	n.leftAt = clock_.now();
 }
 
 void Simulation::load(int64_t count, const std::string &which, double value)
@@ -366,6 +393,7 @@ void Simulation::launchApplication()
 		return reply;
 	};
 	access.upNodes = [this]() { return upNodes(); };
+	access.after = [this](double seconds, std::function<void()> f) { clock_.after(seconds, std::move(f)); };
 	app_ = std::make_unique<SimApplication>(*scenario_.application, scenario_.network,
 					       options_.execution, access);
 	std::vector<uint32_t> up = upNodes();
@@ -384,7 +412,8 @@ void Simulation::startIteration()
 		if (e.iteration && *e.iteration == iteration_)
 			fire(e);
 	const int64_t before = app_->reconfigurationCount();
-	const double cost = app_->reconfigure(clock_.now(), scenario_.application->iterations - iteration_);
+	const double cost =
+	    app_->reconfigure(clock_.now(), iteration_, scenario_.application->iterations - iteration_);
 	refreshActive();
 	if (app_->activeProcesses() == 0) {
 		finished_ = true; // every node it could use has gone

@@ -103,6 +103,7 @@ private:
 	void fire(const ScenarioEvent &event);
 	void join(int64_t count, const std::string &nodeClass);
 	void leave(int64_t count, const std::string &which);
+	void goDown(uint32_t index);
 	void load(int64_t count, const std::string &which, double value);
 	std::vector<uint32_t> choose(int64_t count, const std::string &which);
 	std::vector<uint32_t> upNodes() const;

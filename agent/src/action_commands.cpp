@@ -118,6 +118,8 @@ nlohmann::json commandFields(const CommandRequest &command)
 		fields["from_node"] = command.from;
 	if (!command.weights.empty())
 		fields["weights"] = command.weights;
+	if (!command.nodeWeights.empty())
+		fields["node_weights"] = command.nodeWeights;
 	return fields;
 }
 
@@ -130,6 +132,8 @@ CommandRequest commandFromFields(const nlohmann::json &fields)
 	c.from = fields.value("from_node", std::string());
 	if (const auto w = fields.find("weights"); w != fields.end())
 		c.weights = w->get<std::vector<int64_t>>();
+	if (const auto w = fields.find("node_weights"); w != fields.end())
+		c.nodeWeights = w->get<std::map<std::string, int64_t>>();
 	return c;
 }
 

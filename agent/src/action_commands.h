@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <variant>
 #include <vector>
@@ -20,6 +21,9 @@ struct CommandRequest {
 	std::string node; // split, migrate: where the processes go; empty: the bridge chooses
 	std::string from; // merge, migrate: the node whose processes leave; empty: the bridge chooses
 	std::vector<int64_t> weights;
+	// Data per node, for the bridge to share among the processes on each node (issue 27): the processes of a
+	// node get its weight between them. Unnamed nodes get the mean weight. Empty: `weights`, else even shares.
+	std::map<std::string, int64_t> nodeWeights = {};
 };
 
 // Why an action becomes no command (a module's own kind, a transfer the split before it carries out, ...).

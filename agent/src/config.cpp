@@ -126,6 +126,7 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 		r.number("hold_down", config.core.holdDown, 0, kDay);
 		r.number("request_timeout", config.core.requestTimeout, 0.1, kDay);
 		r.number("drain_deadline", config.core.drainDeadline, 0, kDay);
+		r.boolean("node_weights", config.core.nodeWeights);
 		r.finish();
 		if (!r.error().empty())
 			return r.error();

@@ -229,6 +229,7 @@ private:
 	Message resultMessage(const std::string &appId, const CommandRequest &command, const Asker &asker) const;
 	std::string rootAgentOf(const std::string &appId) const;
 	nlohmann::json rootsHere() const;
+	std::map<std::string, int64_t> powerWeights() const;
 	void learnRoots(const Message &m, double now);
 	void expireRequests(double now, CoreOutputs &out);
 	bool drainFinished(double now, CoreOutputs &out);

@@ -35,6 +35,9 @@ struct CoreConfig {
 	double holdDown = 10.0;	     // seconds after an application's reconfiguration before a decision asks another
 	double requestTimeout = 90.0; // a reconfiguration request with no result by then is given up
 	double drainDeadline = 60.0; // a draining agent exits by then, with or without processes left
+	// The root agent adds each node's power (PW) as `node_weights` to the commands it queues, so the bridge
+	// shares the data in proportion to the nodes' power rather than evenly over the processes (issue 27).
+	bool nodeWeights = false;
 
 	// work stealing
 	bool wrmEnabled = true;

@@ -216,6 +216,8 @@ std::optional<std::pair<std::string, std::string>> Core::queue(const std::string
 	AppCommand queued;
 	queued.id = nextCommandId_++;
 	queued.command = command;
+	if (config_.nodeWeights && command.weights.empty() && command.nodeWeights.empty())
+		queued.command.nodeWeights = powerWeights();
 	queued.asker = asker;
 	queued.queuedAt = now;
 	nlohmann::json event = commandFields(command);
@@ -225,6 +227,20 @@ std::optional<std::pair<std::string, std::string>> Core::queue(const std::string
 	counters_.add("commands.queued");
 	emit(std::move(event), now, out);
 	return std::nullopt;
+}
+
+// Each node's power, as this agent last heard it, in thousandths (the bridge takes integers).
+std::map<std::string, int64_t> Core::powerWeights() const
+{
+	auto weight = [](double pw) {
+		return std::clamp<int64_t>(std::llround(pw * 1000.0), 1, kCommandWeightMax);
+	};
+	std::map<std::string, int64_t> weights;
+	weights[config_.id] = weight(local_.pw);
+	for (const auto &[id, peer] : peers_)
+		if (weights.size() < kCommandWeightsMax)
+			weights[id] = weight(peer.profile.pw);
+	return weights;
 }
 
 void Core::onReconfRequest(const Message &m, double now, CoreOutputs &out)

@@ -75,6 +75,21 @@ std::optional<std::string> checkCommand(const Message &fields)
 			if (!w.is_number_integer() || compareInteger(w, 1, kCommandWeightMax) != 0)
 				return fmt::format("'weights' must be integers from 1 to {}", kCommandWeightMax);
 	}
+
+	if (const auto nodes = fields.find("node_weights"); nodes != fields.end()) {
+		if (!nodes->is_object())
+			return "'node_weights' is not an object";
+		if (nodes->size() > kCommandWeightsMax)
+			return fmt::format("'node_weights' has more than {} nodes", kCommandWeightsMax);
+		for (const auto &[node, w] : nodes->items()) {
+			if (node.empty() || node.size() > kMaxIdLength)
+				return fmt::format("'node_weights' names a node of 1 to {} characters", kMaxIdLength);
+			if (!w.is_number_integer() || compareInteger(w, 1, kCommandWeightMax) != 0)
+				return fmt::format("'node_weights' must be integers from 1 to {}", kCommandWeightMax);
+		}
+		if (fields.contains("weights"))
+			return "a command takes 'weights' or 'node_weights', not both";
+	}
 	return std::nullopt;
 }
 

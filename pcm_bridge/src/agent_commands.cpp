@@ -67,6 +67,8 @@ bool commandFromReply(const nlohmann::json &reply, Command &command, std::uint64
 	command.from = reply.value("from_node", std::string());
 	if (const auto weights = reply.find("weights"); weights != reply.end())
 		command.weights = weights->get<std::vector<std::int64_t>>();
+	if (const auto nodes = reply.find("node_weights"); nodes != reply.end())
+		command.nodeWeights = nodes->get<std::map<std::string, std::int64_t>>();
 	return true;
 }
 

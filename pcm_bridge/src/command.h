@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ struct Command {
 	std::vector<std::int64_t> weights;
 	// merge, migrate: the node whose processes leave (an agent's command names it); empty = the bridge chooses
 	std::string from;
+	// Data per node (an agent's command, issue 27): when `weights` is empty, each process of the new configuration
+	// gets its node's weight divided by the processes the plan leaves on that node; a node not named gets the
+	// mean weight of those named.
+	std::map<std::string, std::int64_t> nodeWeights = {};
 };
 
 // Parses comma-separated operation@iteration[:argument] entries, as docs/pcm-api.md specifies

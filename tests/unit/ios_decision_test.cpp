@@ -4,6 +4,7 @@
 // itself is tested in ios_policy_test.cpp.
 #include <vector>
 
+#include "action_commands.h"
 #include "core_harness.h"
 
 using namespace malleo;
@@ -226,6 +227,64 @@ TEST_SUITE("ios_decision")
 	}
 }
 
+TEST_SUITE("ios_decision_rules")
+{
+	TEST_CASE("migration_only: the paper's split 4 = 1 + 3 needs 3 whole processes here; with 4 they migrate")
+	{
+		ModuleHandle h = ios({{"migration_only", true}});
+		View one{profile(1.0, 0.0, 1.0), {}, {app("heat", {process(0)})}};
+		WorkVerdict none = decision(h).onWorkRequest(one.get(), request(profile(3.0, 1.0, 0.0)));
+		CHECK_FALSE(none.answer);
+		CHECK(none.actions.empty());
+		// Four processes of a quarter unit each on j (power 1) and an origin three times faster: ρ = 3/4,
+		// the split policy wants n = 4 with r = 3, which four whole processes give: 3 migrate, no split.
+		View four{profile(1.0, 0.0, 1.0), {}, {app("heat", {process(0), process(1), process(2), process(3)})}};
+		WorkVerdict moved = decision(h).onWorkRequest(four.get(), request(profile(3.0, 1.0, 0.0)));
+		for (const Action &a : moved.actions) {
+			CHECK(a.kind != "split");
+			CHECK(a.kind != "merge");
+		}
+	}
+
+	TEST_CASE("migration_only proposes no merge")
+	{
+		ModuleHandle h = ios({{"migration_only", true}, {"stability_window", 3}, {"ctxsw_threshold", 100}});
+		View v{profile(1.0, 0.5, 0.5), {}, {app("heat", {process(0), process(1)})}};
+		v.local.ctxswRate = 1000;
+		for (int k = 0; k < 10; ++k) {
+			v.now += 1.0;
+			CHECK(decision(h).onTick(v.get()).empty());
+		}
+	}
+
+	TEST_CASE("a draining node's processes merge into the application's others; alone, they migrate")
+	{
+		ModuleHandle h = ios();
+		PeerEntry peer;
+		peer.id = "p";
+		peer.profile = profile(2.0, 1.0, 0.0);
+		View v{profile(1.0, 0.0, 1.0), {peer}, {app("heat", {process(4), process(5)})}};
+		v.apps[0].totalProcesses = 8;
+		std::vector<Action> drain = decision(h).onDrain(v.get());
+		REQUIRE(drain.size() == 1);
+		CHECK(drain[0].kind == "merge");
+		CHECK(drain[0].params["count"] == 2);
+		CHECK(drain[0].params.value("from_node", "") == "");
+		// The mapping folds this node's processes (a merge names the deciding node when no other).
+		auto command = commandForAction(drain[0], "j", &v.apps[0]);
+		REQUIRE(std::holds_alternative<CommandRequest>(command));
+		CHECK(std::get<CommandRequest>(command).op == "merge");
+		CHECK(std::get<CommandRequest>(command).count == 2);
+		CHECK(std::get<CommandRequest>(command).from == "j");
+
+		v.apps[0].totalProcesses = 2;
+		std::vector<Action> alone = decision(h).onDrain(v.get());
+		REQUIRE(alone.size() == 1);
+		CHECK(alone[0].kind == "migrate");
+		CHECK(alone[0].params["target"] == "p");
+	}
+}
+
 TEST_SUITE("ios_decision_merge")
 {
 	// Two processes of one application on one core, many context switches: the
@@ -290,7 +349,12 @@ TEST_SUITE("ios_decision_merge")
 			std::vector<Action> actions = node.tick(0.5);
 			if (actions.empty())
 				continue;
-			CHECK(firstMerge < 0); // proposed once, not every tick
+			// Proposed once, not every tick; again merge_retry (5 s) later if the application did not carry it
+			// out (here nothing changes its process count).
+			if (firstMerge >= 0) {
+				CHECK(node.v.now == doctest::Approx(firstMerge + 5.0));
+				break;
+			}
 			firstMerge = node.v.now;
 			const Action &m = actions[0];
 			CHECK(m.kind == "merge");
@@ -306,19 +370,38 @@ TEST_SUITE("ios_decision_merge")
 		CHECK(firstMerge == doctest::Approx(node.v.apps[0].lastSplit + 10.0));
 	}
 
-	TEST_CASE("a split this module proposed holds merges down too")
+	TEST_CASE("the hold-down counts from the split's result: a split proposed and not carried out holds nothing")
 	{
-		// The registry has not recorded it (lastSplit stays -1): the module's
-		// own memory of the split it answered with holds the merge down.
+		// Seed 001 starts the hold-down when the split is decided; malleo starts it when the application says
+		// the split happened (ApplicationInfo.lastSplit, from the bridge's result): a split refused or never
+		// carried out must not keep a node oversubscribed.
 		MergeNode other;
 		View wrm{profile(1.0, 0.0, 1.0), {}, {app("solo", {process(0)})}};
 		wrm.now = other.v.now;
 		REQUIRE(decision(other.h)
 			    .onWorkRequest(wrm.get(), request(profile(3.0, 1.0, 0.0)))
 			    .answer);
-		for (int k = 0; k < 9; ++k)
-			CHECK(other.tick(0.5).empty());
-		CHECK(other.tick(0.5).size() == 1);
+		std::vector<Action> merged;
+		for (int k = 0; k < 3 && merged.empty(); ++k)
+			merged = other.tick(0.5);
+		REQUIRE(merged.size() == 1);
+		CHECK(merged[0].kind == "merge");
+	}
+
+	TEST_CASE("a merge the application did not carry out is proposed again after merge_retry")
+	{
+		MergeNode node;
+		node.h = ios({{"stability_window", 3}, {"hold_down", 10}, {"ctxsw_threshold", 100}, {"merge_retry", 3}});
+		std::vector<double> at;
+		for (int k = 0; k < 12; ++k)
+			if (!node.tick(0.5).empty())
+				at.push_back(node.v.now);
+		REQUIRE(at.size() >= 2);
+		CHECK(at[1] - at[0] == doctest::Approx(3.0));
+		// Once the merge is done (one process left here), nothing more is proposed.
+		node.v.apps[0].local.pop_back();
+		for (int k = 0; k < 10; ++k)
+			CHECK(node.tick(0.5).empty());
 	}
 
 	TEST_CASE("no merge with no more processes than cores or few context switches")

@@ -163,6 +163,12 @@ TEST_SUITE("message")
 		CHECK(problem({{"op", "split"}, {"count", 1}, {"weights", {1, 0}}}) != "");
 		CHECK(problem({{"op", "split"}, {"count", 1}, {"weights", {uint64_t{0}}}}) != "");
 		CHECK(problem({{"op", "split"}, {"count", 1}, {"weights", {kCommandWeightMax + 1}}}) != "");
+		// node_weights (issue 27): integers per node id, and not with weights.
+		CHECK(problem({{"op", "split"}, {"count", 1}, {"node_weights", {{"n1", 1000}, {"n2", 2000}}}}) == "");
+		CHECK(problem({{"op", "split"}, {"count", 1}, {"node_weights", {{"n1", 0}}}}) != "");
+		CHECK(problem({{"op", "split"}, {"count", 1}, {"node_weights", {{"n1", 1.5}}}}) != "");
+		CHECK(problem({{"op", "split"}, {"count", 1}, {"node_weights", nlohmann::json::array()}}) != "");
+		CHECK(problem({{"op", "split"}, {"count", 1}, {"node_weights", {{"n1", 1}}}, {"weights", {1, 1}}}) != "");
 		CHECK(problem({{"op", "split"}, {"count", 1}, {"weights", {1.5}}}) != "");
 		CHECK(problem({{"op", "split"}, {"count", 1}, {"weights", "1,2"}}) != "");
 		CHECK(problem({{"op", "split"}, {"count", 1},

@@ -187,6 +187,34 @@ TEST_SUITE("reconfiguration_requests")
 		CHECK(b.core->applications().at("heat").lastReconfiguration >= 0);
 	}
 
+	TEST_CASE("actions.node_weights: the root agent adds each node's power to the commands it queues")
+	{
+		TestNetwork net;
+		CoreConfig ca = loopConfig("a"), cb = loopConfig("b", {"a"});
+		ca.nodeWeights = true;
+		TestNode &a = net.add(ca, "p2p", nlohmann::json::object(), "none");
+		TestNode &b = net.add(cb, "p2p", nlohmann::json::object(), "none");
+		NodeProfile pa, pb;
+		pa.pw = 2.0;
+		pb.pw = 0.5;
+		a.core->setLocalProfile(pa);
+		b.core->setLocalProfile(pb);
+		registerRank(*a.core, net.now(), 0);
+		registerRank(*b.core, net.now(), 1);
+		CoreOutputs out;
+		a.core->onLocalRequest(request("poll", {{"app", "heat"}, {"iteration", 1}, {"size", 2}}), net.now(), out);
+		net.run(3.0);
+		REQUIRE(a.core->onLocalRequest(request("force", {{"app", "heat"}, {"op", "split"}, {"count", 1}}), net.now(),
+					       out)["type"] == "force_reply");
+		Message command = a.core->onLocalRequest(request("poll", {{"app", "heat"}, {"iteration", 2}, {"size", 2}}),
+							 net.now(), out);
+		CHECK(command["op"] == "split");
+		REQUIRE(command.contains("node_weights"));
+		CHECK(command["node_weights"]["a"] == 2000);
+		CHECK(command["node_weights"]["b"] == 500);
+		CHECK_FALSE(checkCommand(command).has_value());
+	}
+
 	TEST_CASE("the root holds a decided request within the hold-down after a result, not a forced one")
 	{
 		TestNetwork net;

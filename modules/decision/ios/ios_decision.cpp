@@ -47,13 +47,24 @@
 //   evacuate_load                0.5    share of the node's cores used by processes of no application here
 //                                       that makes the applications' processes leave it (0: never)
 //   evacuate_ticks               3      ticks in a row the load must last before they leave
+//   merge_retry                  5      seconds after which a merge not carried out is proposed again
+//   migration_only               false  seed 000's "migration only" comparison: a split the node could make of
+//                                       whole processes (it has more than r) becomes a migration of r of them,
+//                                       any other split is dropped, and no merge is proposed
 //
 // Departures from seed 001, because the agent now carries actions out:
 //  - A node loaded by something else (evacuate_load) pushes its processes to the peer where they would get the
 //    most CPU (its free cores, or a fair share beside the processes it runs), when that is more than theta above
 //    what they get here: in the paper only idle nodes pull work, so a loaded node kept its processes.
-//  - onDrain: a leaving node's processes migrate to the peers with the most free power, one peer after another
-//    if a migration is refused, then to any node the bridge finds a place on.
+//  - onDrain: a leaving node's processes merge into the application's other processes (one command, no spare
+//    needed anywhere; the bridge gives their data to the others); when they are all the application has, they
+//    migrate to the peers with the most free power, one peer after another if a migration is refused, then to any
+//    node the bridge finds a place on. In the paper a leaving node's processes were not the policy's affair.
+//  - The hold-down after a split counts from the split's result (ApplicationInfo.lastSplit), not from the
+//    decision: a split refused, or waiting behind another command, does not hold merges back.
+//  - A merge not carried out within merge_retry seconds is proposed again (the paper proposes once).
+//  - How data is shared after a split or merge is the bridge's: with the agent's actions.node_weights each node
+//    gets a share in proportion to its power, split evenly among its processes (the paper's pieces are equal).
 //
 #include <algorithm>
 #include <map>
@@ -81,6 +92,8 @@ struct IosOptions {
 	policy::TransferCosts costs{1.0, 1e-9, 1e-10};
 	double evacuateLoad = 0.5;
 	int64_t evacuateTicks = 3;
+	bool migrationOnly = false;
+	double mergeRetry = 5.0;
 };
 
 // What the module found for one application on a WRM.
@@ -147,6 +160,8 @@ public:
 		t.number("intra_node_seconds_per_byte", o.costs.intraNodeSecondsPerByte, 0, 1);
 		t.number("evacuate_load", o.evacuateLoad, 0, 1);
 		t.integer("evacuate_ticks", o.evacuateTicks, 1, 1000);
+		t.boolean("migration_only", o.migrationOnly);
+		t.number("merge_retry", o.mergeRetry, 0, 86400);
 		t.finish();
 		if (!t.error().empty())
 			return t.error();
@@ -173,8 +188,11 @@ private:
 
 	IosOptions options_;
 	policy::StabilityWindow window_{options_.stabilityWindow};
-	std::optional<double> lastSplitProposed_;
-	std::map<std::string, int64_t> mergeProposed_; // app -> local processes when proposed
+	struct MergeProposal {
+		int64_t processes; // local processes when proposed
+		double at;
+	};
+	std::map<std::string, MergeProposal> mergeProposed_; // app -> the last merge proposed for it
 	int64_t loadedTicks_ = 0;			// ticks in a row with the node loaded by others
 	std::map<std::string, std::vector<std::string>> drainTried_; // app -> peers proposed while draining
 };
@@ -259,6 +277,16 @@ std::vector<Action> IosDecision::onDrain(const DecisionView &view)
 		const int64_t count = activeCount(app);
 		if (!app.malleable || count == 0)
 			continue;
+		// With processes elsewhere, this node's fold into them: one merge, which needs no spare process
+		// anywhere and gives their data to the others evenly (the bridge rebalances on a merge).
+		if (!options_.migrationOnly && app.totalProcesses > count) {
+			actions.push_back({"merge",
+					   app.id,
+					   {{"app", app.id}, {"count", count}},
+					   {{"why", fmt::format("this node drains: its {} of {} processes fold into the others",
+								count, app.totalProcesses)}}});
+			continue;
+		}
 		// A refused migration leaves the processes here: the next call tries the next peer, then any node.
 		std::vector<std::string> &tried = drainTried_[app.id];
 		std::string target;
@@ -324,9 +352,6 @@ WorkVerdict IosDecision::onWorkRequest(const DecisionView &view, const WorkReque
 					       request.origin, origin.apw, origin.pw, a.kind, 100 * best->gain);
 	v.reasons["chosen"] = best->summary["app"];
 	v.reasons["gain"] = best->gain;
-	for (const Action &a : best->actions)
-		if (a.kind == "split")
-			lastSplitProposed_ = view.overlay.now;
 	v.actions = std::move(best->actions);
 	return v;
 }
@@ -420,6 +445,20 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 			{"gain", gain}};
 	if (!(gain > options_.theta)) {
 		plan.summary["outcome"] = "split would not pay: gain <= theta";
+		return plan;
+	}
+	if (options_.migrationOnly) {
+		// Whole processes only: r of this node's processes move when it has more than r.
+		if (activeCount(app) <= split.remote) {
+			plan.summary["outcome"] = "migration only: too few whole processes here for r";
+			plan.gain = 0.0;
+			return plan;
+		}
+		plan.summary["outcome"] = "migration only: r whole processes move";
+		plan.actions = {Action{"migrate",
+				       app.id,
+				       {{"app", app.id}, {"count", split.remote}, {"target", request.origin}},
+				       std::move(reasons)}};
 		return plan;
 	}
 	plan.summary["outcome"] = "split and transfer";
@@ -516,7 +555,9 @@ std::vector<Action> IosDecision::onTick(const DecisionView &view)
 	// The registry counts the processes that reported; the profile may know
 	// more (non-registered ones): the larger is the node's load.
 	int64_t processes = 0;
-	std::optional<double> lastSplit = lastSplitProposed_;
+	// The hold-down after a split counts from the split's result (app.lastSplit), not from its proposal: a split
+	// proposed and never carried out does not hold merges back.
+	std::optional<double> lastSplit;
 	for (const ApplicationInfo &app : view.apps) {
 		processes += activeCount(app);
 		if (app.lastSplit >= 0)
@@ -528,14 +569,16 @@ std::vector<Action> IosDecision::onTick(const DecisionView &view)
 				 here.ctxswRate, view.overlay.now, lastSplit};
 	policy::MergeVerdict verdict = policy::decideMerge(window_, input, options_.merge);
 
-	// Forget proposals whose application changed size or left.
+	// Forget proposals whose application changed size or left, and those the application did not carry out
+	// within merge_retry seconds (the root agent was busy with another command, or refused): propose again.
 	std::erase_if(mergeProposed_, [&](const auto &entry) {
 		auto it =
 		    std::find_if(view.apps.begin(), view.apps.end(),
 				 [&](const ApplicationInfo &a) { return a.id == entry.first; });
-		return it == view.apps.end() || activeCount(*it) != entry.second;
+		return it == view.apps.end() || activeCount(*it) != entry.second.processes ||
+		       view.overlay.now - entry.second.at >= options_.mergeRetry;
 	});
-	if (!verdict.merge)
+	if (!verdict.merge || options_.migrationOnly)
 		return {};
 
 	const ApplicationInfo *target = nullptr;
@@ -578,7 +621,7 @@ std::vector<Action> IosDecision::onTick(const DecisionView &view)
 							: nlohmann::json(nullptr)},
 	    {"local_processes", count},
 	};
-	mergeProposed_[target->id] = count;
+	mergeProposed_[target->id] = {count, view.overlay.now};
 	return {Action{"merge",
 		       target->id,
 		       {{"app", target->id}, {"ranks", ranks}, {"from", count}, {"into", into}},

@@ -96,6 +96,29 @@ std::string mergeFrom(const Command &command, const Membership &membership, Plan
 
 } // namespace
 
+std::vector<std::int64_t> slotWeights(const std::map<std::string, std::int64_t> &nodeWeights,
+				      const Membership &membership, const std::vector<int> &after)
+{
+	std::int64_t sum = 0;
+	for (const auto &[node, w] : nodeWeights)
+		sum += w;
+	const std::int64_t mean = std::max<std::int64_t>(1, sum / static_cast<std::int64_t>(nodeWeights.size()));
+	std::map<std::string, std::int64_t> perNode;
+	for (int w : after)
+		++perNode[membership.node[w]];
+	// Scaled by the most processes on a node so that the quotient keeps its precision as an integer.
+	std::int64_t most = 1;
+	for (const auto &[node, count] : perNode)
+		most = std::max(most, count);
+	std::vector<std::int64_t> weights;
+	for (int w : after) {
+		const auto named = nodeWeights.find(membership.node[w]);
+		const std::int64_t weight = named != nodeWeights.end() ? named->second : mean;
+		weights.push_back(std::max<std::int64_t>(1, weight * most / perNode[membership.node[w]]));
+	}
+	return weights;
+}
+
 std::string processCount(std::size_t count, const char *kind)
 {
 	return std::to_string(count) + (kind ? std::string(" ") + kind : std::string()) +
@@ -169,7 +192,8 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 		return what + ": " + std::to_string(command.weights.size()) + " weights for " +
 		       processCount(plan.after.size());
 	// A migration moves blocks unchanged unless told otherwise; a split or merge rebalances.
-	plan.weights = !command.weights.empty() ? command.weights
+	plan.weights = !command.weights.empty()	    ? command.weights
+		       : !command.nodeWeights.empty() ? slotWeights(command.nodeWeights, membership, plan.after)
 		       : command.op == Operation::Migrate ? membership.weights
 							   : std::vector<std::int64_t>{};
 	plan.op = command.op;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,11 @@ std::size_t planWords(int world);
 int slotAfter(const Plan &plan, int worldRank);
 std::vector<std::int64_t> encodePlan(const Plan &plan, const Membership &membership);
 void decodePlan(const std::vector<std::int64_t> &words, Plan &plan, Membership &membership);
+
+// The weight of each slot of `after` under a command's node weights: its node's weight (the mean of the named
+// ones for a node not named) divided by the processes of `after` on that node.
+std::vector<std::int64_t> slotWeights(const std::map<std::string, std::int64_t> &nodeWeights,
+				      const Membership &membership, const std::vector<int> &after);
 
 // The element counts of the slots of a layout: proportional to `weights` (one per slot) when given, else balanced.
 std::vector<std::int64_t> targetCounts(std::int64_t total, int parts, const std::vector<std::int64_t> &weights);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The MALLEO_FORCE grammar, the injected faults and the planning of split, merge and migrate, without MPI.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <map>
 #include <doctest/doctest.h>
 
 #include "command.h"
@@ -460,4 +461,35 @@ TEST_CASE("cluster.json read from MALLEO_CLUSTER_DIR")
 	CHECK(map.nodes.at("n2").agent == "ipc://" + std::string(dir) + "/n2/agent.sock");
 	std::remove(path.c_str());
 	rmdir(dir);
+}
+
+TEST_CASE("node weights: each node's weight shared among the processes the plan leaves on it")
+{
+	// Two processes on a and three on b, a merge of 1 on a (its two processes fold into one). Even shares would
+	// give a's remaining process a quarter of the data and b three quarters; equal node weights keep half of it
+	// on each node: a's process 1/2, each of b's 1/6.
+	auto m = pool(6, 5, {"a", "a", "b", "b", "b", "c"});
+	m.reusable = true; // the C++ API: any process may leave in a merge
+	Plan plan;
+	Command merge{Operation::Merge, 0, 1, "", {}, "a"};
+	merge.nodeWeights = {{"a", 1000}, {"b", 1000}};
+	REQUIRE(makePlan(merge, m, plan).empty());
+	CHECK(plan.after == std::vector<int>{0, 2, 3, 4});
+	REQUIRE(plan.weights.size() == 4);
+	CHECK(plan.weights[0] == 3 * plan.weights[1]);
+	CHECK(plan.weights[1] == plan.weights[2]);
+	const auto counts = targetCounts(1200, 4, plan.weights);
+	CHECK(counts == std::vector<std::int64_t>{600, 200, 200, 200});
+
+	// A split onto c, which the weights do not name: it gets the mean weight; a node twice as powerful gets
+	// twice the data.
+	Command split{Operation::Split, 0, 1, "c", {}, ""};
+	split.nodeWeights = {{"a", 2000}, {"b", 1000}};
+	REQUIRE(makePlan(split, m, plan).empty());
+	std::map<std::string, std::int64_t> perNode;
+	for (std::size_t i = 0; i < plan.after.size(); ++i)
+		perNode[m.node[static_cast<std::size_t>(plan.after[i])]] += targetCounts(9000, 6, plan.weights)[i];
+	CHECK(perNode["a"] == 4000);
+	CHECK(perNode["b"] == 2000);
+	CHECK(perNode["c"] == 3000);
 }

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The scenario regression suite (issue 27): every scenario of sim/scenarios/ (churn_10000 aside: minutes a seed)
+over seeds 1-10 with ios, migration only and static, asserting on the medians over the seeds.
+
+  fig10_dynamic   ios at least 15 % faster in total than migration only, and faster than static
+  fig14_gradual   ios faster than static; after the last event, at most one reconfiguration per hold-down period
+  heterogeneous   the same
+  churn_1000      ios's mean iteration no worse than static's; every joiner's work request answered
+
+MALLEO_SIM_SEEDS (e.g. "1-3") and MALLEO_SIM_ONLY (comma-separated scenario names) narrow it for a quick look; the
+registered test runs all of it. Prints the table sim/README.md shows (--table prints only that)."""
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+SIM = os.environ.get("MALLEO_SIM", "malleo-sim")
+SCENARIOS = os.environ.get("MALLEO_SIM_SCENARIOS", "sim/scenarios")
+POLICIES = ["ios", "migration", "static"]
+
+# The issue's targets.
+MIN_FIG10_GAIN = 0.15
+CHURN_SLACK = 0.0
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def seeds():
+    text = os.environ.get("MALLEO_SIM_SEEDS", "1-10")
+    lo, _, hi = text.partition("-")
+    return list(range(int(lo), int(hi or lo) + 1))
+
+
+def run(scenario, seed, out):
+    path = os.path.join(SCENARIOS, scenario + ".json")
+    r = subprocess.run([SIM, "--scenario", path, "--decision", "ios", "--baselines", "static,migration",
+                        "--seed", str(seed), "--json", "--out", out],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=1800)
+    if r.returncode != 0:
+        raise SystemExit(f"{scenario} seed {seed}: malleo-sim exit {r.returncode}: {r.stderr.strip()}")
+    runs = {x["policy"]: x for x in json.loads(r.stdout)["runs"]}
+    for policy, x in runs.items():
+        with open(os.path.join(out, policy + ".csv")) as f:
+            x["rows"] = list(csv.DictReader(f))
+    return runs
+
+
+def quiet_from(doc, rows):
+    """When the environment stops changing: after the last event (timed, or at an iteration) and the last step
+    of any class's load trace."""
+    t = 0.0
+    for e in doc.get("events", []):
+        if "at" in e:
+            t = max(t, e["at"] + e.get("every", 0) * (e.get("repeat", 1) - 1))
+        elif "iteration" in e:
+            it = e["iteration"]
+            if it < len(rows):
+                t = max(t, float(rows[it]["start"]))
+    for c in doc.get("classes", []):
+        for step in c.get("trace", []):
+            t = max(t, step["at"])
+    return t
+
+
+def most_per_hold_down(rows, since, hold_down):
+    """The most reconfigurations carried out within any hold-down period after `since`."""
+    times = []
+    for r in rows:
+        if float(r["start"]) >= since:
+            times += [float(r["start"])] * int(r["reconfigurations"])
+    return max((sum(1 for u in times if t <= u < t + hold_down) for t in times), default=0)
+
+
+def spread(values):
+    return f"{statistics.median(values):.1f} [{min(values):.1f}-{max(values):.1f}]"
+
+
+def main():
+    only = [s for s in os.environ.get("MALLEO_SIM_ONLY", "").split(",") if s]
+    scenarios = only or ["fig10_dynamic", "fig14_gradual", "heterogeneous", "churn_1000"]
+    table = []
+    for scenario in scenarios:
+        with open(os.path.join(SCENARIOS, scenario + ".json")) as f:
+            doc = json.load(f)
+        hold_down = doc.get("agent", {}).get("actions", {}).get("hold_down", 10.0)
+        total = {p: [] for p in POLICIES}
+        mean = {p: [] for p in POLICIES}
+        reconf = {p: [] for p in POLICIES}
+        bursts, unanswered = [], []
+        for seed in seeds():
+            with tempfile.TemporaryDirectory() as out:
+                runs = run(scenario, seed, out)
+            for p in POLICIES:
+                x = runs[p]
+                total[p].append(x["app_seconds"] if x["app_seconds"] is not None else float("nan"))
+                mean[p].append(x["mean_iteration_seconds"])
+                reconf[p].append(sum(v for k, v in x["reconfigurations"].items() if k != "evacuate"))
+            ios = runs["ios"]
+            bursts.append(most_per_hold_down(ios["rows"], quiet_from(doc, ios["rows"]), hold_down))
+            unanswered.append(ios["late_joins"] - ios["join_replies"])
+        for p in POLICIES:
+            finished = [v for v in total[p] if v == v]
+            table.append((scenario, p, spread(finished) if len(finished) == len(total[p]) else "unfinished",
+                          spread(mean[p]), spread(reconf[p])))
+        med = {p: statistics.median(mean[p]) for p in POLICIES}
+        if scenario == "churn_1000":
+            check(med["ios"] <= med["static"] * (1 + CHURN_SLACK),
+                  f"churn_1000: ios mean iteration {med['ios']:.3f} s no worse than static "
+                  f"{med['static']:.3f} s")
+            check(max(unanswered) == 0, f"churn_1000: every joiner's request answered (unanswered per seed: "
+                  f"{unanswered})")
+            continue
+        t = {p: statistics.median(total[p]) for p in POLICIES}
+        check(t["ios"] < t["static"], f"{scenario}: ios {t['ios']:.1f} s faster than static {t['static']:.1f} s")
+        if scenario == "fig10_dynamic":
+            gain = 1 - t["ios"] / t["migration"]
+            check(gain >= MIN_FIG10_GAIN, f"fig10_dynamic: ios {gain:.1%} faster than migration only "
+                  f"({t['ios']:.1f} s against {t['migration']:.1f} s; at least {MIN_FIG10_GAIN:.0%})")
+        else:
+            check(max(bursts) <= 1, f"{scenario}: after the environment settles, at most one reconfiguration "
+                  f"per {hold_down:g} s hold-down (per seed: {bursts})")
+    print()
+    print("| scenario | policy | total s, median [min-max] | mean iteration s | reconfigurations |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    for row in table:
+        print("| " + " | ".join(row) + " |")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
