@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cluster_starter.h"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -134,8 +136,17 @@ std::optional<Failure> ClusterStarter::launch(unsigned index, const std::vector<
 			return Failure{kExitFailed, fmt::format("cannot write {}", configPath)};
 	}
 
-	std::vector<std::string> argv = {malleod_,   "--config", configPath,	      "--id",
-					 l.node.name, "--listen", "tcp://127.0.0.1:*", "--run-dir",
+	std::optional<NetHost> host;
+	if (network_) {
+		Failure failure;
+		if (!(host = addHost(*network_, l.node.name, index, failure)))
+			return failure;
+		l.node.host = host->name;
+		l.node.address = host->address;
+	}
+	const std::string listen = fmt::format("tcp://{}:*", host ? host->address : "127.0.0.1");
+	std::vector<std::string> argv = {malleod_, "--config", configPath,    "--id",
+					 l.node.name, "--listen", listen, "--run-dir",
 					 l.node.runDir};
 	for (const std::string &peer : peers)
 		argv.insert(argv.end(), {"--peer", peer});
@@ -143,7 +154,14 @@ std::optional<Failure> ClusterStarter::launch(unsigned index, const std::vector<
 		argv.insert(argv.end(), {"--log-level", logLevel_});
 
 	Failure failure;
-	std::optional<pid_t> pid = spawnDetached(argv, l.node.cpus, l.logPath, failure);
+	std::optional<HostEntry> entry;
+	if (host) {
+		entry.emplace(*host);
+		if (!entry->opened())
+			return Failure{kExitFailed, fmt::format("cannot open /run/netns/{}: {}", host->name,
+								std::strerror(errno))};
+	}
+	std::optional<pid_t> pid = spawnDetached(argv, l.node.cpus, l.logPath, failure, entry ? &*entry : nullptr);
 	if (!pid)
 		return failure;
 	l.node.pid = *pid;

@@ -71,6 +71,14 @@ std::vector<std::string> openMpiCommand(const LaunchPlan &plan)
 	argv.push_back("--oversubscribe");
 	if (chooseOb1(plan))
 		argv.insert(argv.end(), {"--mca", "pml", "ob1"});
+	if (plan.network) {
+		// Unbound: Open MPI would pin the ranks of every host to core 0 (the bridge binds them to their node's
+		// CPUs); its daemons and TCP on the cluster's subnet alone, since each host's loopback is its own.
+		const std::string subnet = plan.network->subnet();
+		argv.insert(argv.end(), {"--bind-to", "none", "--hostfile", plan.network->hostfile, "--mca",
+					 "plm_rsh_agent", plan.network->rshAgent, "--mca", "oob_tcp_if_include", subnet,
+					 "--mca", "btl_tcp_if_include", subnet});
+	}
 	argv.insert(argv.end(), plan.options.begin(), plan.options.end());
 	// Open MPI's -x and --host belong to the block they are given in: every block gets them all.
 	for (const RankBlock &block : plan.blocks) {
@@ -79,6 +87,8 @@ std::vector<std::string> openMpiCommand(const LaunchPlan &plan)
 		argv.insert(argv.end(), {"-n", std::to_string(block.ranks)});
 		if (!plan.hosts.empty())
 			argv.insert(argv.end(), {"--host", plan.hosts});
+		else if (plan.network && !block.host.empty())
+			argv.insert(argv.end(), {"--host", block.host});
 		for (const auto &[key, value] : plan.env)
 			argv.insert(argv.end(), {"-x", key + "=" + value});
 		for (const auto &[key, value] : block.env)
@@ -91,6 +101,16 @@ std::vector<std::string> openMpiCommand(const LaunchPlan &plan)
 std::vector<std::string> mpichCommand(const LaunchPlan &plan)
 {
 	std::vector<std::string> argv = {"mpiexec.mpich"};
+	if (plan.network) {
+		// Hydra's -hosts is global: the blocks' hosts in order, each with its block's count, place rank by rank.
+		std::string list;
+		for (const RankBlock &block : plan.blocks)
+			list += fmt::format("{}{}:{}", list.empty() ? "" : ",", block.host, block.ranks);
+		argv.insert(argv.end(), {"-launcher", "ssh", "-launcher-exec", plan.network->rshAgent, "-iface", "eth0",
+					 "-genv", "UCX_TLS", "tcp,self"});
+		if (plan.hosts.empty())
+			argv.insert(argv.end(), {"-hosts", list});
+	}
 	for (const auto &[key, value] : plan.env)
 		argv.insert(argv.end(), {"-genv", key, value});
 	argv.insert(argv.end(), plan.options.begin(), plan.options.end());
@@ -114,8 +134,18 @@ std::vector<std::string> launcherCommand(const LaunchPlan &plan)
 	return plan.mpi == "openmpi" ? openMpiCommand(plan) : mpichCommand(plan);
 }
 
-std::optional<LaunchEnd> runLauncher(const std::vector<std::string> &argv, Failure &failure)
+std::optional<LaunchEnd> runLauncher(const std::vector<std::string> &argv, Failure &failure, const NetHost *host,
+				     bool hostTmpdir)
 {
+	std::optional<HostEntry> entry;
+	if (host) {
+		entry.emplace(*host, hostTmpdir);
+		if (!entry->opened()) {
+			failure = {kExitFailed, fmt::format("cannot open /run/netns/{}: {} (is the cluster up?)", host->name,
+							    std::strerror(errno))};
+			return std::nullopt;
+		}
+	}
 	std::vector<char *> args;
 	for (const std::string &a : argv)
 		args.push_back(const_cast<char *>(a.c_str()));
@@ -136,6 +166,12 @@ std::optional<LaunchEnd> runLauncher(const std::vector<std::string> &argv, Failu
 	}
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, &previous, nullptr);
+		if (entry)
+			if (int err = entry->enter(); err != 0) {
+				std::cerr << fmt::format("malleo run: cannot enter the host {}: {}\n", host->name,
+							 std::strerror(err));
+				_exit(127);
+			}
 		execvp(args[0], args.data());
 		std::cerr << fmt::format("malleo run: cannot run {}: {} (is that MPI installed?)\n", argv[0],
 					 std::strerror(errno));

@@ -367,7 +367,7 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 	if (!target->agent.empty())
 		env["MALLEO_AGENT"] = target->agent;
 	const unsigned launched = maxRanks ? *maxRanks : *ranks;
-	std::vector<RankBlock> blocks = {{launched, {}}};
+	std::vector<RankBlock> blocks = {{launched, {}, {}}};
 	if (target->cluster) {
 		for (const auto &[key, value] : clusterEnvironment(target->clusterDir, *target->cluster))
 			env[key] = value;
@@ -377,8 +377,22 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 		blocks = placeRanks(*target->cluster, *target->cluster->find(target->node), *ranks, launched - *ranks,
 				    *spareNodes);
 	}
-	const LaunchPlan plan{*mpi, run.hosts, run.launcherOptions, {env.begin(), env.end()}, blocks, run.command};
-	const std::optional<LaunchEnd> end = runLauncher(launcherCommand(plan), failure);
+	LaunchPlan plan{*mpi, run.hosts, run.launcherOptions, {env.begin(), env.end()}, blocks, run.command, {}};
+	if (target->cluster && !target->cluster->nodes.empty() && !target->cluster->nodes.front().host.empty()) {
+		if (!run.hosts.empty())
+			return refuse(kExitBadInput, fmt::format("--hosts {}: the cluster at {} places the ranks on its own "
+								 "hosts (each node's); leave --hosts out",
+								 run.hosts, target->clusterDir));
+		Failure none;
+		plan.network = readHostNetwork(target->clusterDir, none);
+		if (!plan.network)
+			return refuse(kExitFailed, fmt::format("the cluster at {} has hosts but no hosts.json ({}); start it "
+							       "again with `malleo cluster down` and `cluster up --hosts`",
+							       target->clusterDir, none.line.empty() ? "gone" : none.line));
+	}
+	const std::optional<LaunchEnd> end =
+		runLauncher(launcherCommand(plan), failure, plan.network ? &plan.network->launch : nullptr,
+			    *mpi != "mpich"); // hydra gives its TMPDIR to every rank
 	if (!end)
 		return refuse(failure.status, failure.line);
 
