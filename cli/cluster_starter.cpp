@@ -128,14 +128,6 @@ std::optional<Failure> ClusterStarter::launch(unsigned index, const std::vector<
 	NodeConfigInput input = input_;
 	if (auto it = nodeFiles_.find(l.node.name); it != nodeFiles_.end())
 		input.node = it->second;
-	const std::string configPath = l.node.runDir + "/config.json";
-	{
-		std::ofstream out(configPath, std::ios::trunc);
-		out << nodeConfig(input, l.node.name, peers, l.node.runDir).dump(2) << '\n';
-		if (!out.flush())
-			return Failure{kExitFailed, fmt::format("cannot write {}", configPath)};
-	}
-
 	std::optional<NetHost> host;
 	if (network_) {
 		Failure failure;
@@ -145,6 +137,15 @@ std::optional<Failure> ClusterStarter::launch(unsigned index, const std::vector<
 		l.node.address = host->address;
 	}
 	const std::string listen = fmt::format("tcp://{}:*", host ? host->address : "127.0.0.1");
+	const std::string configPath = l.node.runDir + "/config.json";
+	{
+		nlohmann::json config = nodeConfig(input, l.node.name, peers, l.node.runDir);
+		config["agent"]["listen"] = listen; // what the command line says too: the file tells the truth
+		std::ofstream out(configPath, std::ios::trunc);
+		out << config.dump(2) << '\n';
+		if (!out.flush())
+			return Failure{kExitFailed, fmt::format("cannot write {}", configPath)};
+	}
 	std::vector<std::string> argv = {malleod_, "--config", configPath,    "--id",
 					 l.node.name, "--listen", listen, "--run-dir",
 					 l.node.runDir};

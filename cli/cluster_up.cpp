@@ -109,8 +109,12 @@ int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &given
 		if (std::optional<std::string> why = namespacesUnavailable())
 			return report({kExitFailed, *why});
 	ClusterUpOptions up = given;
-	if (up.hosts > 0)
+	if (up.nodes == 0)
 		up.nodes = up.hosts;
+	if (up.hosts > 0 && up.nodes > up.hosts)
+		return report({kExitBadInput, fmt::format("--nodes {} --hosts {}: a node per host at most (node nI runs on "
+							  "host I)",
+							  up.nodes, up.hosts)});
 
 	NodeConfigInput input;
 	if (!up.config.empty()) {
@@ -156,6 +160,14 @@ int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &given
 		std::optional<HostNetwork> network = makeHostNetwork(dir, failure);
 		if (!network)
 			return report(failure);
+		// Every host now, those of nodes to come too: an MPI job reaches only the hosts of the hostfile it
+		// started with (Open MPI cannot add one to a running job).
+		for (unsigned i = 1; i <= up.hosts; ++i)
+			if (!addHost(*network, fmt::format("n{}", i), i, failure)) {
+				for (const std::string &left : removeHostNetwork(dir))
+					std::cerr << "malleo: " << left << '\n';
+				return report(failure);
+			}
 		starter.onHosts(std::move(*network));
 	}
 	if (std::optional<Failure> f = starter.start()) {

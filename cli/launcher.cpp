@@ -87,8 +87,15 @@ std::vector<std::string> openMpiCommand(const LaunchPlan &plan)
 		argv.insert(argv.end(), {"-n", std::to_string(block.ranks)});
 		if (!plan.hosts.empty())
 			argv.insert(argv.end(), {"--host", plan.hosts});
-		else if (plan.network && !block.host.empty())
-			argv.insert(argv.end(), {"--host", block.host});
+		else if (plan.network && !block.host.empty()) {
+			// The block's host first, with its ranks' slots (Open MPI fills the list in order); then every other
+			// host: only the hosts of a job's app contexts can get its spawned processes.
+			std::string list = fmt::format("{}:{}", block.host, block.ranks);
+			for (const NetHost &host : plan.network->hosts)
+				if (host.name != block.host)
+					list += fmt::format(",{}:1", host.name);
+			argv.insert(argv.end(), {"--host", list});
+		}
 		for (const auto &[key, value] : plan.env)
 			argv.insert(argv.end(), {"-x", key + "=" + value});
 		for (const auto &[key, value] : block.env)

@@ -122,12 +122,12 @@ int main(int argc, char **argv)
 	cluster->fallthrough();
 	CLI::App *up = cluster->add_subcommand("up", "start K agents n1..nK, each on its own CPU");
 	CLI::Option *nodes = up->add_option("--nodes", o.up.nodes, "number of agents")->check(CLI::Range(1, 1024));
-	CLI::Option *hosts =
-		up->add_option("--hosts", o.up.hosts,
-			       "number of agents, each on a host of its own: a network namespace with its own address, "
-			       "hostname and TMPDIR, on a bridge of the cluster's (root only)")
-			->check(CLI::Range(1, 253));
-	nodes->excludes(hosts);
+	up->add_option("--hosts", o.up.hosts,
+		       "make K hosts h1..hK, each a network namespace with its own address, hostname and TMPDIR, on a "
+		       "bridge of the cluster's (root only), node nI's agent on host I; alone: K nodes, with --nodes N: "
+		       "hosts N+1..K wait for `cluster add`")
+		->check(CLI::Range(1, 253));
+	(void)nodes;
 	up->add_option("--config", o.up.config, "base agent configuration (JSON) for every node")
 		->check(CLI::ExistingFile);
 	up->add_option("--profiling", o.up.profiling, "profiling module (e.g. host, static)");

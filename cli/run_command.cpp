@@ -389,6 +389,11 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 			return refuse(kExitFailed, fmt::format("the cluster at {} has hosts but no hosts.json ({}); start it "
 							       "again with `malleo cluster down` and `cluster up --hosts`",
 							       target->clusterDir, none.line.empty() ? "gone" : none.line));
+		// The hosts this job can reach, for the bridge to refuse a spawn onto any other.
+		std::string reachable;
+		for (const NetHost &host : plan.network->hosts)
+			reachable += (reachable.empty() ? "" : ",") + host.name;
+		plan.env.emplace_back("MALLEO_HOSTS", reachable);
 	}
 	const std::optional<LaunchEnd> end =
 		runLauncher(launcherCommand(plan), failure, plan.network ? &plan.network->launch : nullptr,
