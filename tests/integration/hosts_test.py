@@ -18,7 +18,10 @@ Skips (exit 77) with one line where namespaces cannot be made (not root, no `ip`
   drain    (pool mode) as pool, spares on n2 and n1; then `malleo drain n2`: the application's processes leave n2
            before its agent exits; checksum equal to a static run's.
 
-usage: hosts_test.py --scenario overlay|join|pool|drain [--mpi openmpi|mpich] HEAT2D"""
+  partition  heat2d on host n1; host n2's link down longer than the failure timeout, then up: n1 and n3 keep each
+           other and the application, n2 answers alone, the overlay heals; checksum equal to a static run's.
+
+usage: hosts_test.py --scenario overlay|join|pool|drain|partition [--mpi openmpi|mpich] HEAT2D"""
 import argparse
 import json
 import os
@@ -233,6 +236,17 @@ def on_host(cluster, node, app, output_hint=""):
     return procs
 
 
+def stop(run):
+    """`malleo run` passes SIGTERM on to its launcher, which ends the ranks; SIGKILL only if that does not do."""
+    if run.poll() is None:
+        run.terminate()
+        try:
+            run.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            run.kill()
+            run.communicate()
+
+
 def finish(run):
     output, _ = run.communicate(timeout=RUN_TIMEOUT)
     check(run.returncode == 0, f"the run ends well ({run.returncode})\n{output[-3000:]}")
@@ -258,9 +272,7 @@ def join(a, work):
             on_host(cluster, "n2", app)
             output = finish(run)
         finally:
-            if run.poll() is None:
-                run.kill()
-                run.communicate()
+            stop(run)
     check(re.search(r"^final: ([2-9]|\d\d+) processes", output, re.M), "the run ends on more than one process")
     got, want = checksum(output), static_checksum(a, grid, work)
     check(got is not None and got == want, f"checksum after the split across hosts {got} == static {want}")
@@ -296,11 +308,56 @@ def drain(a, work):
             check(wait_for(lambda: not os.path.exists(f"/proc/{agent}"), 30, 0.2), "then n2's agent exits")
             output = finish(run)
         finally:
-            if run.poll() is None:
-                run.kill()
-                run.communicate()
+            stop(run)
     got, want = checksum(output), static_checksum(a, grid, work)
     check(got is not None and got == want, f"checksum after the drain across hosts {got} == static {want}")
+    return 0
+
+
+def partition(a, work):
+    """heat2d on host n1; host n2's link down for longer than the failure timeout, then up: n1 and n3 keep each other
+    and the application, n2 keeps answering alone, the overlay heals, the run ends with the static checksum."""
+    grid = ["--rows", "512", "--columns", "1024", "--iterations", "1500", "--pace", "15"]
+    config = write_json(os.path.join(work, "base.json"), {
+        "agent": {"decision_interval": 0.5, "profile_interval": 0.5},
+        "membership": {"heartbeat_interval": 0.3, "failure_timeout": 1.5},
+        "modules": {"decision": "none"}})
+    with HostCluster("--hosts", "3", "--config", config) as cluster:
+        nodes = cluster.nodes()
+
+        def alive(node):
+            return sorted(p["id"] for p in cluster.peers(node) if p.get("alive", True))
+        check(wait_for(lambda: all(len(alive(n)) == 2 for n in nodes), 20, 0.2), "three agents form one overlay")
+        run = subprocess.Popen([MALLEO, "--cluster-dir", cluster.dir, "--node", "n1", "run", "--mpi", a.mpi,
+                                "-n", "2", "--profile-dir", work, "--", a.heat2d, *grid],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=run_env(a.mpi))
+        try:
+            app = registered_app(cluster, a.heat2d)
+            host = nodes["n2"]["host"]
+            down = subprocess.run(["ip", "-n", host, "link", "set", "eth0", "down"], capture_output=True, text=True)
+            check(down.returncode == 0, f"n2's link is down ({down.stderr.strip()})")
+            try:
+                split = wait_for(lambda: alive("n1") == ["n3"] and alive("n3") == ["n1"] and alive("n2") == [], 20,
+                                 0.2)
+                check(split, f"past the failure timeout: n1 and n3 keep each other, n2 is alone "
+                             f"(n1 {alive('n1')}, n2 {alive('n2')}, n3 {alive('n3')})")
+                check(run.poll() is None and app in apps(cluster, "n1"),
+                      "the application runs on and n1 still has it")
+                r = cluster.cli("--node", "n2", "status")
+                check(r.returncode == 0, "n2's agent keeps working alone (it answers)")
+            finally:
+                subprocess.run(["ip", "-n", host, "link", "set", "eth0", "up"])
+            healed = wait_for(lambda: all(len(alive(n)) == 2 for n in nodes), 30, 0.2)
+            check(healed, f"the link up again, the overlay heals (n1 {alive('n1')}, n2 {alive('n2')}, "
+                          f"n3 {alive('n3')})")
+            output = finish(run)
+        finally:
+            stop(run)
+    got = checksum(output)
+    static = subprocess.run([MALLEO, "--agent", "off", "run", "--mpi", a.mpi, "-n", "2", "--profile-dir", work, "--",
+                             a.heat2d, *grid], capture_output=True, text=True, env=run_env(a.mpi), timeout=RUN_TIMEOUT)
+    want = checksum(static.stdout)
+    check(got is not None and got == want, f"the run is not lost: checksum {got} == static {want}")
     return 0
 
 
@@ -328,9 +385,7 @@ def pool(a, work):
             print(f"{time.monotonic():.1f}: waiting for the run's end", flush=True)
             output = finish(run)
         finally:
-            if run.poll() is None:
-                run.kill()
-                run.communicate()
+            stop(run)
     got, want = checksum(output), static_checksum(a, grid, work)
     check(got is not None and got == want, f"checksum after the split across hosts {got} == static {want}")
     return 0
@@ -338,7 +393,7 @@ def pool(a, work):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", required=True, choices=["overlay", "join", "pool", "drain"])
+    parser.add_argument("--scenario", required=True, choices=["overlay", "join", "pool", "drain", "partition"])
     parser.add_argument("--mpi", default="openmpi", choices=["openmpi", "mpich"])
     parser.add_argument("heat2d", nargs="?")
     a = parser.parse_args()
@@ -352,7 +407,7 @@ def main():
     try:
         if a.scenario == "overlay":
             return overlay(a)
-        return {"join": join, "pool": pool, "drain": drain}[a.scenario](a, work)
+        return {"join": join, "pool": pool, "drain": drain, "partition": partition}[a.scenario](a, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
