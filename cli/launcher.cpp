@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,9 +77,13 @@ std::vector<std::string> openMpiCommand(const LaunchPlan &plan)
 		// Unbound: Open MPI would pin the ranks of every host to core 0 (the bridge binds them to their node's
 		// CPUs); its daemons and TCP on the cluster's subnet alone, since each host's loopback is its own.
 		const std::string subnet = plan.network->subnet();
-		argv.insert(argv.end(), {"--bind-to", "none", "--hostfile", plan.network->hostfile, "--mca",
-					 "plm_rsh_agent", plan.network->rshAgent, "--mca", "oob_tcp_if_include", subnet,
-					 "--mca", "btl_tcp_if_include", subnet});
+		argv.insert(argv.end(), {"--hostfile", plan.network->hostfile, "--mca", "plm_rsh_agent",
+					 plan.network->rshAgent, "--mca", "oob_tcp_if_include", subnet, "--mca",
+					 "btl_tcp_if_include", subnet});
+		if (plan.rankfile.empty())
+			argv.insert(argv.end(), {"--bind-to", "none"});
+		else
+			argv.insert(argv.end(), {"--rankfile", plan.rankfile});
 	}
 	argv.insert(argv.end(), plan.options.begin(), plan.options.end());
 	// Open MPI's -x and --host belong to the block they are given in: every block gets them all.
@@ -87,7 +93,7 @@ std::vector<std::string> openMpiCommand(const LaunchPlan &plan)
 		argv.insert(argv.end(), {"-n", std::to_string(block.ranks)});
 		if (!plan.hosts.empty())
 			argv.insert(argv.end(), {"--host", plan.hosts});
-		else if (plan.network && !block.host.empty()) {
+		else if (plan.network && !block.host.empty() && plan.rankfile.empty()) {
 			// The block's host first, with its ranks' slots (Open MPI fills the list in order); then every other
 			// host: only the hosts of a job's app contexts can get its spawned processes.
 			std::string list = fmt::format("{}:{}", block.host, block.ranks);
@@ -135,6 +141,19 @@ std::vector<std::string> mpichCommand(const LaunchPlan &plan)
 }
 
 } // namespace
+
+std::optional<Failure> writeRankfile(const std::string &path, const std::vector<RankBlock> &blocks)
+{
+	std::ofstream out(path, std::ios::trunc);
+	unsigned rank = 0;
+	for (const RankBlock &block : blocks)
+		for (unsigned i = 0; i < block.ranks; ++i, ++rank)
+			out << fmt::format("rank {}={} slot={}\n", rank, block.host,
+					   block.cpus.empty() ? std::string("0") : fmt::format("{}", fmt::join(block.cpus, ",")));
+	if (!out.flush())
+		return Failure{kExitFailed, fmt::format("cannot write {}", path)};
+	return std::nullopt;
+}
 
 std::vector<std::string> launcherCommand(const LaunchPlan &plan)
 {

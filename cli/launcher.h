@@ -23,7 +23,12 @@ struct LaunchPlan {
 	std::vector<std::string> command;			// the program and its arguments
 	std::optional<HostNetwork> network; // a cluster of hosts: the launcher runs in its launch namespace and starts
 					    // each block on its block's host through the cluster's rsh agent
+	std::string rankfile;		    // Open MPI, several blocks on a cluster of hosts: each rank's host (below)
 };
+
+// Open MPI's rankfile for blocks on hosts: "rank R=HOST slot=CPUS", one line a rank. Its mapper continues each app
+// context from where the previous one stopped, so per-block --host lists put ranks on other blocks' hosts.
+std::optional<Failure> writeRankfile(const std::string &path, const std::vector<RankBlock> &blocks);
 
 std::vector<std::string> launcherCommand(const LaunchPlan &plan);
 

@@ -367,7 +367,7 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 	if (!target->agent.empty())
 		env["MALLEO_AGENT"] = target->agent;
 	const unsigned launched = maxRanks ? *maxRanks : *ranks;
-	std::vector<RankBlock> blocks = {{launched, {}, {}}};
+	std::vector<RankBlock> blocks = {{launched, {}, {}, {}}};
 	if (target->cluster) {
 		for (const auto &[key, value] : clusterEnvironment(target->clusterDir, *target->cluster))
 			env[key] = value;
@@ -377,7 +377,7 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 		blocks = placeRanks(*target->cluster, *target->cluster->find(target->node), *ranks, launched - *ranks,
 				    *spareNodes);
 	}
-	LaunchPlan plan{*mpi, run.hosts, run.launcherOptions, {env.begin(), env.end()}, blocks, run.command, {}};
+	LaunchPlan plan{*mpi, run.hosts, run.launcherOptions, {env.begin(), env.end()}, blocks, run.command, {}, {}};
 	if (target->cluster && !target->cluster->nodes.empty() && !target->cluster->nodes.front().host.empty()) {
 		if (!run.hosts.empty())
 			return refuse(kExitBadInput, fmt::format("--hosts {}: the cluster at {} places the ranks on its own "
@@ -394,6 +394,11 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 		for (const NetHost &host : plan.network->hosts)
 			reachable += (reachable.empty() ? "" : ",") + host.name;
 		plan.env.emplace_back("MALLEO_HOSTS", reachable);
+		if (*mpi == "openmpi" && blocks.size() > 1) {
+			plan.rankfile = (fs::path(target->clusterDir) / "hosts" / ("rankfile-" + tag)).string();
+			if (std::optional<Failure> f = writeRankfile(plan.rankfile, blocks))
+				return refuse(f->status, f->line);
+		}
 	}
 	const std::optional<LaunchEnd> end =
 		runLauncher(launcherCommand(plan), failure, plan.network ? &plan.network->launch : nullptr,
@@ -401,6 +406,10 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 	if (!end)
 		return refuse(failure.status, failure.line);
 
+	if (!plan.rankfile.empty()) {
+		std::error_code ec;
+		fs::remove(plan.rankfile, ec);
+	}
 	const std::vector<fs::path> reports = reportsOf(*profileDir, tag);
 	if (reports.empty() && profiling(env))
 		std::cerr << fmt::format("malleo run: no profile report was written to {} (exit status {})\n",

@@ -16,7 +16,7 @@ void addRanks(std::vector<RankBlock> &blocks, const ClusterNode &node, unsigned 
 		blocks.back().ranks += ranks;
 		return;
 	}
-	blocks.push_back({ranks, {{"MALLEO_NODE", node.name}, {"MALLEO_AGENT", localEndpoint(node)}}, node.host});
+	blocks.push_back({ranks, {{"MALLEO_NODE", node.name}, {"MALLEO_AGENT", localEndpoint(node)}}, node.host, node.cpus});
 }
 
 } // namespace

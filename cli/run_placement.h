@@ -18,6 +18,7 @@ struct RankBlock {
 	unsigned ranks = 0;
 	std::vector<std::pair<std::string, std::string>> env; // set for these ranks alone (MALLEO_NODE, MALLEO_AGENT)
 	std::string host; // the host these ranks start on (`cluster up --hosts`), else empty: where the launcher puts them
+	std::vector<int> cpus; // their node's CPUs (a rankfile's slots)
 };
 
 // `active` ranks on `target`, then `spares` ranks one by one over `sparesOn` (names of the cluster's nodes; empty:

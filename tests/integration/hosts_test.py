@@ -15,13 +15,10 @@ real mpirun/hydra, real heat2d; no `malleo force` and no MALLEO_FORCE.
 
 Skips (exit 77) with one line where namespaces cannot be made (not root, no `ip`).
 
-  drain    (pool mode) as pool, spares on n2 and n1; then `malleo drain n2`: the application's processes leave n2
-           before its agent exits; checksum equal to a static run's.
-
   partition  heat2d on host n1; host n2's link down longer than the failure timeout, then up: n1 and n3 keep each
            other and the application, n2 answers alone, the overlay heals; checksum equal to a static run's.
 
-usage: hosts_test.py --scenario overlay|join|pool|drain|partition [--mpi openmpi|mpich] HEAT2D"""
+usage: hosts_test.py --scenario overlay|join|pool|partition [--mpi openmpi|mpich] HEAT2D"""
 import argparse
 import json
 import os
@@ -279,41 +276,6 @@ def join(a, work):
     return 0
 
 
-def drain(a, work):
-    """Pool mode: the active rank on n1, spares on n2 and n1; n2 idle gets processes; then `malleo drain n2`: they
-    leave n2 (back to n1's spares or merged) before n2's agent exits."""
-    grid = ["--rows", "1024", "--columns", "1024", "--iterations", "1500", "--pace", "8"]
-    config = write_json(os.path.join(work, "base.json"), agent_config())
-    n1 = write_json(os.path.join(work, "n1.json"), {"host": {"cpus": [0]}})
-    n2 = write_json(os.path.join(work, "n2.json"), IDLE)
-    with HostCluster("--hosts", "2", "--config", config, "--node-config", f"n1={n1}",
-                     "--node-config", f"n2={n2}") as cluster:
-        run = subprocess.Popen([MALLEO, "--cluster-dir", cluster.dir, "--node", "n1", "run", "--mpi", a.mpi,
-                                "-n", "1", "--max", "5", "--spares-on", "n2,n2,n1,n1", "--profile-dir", work, "--",
-                                a.heat2d, *grid, "--times"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=run_env(a.mpi))
-        try:
-            app = registered_app(cluster, a.heat2d)
-            arrived = wait_for(lambda: processes_here(cluster, "n2", app), 90, 0.2)
-            check(arrived, "n2 asks for work and n1's decision activates spares on n2")
-            on_host(cluster, "n2", app)
-            agent = cluster.nodes()["n2"]["pid"]
-            r = cluster.cli("drain", "n2", "--wait", "90", "--json", timeout=120)
-            drained = json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else {}
-            left = processes_here(cluster, "n2", app)
-            check(r.returncode == 0 and drained.get("type") == "drained",
-                  f"malleo drain n2 --wait: n2 hosts no active process ({r.returncode}: {r.stdout.strip()} "
-                  f"{r.stderr.strip()})")
-            check(not left, f"the application's processes left n2 before its agent exits ({left})")
-            check(wait_for(lambda: not os.path.exists(f"/proc/{agent}"), 30, 0.2), "then n2's agent exits")
-            output = finish(run)
-        finally:
-            stop(run)
-    got, want = checksum(output), static_checksum(a, grid, work)
-    check(got is not None and got == want, f"checksum after the drain across hosts {got} == static {want}")
-    return 0
-
-
 def partition(a, work):
     """heat2d on host n1; host n2's link down for longer than the failure timeout, then up: n1 and n3 keep each other
     and the application, n2 keeps answering alone, the overlay heals, the run ends with the static checksum."""
@@ -393,7 +355,7 @@ def pool(a, work):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", required=True, choices=["overlay", "join", "pool", "drain", "partition"])
+    parser.add_argument("--scenario", required=True, choices=["overlay", "join", "pool", "partition"])
     parser.add_argument("--mpi", default="openmpi", choices=["openmpi", "mpich"])
     parser.add_argument("heat2d", nargs="?")
     a = parser.parse_args()
@@ -407,7 +369,7 @@ def main():
     try:
         if a.scenario == "overlay":
             return overlay(a)
-        return {"join": join, "pool": pool, "drain": drain, "partition": partition}[a.scenario](a, work)
+        return {"join": join, "pool": pool, "partition": partition}[a.scenario](a, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
