@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `malleo cluster add`: one more node for a virtual cluster that runs. It is named after the highest node so far,
 // gets the configuration the cluster's nodes share (base-config.json) and one of the running nodes as its seed, as
-// a machine that joins a real cluster would: the agents learn of it through the overlay, not from malleo.
+// a machine that joins a real cluster would: the agents learn of it through the overlay, not from malleo. On a cluster
+// of hosts (`cluster up --hosts`) it gets a host of its own, as the others have.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "cluster_starter.h"
 #include "commands.h"
 #include "cpu_load.h"
+#include "netns_hosts.h"
 #include "node_config.h"
 #include "node_process.h"
 #include "target.h"
@@ -134,6 +136,16 @@ int clusterAddCommand(const GlobalOptions &options, const ClusterAddOptions &add
 	input.base = std::move(*config);
 	const unsigned index = highestIndex(*cluster) + 1;
 	ClusterStarter starter(index, "", dir, *malleod, std::move(input), {});
+	// A cluster of hosts gets one more host, the new node's.
+	if (!cluster->nodes.front().host.empty()) {
+		std::optional<HostNetwork> network = readHostNetwork(dir, failure);
+		if (!network)
+			return report(failure.line.empty() ? Failure{kExitFailed, fmt::format("the cluster in {} has hosts "
+											"but no hosts.json",
+											dir)}
+							   : failure);
+		starter.onHosts(std::move(*network));
+	}
 	if (std::optional<Failure> f = starter.add(*cluster, index, std::move(cpus), {seed->endpoint})) {
 		starter.rollback();
 		f->line += fmt::format("; n{} is not part of the cluster", index);

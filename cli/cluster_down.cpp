@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// `malleo cluster down`: every node leaves (SIGTERM), stragglers are killed.
+// `malleo cluster down`: every node leaves (SIGTERM), stragglers are killed; the hosts of a `cluster up --hosts`
+// (network namespaces, veths, files) are removed after them.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include "cluster_lock.h"
 #include "commands.h"
 #include "cpu_load.h"
+#include "netns_hosts.h"
 #include "node_stop.h"
 #include "target.h"
 
@@ -26,7 +28,21 @@ int clusterDownCommand(const GlobalOptions &options, bool json)
 {
 	const std::string dir = clusterDir(options);
 	Failure failure;
+	// What a `cluster up --hosts` made, also when it crashed before it recorded a node: hosts.json lists it all.
+	auto removeHosts = [&] {
+		std::vector<std::string> left = removeHostNetwork(dir);
+		for (const std::string &line : left)
+			std::cerr << "malleo: " << line << '\n';
+		return left.empty();
+	};
 	if (!std::filesystem::exists(clusterFilePath(dir))) {
+		std::unique_ptr<ClusterLock> lock;
+		if (std::filesystem::exists(std::filesystem::path(dir) / "hosts.json") &&
+		    !(lock = ClusterLock::acquire(dir, failure)))
+			return report(failure);
+		if (lock && !removeHosts())
+			return report({kExitFailed, "some of the cluster's hosts could not be removed; hosts.json is kept, "
+						    "retry `malleo cluster down`"});
 		// Nothing to stop is success: `cluster down` is safe in any clean-up script.
 		if (json)
 			std::cout << nlohmann::json({{"dir", dir}, {"nodes", nlohmann::json::array()}}).dump(2) << '\n';
@@ -54,8 +70,11 @@ int clusterDownCommand(const GlobalOptions &options, bool json)
 		survivors |= stop.result == "survived";
 	// Keep the file while a node survives, so that a second `down` can retry.
 	std::error_code ec;
-	if (!survivors)
+	bool hostsLeft = false;
+	if (!survivors) {
 		std::filesystem::remove(clusterFilePath(dir), ec);
+		hostsLeft = !removeHosts();
+	}
 
 	if (json) {
 		nlohmann::json nodes = nlohmann::json::array();
@@ -78,6 +97,9 @@ int clusterDownCommand(const GlobalOptions &options, bool json)
 	}
 	if (survivors)
 		return report({kExitFailed, "some nodes survived SIGKILL; cluster.json is kept, retry `malleo cluster down`"});
+	if (hostsLeft)
+		return report({kExitFailed, "some of the cluster's hosts could not be removed; hosts.json is kept, retry "
+					    "`malleo cluster down`"});
 	return kExitOk;
 }
 

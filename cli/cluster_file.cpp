@@ -37,7 +37,9 @@ std::optional<ClusterNode> parseNode(const nlohmann::json &j)
 				node.cpus.push_back(cpu.get<int>());
 	for (auto [key, field] : {std::pair{"run_dir", &node.runDir},
 				  std::pair{"endpoint", &node.endpoint},
-				  std::pair{"local", &node.local}})
+				  std::pair{"local", &node.local},
+				  std::pair{"host", &node.host},
+				  std::pair{"address", &node.address}})
 		if (auto it = j.find(key); it != j.end() && it->is_string())
 			*field = it->get<std::string>();
 	return node;
@@ -126,9 +128,12 @@ std::optional<Failure> writeClusterFile(const std::string &dir, const ClusterFil
 
 nlohmann::json toJson(const ClusterNode &node)
 {
-	return {{"name", node.name},	   {"pid", node.pid},		{"start_time", node.startTime},
-		{"cpus", node.cpus},	   {"run_dir", node.runDir}, {"endpoint", node.endpoint},
-		{"local", node.local}};
+	nlohmann::json j = {{"name", node.name},	   {"pid", node.pid},		{"start_time", node.startTime},
+			    {"cpus", node.cpus},	   {"run_dir", node.runDir}, {"endpoint", node.endpoint},
+			    {"local", node.local}};
+	if (!node.host.empty())
+		j.update({{"host", node.host}, {"address", node.address}});
+	return j;
 }
 
 nlohmann::json toJson(const ClusterFile &cluster)

@@ -21,6 +21,8 @@ struct ClusterNode {
 	std::string runDir;
 	std::string endpoint; // peer inbox, tcp://127.0.0.1:PORT
 	std::string local;    // local endpoint, ipc://<run-dir>/agent.sock
+	std::string host;     // `cluster up --hosts`: its network namespace and hostname (netns_hosts.h); else empty
+	std::string address;  // and its address there
 };
 
 struct ClusterFile {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cluster_starter.h"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -126,16 +128,26 @@ std::optional<Failure> ClusterStarter::launch(unsigned index, const std::vector<
 	NodeConfigInput input = input_;
 	if (auto it = nodeFiles_.find(l.node.name); it != nodeFiles_.end())
 		input.node = it->second;
+	std::optional<NetHost> host;
+	if (network_) {
+		Failure failure;
+		if (!(host = addHost(*network_, l.node.name, index, failure)))
+			return failure;
+		l.node.host = host->name;
+		l.node.address = host->address;
+	}
+	const std::string listen = fmt::format("tcp://{}:*", host ? host->address : "127.0.0.1");
 	const std::string configPath = l.node.runDir + "/config.json";
 	{
+		nlohmann::json config = nodeConfig(input, l.node.name, peers, l.node.runDir);
+		config["agent"]["listen"] = listen; // what the command line says too: the file tells the truth
 		std::ofstream out(configPath, std::ios::trunc);
-		out << nodeConfig(input, l.node.name, peers, l.node.runDir).dump(2) << '\n';
+		out << config.dump(2) << '\n';
 		if (!out.flush())
 			return Failure{kExitFailed, fmt::format("cannot write {}", configPath)};
 	}
-
-	std::vector<std::string> argv = {malleod_,   "--config", configPath,	      "--id",
-					 l.node.name, "--listen", "tcp://127.0.0.1:*", "--run-dir",
+	std::vector<std::string> argv = {malleod_, "--config", configPath,    "--id",
+					 l.node.name, "--listen", listen, "--run-dir",
 					 l.node.runDir};
 	for (const std::string &peer : peers)
 		argv.insert(argv.end(), {"--peer", peer});
@@ -143,7 +155,14 @@ std::optional<Failure> ClusterStarter::launch(unsigned index, const std::vector<
 		argv.insert(argv.end(), {"--log-level", logLevel_});
 
 	Failure failure;
-	std::optional<pid_t> pid = spawnDetached(argv, l.node.cpus, l.logPath, failure);
+	std::optional<HostEntry> entry;
+	if (host) {
+		entry.emplace(*host);
+		if (!entry->opened())
+			return Failure{kExitFailed, fmt::format("cannot open /run/netns/{}: {}", host->name,
+								std::strerror(errno))};
+	}
+	std::optional<pid_t> pid = spawnDetached(argv, l.node.cpus, l.logPath, failure, entry ? &*entry : nullptr);
 	if (!pid)
 		return failure;
 	l.node.pid = *pid;

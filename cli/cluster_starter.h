@@ -14,6 +14,7 @@
 
 #include "cluster_file.h"
 #include "failure.h"
+#include "netns_hosts.h"
 #include "node_config.h"
 
 namespace malleo::cli {
@@ -42,6 +43,8 @@ public:
 	// nodes that were there before (none: removes it).
 	void rollback();
 	const ClusterFile &cluster() const { return cluster_; }
+	// Each node started from now on gets a host of its own in network (netns_hosts.h) and listens on its address.
+	void onHosts(HostNetwork network) { network_ = std::move(network); }
 
 private:
 	std::optional<Failure> launch(unsigned index, const std::vector<std::string> &peers,
@@ -58,6 +61,7 @@ private:
 	std::vector<Launch> launches_;
 	std::vector<ClusterNode> kept_; // add(): the nodes already up, recorded first
 	ClusterFile cluster_;
+	std::optional<HostNetwork> network_;
 };
 
 } // namespace malleo::cli

@@ -12,6 +12,7 @@
 #include "cluster_lock.h"
 #include "cluster_starter.h"
 #include "commands.h"
+#include "netns_hosts.h"
 #include "node_config.h"
 #include "node_process.h"
 #include "target.h"
@@ -76,11 +77,19 @@ void printCluster(const std::string &dir, const ClusterFile &cluster, bool json,
 	}
 	std::cout << fmt::format("cluster of {} node{} up in {}\n", cluster.nodes.size(),
 				 cluster.nodes.size() == 1 ? "" : "s", dir);
-	TextTable table({"NAME", "PID", "CPU", "ENDPOINT", "LOCAL"});
-	table.alignRight(1);
-	for (const ClusterNode &node : cluster.nodes)
-		table.addRow({node.name, std::to_string(node.pid), fmt::format("{}", fmt::join(node.cpus, ",")),
-			      node.endpoint, node.local});
+	const bool hosts = !cluster.nodes.empty() && !cluster.nodes.front().host.empty();
+	std::vector<std::string> header = {"NAME", "PID", "CPU", "ENDPOINT", "LOCAL"};
+	if (hosts)
+		header.insert(header.begin() + 1, "HOST");
+	TextTable table(header);
+	table.alignRight(hosts ? 2 : 1);
+	for (const ClusterNode &node : cluster.nodes) {
+		std::vector<std::string> row = {node.name, std::to_string(node.pid),
+						fmt::format("{}", fmt::join(node.cpus, ",")), node.endpoint, node.local};
+		if (hosts)
+			row.insert(row.begin() + 1, node.host);
+		table.addRow(row);
+	}
 	// One command a line, whole, so that a line pasted into a shell runs it (with `|` between them it pipes).
 	std::cout << table.render() << "next:\n";
 	for (const char *next : {"--node n1 status", "top", "cluster down"})
@@ -89,10 +98,23 @@ void printCluster(const std::string &dir, const ClusterFile &cluster, bool json,
 
 } // namespace
 
-int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &up)
+int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &given)
 {
 	const std::string dir = fs::absolute(clusterDir(options)).lexically_normal().string();
 	Failure failure;
+	if (given.nodes == 0 && given.hosts == 0)
+		return report({kExitBadInput, "how many nodes? give --nodes K (agents on this host) or --hosts K "
+					      "(each on a host of its own)"});
+	if (given.hosts > 0)
+		if (std::optional<std::string> why = namespacesUnavailable())
+			return report({kExitFailed, *why});
+	ClusterUpOptions up = given;
+	if (up.nodes == 0)
+		up.nodes = up.hosts;
+	if (up.hosts > 0 && up.nodes > up.hosts)
+		return report({kExitBadInput, fmt::format("--nodes {} --hosts {}: a node per host at most (node nI runs on "
+							  "host I)",
+							  up.nodes, up.hosts)});
 
 	NodeConfigInput input;
 	if (!up.config.empty()) {
@@ -129,10 +151,31 @@ int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &up)
 		return report(failure);
 	}
 
+	// Namespaces a crashed `cluster up` or `cluster down` left: no node of this directory runs, so none is used.
+	if (std::vector<std::string> left = removeHostNetwork(dir); !left.empty())
+		return report({kExitFailed, fmt::format("cannot remove the hosts an earlier cluster left in {}: {}", dir,
+							left.front())});
 	ClusterStarter starter(up.nodes, up.logLevel, dir, *malleod, std::move(input), std::move(*nodeFiles));
+	if (up.hosts > 0) {
+		std::optional<HostNetwork> network = makeHostNetwork(dir, failure);
+		if (!network)
+			return report(failure);
+		// Every host now, those of nodes to come too: an MPI job reaches only the hosts of the hostfile it
+		// started with (Open MPI cannot add one to a running job).
+		for (unsigned i = 1; i <= up.hosts; ++i)
+			if (!addHost(*network, fmt::format("n{}", i), i, failure)) {
+				for (const std::string &left : removeHostNetwork(dir))
+					std::cerr << "malleo: " << left << '\n';
+				return report(failure);
+			}
+		starter.onHosts(std::move(*network));
+	}
 	if (std::optional<Failure> f = starter.start()) {
 		starter.rollback();
 		f->line += "; stopped the nodes already started";
+		if (up.hosts > 0)
+			for (const std::string &left : removeHostNetwork(dir))
+				std::cerr << "malleo: " << left << '\n';
 		return report(*f);
 	}
 	printCluster(dir, starter.cluster(), up.json,

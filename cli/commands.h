@@ -32,6 +32,7 @@ int topCommand(const GlobalOptions &options, const TopOptions &top);
 
 struct ClusterUpOptions {
 	unsigned nodes = 0;
+	unsigned hosts = 0; // --hosts K: K hosts (network namespaces; netns_hosts.h), node nI on host I
 	std::string config;
 	std::string profiling;
 	std::string protocol;

@@ -84,7 +84,7 @@ std::vector<ClusterNode> asProcesses(const LoadRecord &record)
 	std::vector<ClusterNode> processes;
 	for (const Burner &b : record.burners)
 		processes.push_back(
-		    {fmt::format("cpu {}", b.cpu), b.pid, b.startTime, {}, {}, {}, {}});
+		    {fmt::format("cpu {}", b.cpu), b.pid, b.startTime, {}, {}, {}, {}, {}, {}});
 	return processes;
 }
 

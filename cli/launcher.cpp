@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,14 +75,37 @@ std::vector<std::string> openMpiCommand(const LaunchPlan &plan)
 	argv.push_back("--oversubscribe");
 	if (chooseOb1(plan))
 		argv.insert(argv.end(), {"--mca", "pml", "ob1"});
+	if (plan.network) {
+		// Unbound: Open MPI would pin the ranks of every host to core 0 (the bridge binds them to their node's
+		// CPUs); its daemons and TCP on the cluster's subnet alone, since each host's loopback is its own.
+		const std::string subnet = plan.network->subnet();
+		argv.insert(argv.end(), {"--hostfile", plan.network->hostfile, "--mca", "plm_rsh_agent",
+					 plan.network->rshAgent, "--mca", "oob_tcp_if_include", subnet, "--mca",
+					 "btl_tcp_if_include", subnet});
+		if (plan.rankfile.empty())
+			argv.insert(argv.end(), {"--bind-to", "none"});
+		else
+			argv.insert(argv.end(), {"--rankfile", plan.rankfile});
+	}
 	argv.insert(argv.end(), plan.options.begin(), plan.options.end());
 	// Open MPI's -x and --host belong to the block they are given in: every block gets them all.
 	for (const RankBlock &block : plan.blocks) {
 		if (&block != &plan.blocks.front())
 			argv.push_back(":");
 		argv.insert(argv.end(), {"-n", std::to_string(block.ranks)});
-		if (!block.host.empty() || !plan.hosts.empty())
+		if (plan.network && !block.host.empty()) {
+			if (plan.rankfile.empty()) {
+				// The block's host first, with its ranks' slots (Open MPI fills the list in order); then every
+				// other host: only the hosts of a job's app contexts can get its spawned processes.
+				std::string list = fmt::format("{}:{}", block.host, block.ranks);
+				for (const NetHost &host : plan.network->hosts)
+					if (host.name != block.host)
+						list += fmt::format(",{}:1", host.name);
+				argv.insert(argv.end(), {"--host", list});
+			}
+		} else if (!block.host.empty() || !plan.hosts.empty()) {
 			argv.insert(argv.end(), {"--host", block.host.empty() ? plan.hosts : block.host});
+		}
 		for (const auto &[key, value] : plan.env)
 			argv.insert(argv.end(), {"-x", key + "=" + value});
 		for (const auto &[key, value] : block.env)
@@ -93,6 +118,16 @@ std::vector<std::string> openMpiCommand(const LaunchPlan &plan)
 std::vector<std::string> mpichCommand(const LaunchPlan &plan)
 {
 	std::vector<std::string> argv = {"mpiexec.mpich"};
+	if (plan.network) {
+		// Hydra's -hosts is global: the blocks' hosts in order, each with its block's count, place rank by rank.
+		std::string list;
+		for (const RankBlock &block : plan.blocks)
+			list += fmt::format("{}{}:{}", list.empty() ? "" : ",", block.host, block.ranks);
+		argv.insert(argv.end(), {"-launcher", "ssh", "-launcher-exec", plan.network->rshAgent, "-iface", "eth0",
+					 "-genv", "UCX_TLS", "tcp,self"});
+		if (plan.hosts.empty())
+			argv.insert(argv.end(), {"-hosts", list});
+	}
 	for (const auto &[key, value] : plan.env)
 		argv.insert(argv.end(), {"-genv", key, value});
 	argv.insert(argv.end(), plan.options.begin(), plan.options.end());
@@ -156,6 +191,19 @@ std::vector<std::string> srunCommand(const LaunchPlan &plan)
 
 } // namespace
 
+std::optional<Failure> writeRankfile(const std::string &path, const std::vector<RankBlock> &blocks)
+{
+	std::ofstream out(path, std::ios::trunc);
+	unsigned rank = 0;
+	for (const RankBlock &block : blocks)
+		for (unsigned i = 0; i < block.ranks; ++i, ++rank)
+			out << fmt::format("rank {}={} slot={}\n", rank, block.host,
+					   block.cpus.empty() ? std::string("0") : fmt::format("{}", fmt::join(block.cpus, ",")));
+	if (!out.flush())
+		return Failure{kExitFailed, fmt::format("cannot write {}", path)};
+	return std::nullopt;
+}
+
 std::vector<std::string> launcherCommand(const LaunchPlan &plan)
 {
 	if (plan.srun)
@@ -163,8 +211,18 @@ std::vector<std::string> launcherCommand(const LaunchPlan &plan)
 	return plan.mpi == "openmpi" ? openMpiCommand(plan) : mpichCommand(plan);
 }
 
-std::optional<LaunchEnd> runLauncher(const std::vector<std::string> &argv, Failure &failure)
+std::optional<LaunchEnd> runLauncher(const std::vector<std::string> &argv, Failure &failure, const NetHost *host,
+				     bool hostTmpdir)
 {
+	std::optional<HostEntry> entry;
+	if (host) {
+		entry.emplace(*host, hostTmpdir);
+		if (!entry->opened()) {
+			failure = {kExitFailed, fmt::format("cannot open /run/netns/{}: {} (is the cluster up?)", host->name,
+							    std::strerror(errno))};
+			return std::nullopt;
+		}
+	}
 	std::vector<char *> args;
 	for (const std::string &a : argv)
 		args.push_back(const_cast<char *>(a.c_str()));
@@ -185,6 +243,12 @@ std::optional<LaunchEnd> runLauncher(const std::vector<std::string> &argv, Failu
 	}
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, &previous, nullptr);
+		if (entry)
+			if (int err = entry->enter(); err != 0) {
+				std::cerr << fmt::format("malleo run: cannot enter the host {}: {}\n", host->name,
+							 std::strerror(err));
+				_exit(127);
+			}
 		execvp(args[0], args.data());
 		std::cerr << fmt::format("malleo run: cannot run {}: {} (is that MPI installed?)\n", argv[0],
 					 std::strerror(errno));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "failure.h"
+#include "netns_hosts.h"
 #include "run_placement.h"
 
 namespace malleo::cli {
@@ -21,7 +22,14 @@ struct LaunchPlan {
 	std::vector<std::pair<std::string, std::string>> env; // for every rank
 	std::vector<RankBlock> blocks;				// at least one
 	std::vector<std::string> command;			// the program and its arguments
+	std::optional<HostNetwork> network; // a cluster of hosts: the launcher runs in its launch namespace and starts
+					    // each block on its block's host through the cluster's rsh agent
+	std::string rankfile;		    // Open MPI, several blocks on a cluster of hosts: each rank's host (below)
 };
+
+// Open MPI's rankfile for blocks on hosts: "rank R=HOST slot=CPUS", one line a rank. Its mapper continues each app
+// context from where the previous one stopped, so per-block --host lists put ranks on other blocks' hosts.
+std::optional<Failure> writeRankfile(const std::string &path, const std::vector<RankBlock> &blocks);
 
 std::vector<std::string> launcherCommand(const LaunchPlan &plan);
 
@@ -33,6 +41,8 @@ struct LaunchEnd {
 // Runs argv and waits for it. SIGINT and SIGTERM sent to malleo go to the launcher, which ends its ranks, and are
 // waited out; one typed at the terminal reached the launcher already (it shares malleo's process group) and is not
 // sent twice. Nullopt with the failure said when argv cannot be started.
-std::optional<LaunchEnd> runLauncher(const std::vector<std::string> &argv, Failure &failure);
+// In host (netns_hosts.h) when given, with its TMPDIR or (hostTmpdir false) none.
+std::optional<LaunchEnd> runLauncher(const std::vector<std::string> &argv, Failure &failure,
+				     const NetHost *host = nullptr, bool hostTmpdir = true);
 
 } // namespace malleo::cli

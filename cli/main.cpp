@@ -120,8 +120,15 @@ int main(int argc, char **argv)
 	CLI::App *cluster = app.add_subcommand("cluster", "run a virtual cluster of agents on this machine");
 	cluster->require_subcommand(1);
 	cluster->fallthrough();
-	CLI::App *up = cluster->add_subcommand("up", "start K agents n1..nK, each on its own CPU");
-	up->add_option("--nodes", o.up.nodes, "number of agents")->required()->check(CLI::Range(1, 1024));
+	CLI::App *up = cluster->add_subcommand(
+		"up", "start K agents n1..nK, each on its own CPU (with --hosts, each on a host of its own)");
+	CLI::Option *nodes = up->add_option("--nodes", o.up.nodes, "number of agents")->check(CLI::Range(1, 1024));
+	up->add_option("--hosts", o.up.hosts,
+		       "make K hosts, each a network namespace with its own address, hostname and TMPDIR on a bridge of "
+		       "the cluster's (root only), node nI's agent on host I; alone: K nodes; with --nodes N: hosts "
+		       "N+1..K wait for `cluster add`")
+		->check(CLI::Range(1, 253));
+	(void)nodes;
 	up->add_option("--config", o.up.config, "base agent configuration (JSON) for every node")
 		->check(CLI::ExistingFile);
 	up->add_option("--profiling", o.up.profiling, "profiling module (e.g. host, static)");

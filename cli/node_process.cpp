@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "node_process.h"
 
+#include "netns_hosts.h"
+
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -47,11 +49,12 @@ std::vector<std::string> statFields(long pid)
 }
 
 // Runs in the child between fork and exec: only async-signal-safe calls.
-[[noreturn]] void execChild(char *const argv[], const cpu_set_t &set, int logFd, int nullFd, int errorPipe)
+[[noreturn]] void execChild(char *const argv[], const cpu_set_t &set, int logFd, int nullFd, int errorPipe,
+			       const HostEntry *host)
 {
 	setsid();
-	int err = 0;
-	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+	int err = host ? host->enter() : 0;
+	if (!err && sched_setaffinity(0, sizeof(set), &set) != 0)
 		err = errno;
 	if (!err && (dup2(nullFd, STDIN_FILENO) < 0 || dup2(logFd, STDOUT_FILENO) < 0 ||
 		     dup2(logFd, STDERR_FILENO) < 0))
@@ -119,7 +122,7 @@ std::vector<int> usableCpus()
 }
 
 std::optional<pid_t> spawnDetached(const std::vector<std::string> &argv, const std::vector<int> &cpus,
-				   const std::string &logPath, Failure &failure)
+				   const std::string &logPath, Failure &failure, const HostEntry *host)
 {
 	int logFd = open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (logFd < 0) {
@@ -149,7 +152,7 @@ std::optional<pid_t> spawnDetached(const std::vector<std::string> &argv, const s
 
 	pid_t pid = fork();
 	if (pid == 0)
-		execChild(args.data(), set, logFd, nullFd, errorPipe[1]);
+		execChild(args.data(), set, logFd, nullFd, errorPipe[1], host);
 	int forkErrno = errno;
 	close(errorPipe[1]);
 	close(logFd);

@@ -20,11 +20,13 @@ std::optional<std::string> findMalleod(Failure &failure);
 // The CPUs this process may run on, in order (the nodes are spread over them).
 std::vector<int> usableCpus();
 
+class HostEntry;
+
 // Starts argv[0] in a new session bound to cpus, stdin from /dev/null and
-// stdout and stderr appended to logPath. Returns the pid, or nullopt with a
+// stdout and stderr appended to logPath; inside host (netns_hosts.h) if given. Returns the pid, or nullopt with a
 // failure when the program could not be started at all.
 std::optional<pid_t> spawnDetached(const std::vector<std::string> &argv, const std::vector<int> &cpus,
-				   const std::string &logPath, Failure &failure);
+				   const std::string &logPath, Failure &failure, const HostEntry *host = nullptr);
 
 // /proc/<pid>/stat's start time, 0 when the process does not exist.
 unsigned long long processStartTime(long pid);

@@ -395,7 +395,7 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 	if (!target->agent.empty())
 		env["MALLEO_AGENT"] = target->agent;
 	const unsigned launched = maxRanks ? *maxRanks : *ranks;
-	std::vector<RankBlock> blocks = {{launched, {}, {}}};
+	std::vector<RankBlock> blocks = {{launched, {}, {}, {}}};
 	if (target->cluster) {
 		for (const auto &[key, value] : clusterEnvironment(target->clusterDir, *target->cluster))
 			env[key] = value;
@@ -413,12 +413,39 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 		env.erase("MALLEO_AGENT");
 		blocks = placeOnSlurmNodes(*nodes, *ranks, launched - *ranks, target->agent);
 	}
-	const LaunchPlan plan{*mpi,   srun,   run.hosts,  run.launcherOptions, {env.begin(), env.end()},
-			      blocks, run.command};
-	const std::optional<LaunchEnd> end = runLauncher(launcherCommand(plan), failure);
+	LaunchPlan plan{*mpi, srun, run.hosts, run.launcherOptions, {env.begin(), env.end()}, blocks, run.command, {}, {}};
+	if (target->cluster && !target->cluster->nodes.empty() && !target->cluster->nodes.front().host.empty()) {
+		if (!run.hosts.empty())
+			return refuse(kExitBadInput, fmt::format("--hosts {}: the cluster at {} places the ranks on its own "
+								 "hosts (each node's); leave --hosts out",
+								 run.hosts, target->clusterDir));
+		Failure none;
+		plan.network = readHostNetwork(target->clusterDir, none);
+		if (!plan.network)
+			return refuse(kExitFailed, fmt::format("the cluster at {} has hosts but no hosts.json ({}); start it "
+							       "again with `malleo cluster down` and `cluster up --hosts`",
+							       target->clusterDir, none.line.empty() ? "gone" : none.line));
+		// The hosts this job can reach, for the bridge to refuse a spawn onto any other.
+		std::string reachable;
+		for (const NetHost &host : plan.network->hosts)
+			reachable += (reachable.empty() ? "" : ",") + host.name;
+		plan.env.emplace_back("MALLEO_HOSTS", reachable);
+		if (*mpi == "openmpi" && blocks.size() > 1) {
+			plan.rankfile = (fs::path(target->clusterDir) / "hosts" / ("rankfile-" + tag)).string();
+			if (std::optional<Failure> f = writeRankfile(plan.rankfile, blocks))
+				return refuse(f->status, f->line);
+		}
+	}
+	const std::optional<LaunchEnd> end =
+		runLauncher(launcherCommand(plan), failure, plan.network ? &plan.network->launch : nullptr,
+			    *mpi != "mpich"); // hydra gives its TMPDIR to every rank
 	if (!end)
 		return refuse(failure.status, failure.line);
 
+	if (!plan.rankfile.empty()) {
+		std::error_code ec;
+		fs::remove(plan.rankfile, ec);
+	}
 	const std::vector<fs::path> reports = reportsOf(*profileDir, tag);
 	if (reports.empty() && profiling(env))
 		std::cerr << fmt::format("malleo run: no profile report was written to {} (exit status {})\n",

@@ -16,7 +16,7 @@ void addRanks(std::vector<RankBlock> &blocks, const ClusterNode &node, unsigned 
 		blocks.back().ranks += ranks;
 		return;
 	}
-	blocks.push_back({ranks, {{"MALLEO_NODE", node.name}, {"MALLEO_AGENT", localEndpoint(node)}}, {}});
+	blocks.push_back({ranks, {{"MALLEO_NODE", node.name}, {"MALLEO_AGENT", localEndpoint(node)}}, node.host, node.cpus});
 }
 
 } // namespace
@@ -44,13 +44,19 @@ std::vector<RankBlock> placeRanks(const ClusterFile &cluster, const ClusterNode 
 std::vector<std::pair<std::string, std::string>> clusterEnvironment(const std::string &dir,
 								    const ClusterFile &cluster)
 {
-	std::string nodes, agents;
+	std::string nodes, agents, hosts;
 	for (const ClusterNode &node : cluster.nodes) {
+		if (!node.host.empty())
+			hosts += fmt::format("{}{}={}", hosts.empty() ? "" : ";", node.name, node.host);
 		if (!node.cpus.empty())
 			nodes += fmt::format("{}{}={}", nodes.empty() ? "" : ";", node.name, fmt::join(node.cpus, ","));
 		agents += fmt::format("{}{}={}", agents.empty() ? "" : ";", node.name, localEndpoint(node));
 	}
-	return {{"MALLEO_CLUSTER_DIR", dir}, {"MALLEO_NODES", nodes}, {"MALLEO_NODE_AGENTS", agents}};
+	std::vector<std::pair<std::string, std::string>> env = {
+		{"MALLEO_CLUSTER_DIR", dir}, {"MALLEO_NODES", nodes}, {"MALLEO_NODE_AGENTS", agents}};
+	if (!hosts.empty())
+		env.emplace_back("MALLEO_NODE_HOSTS", hosts);
+	return env;
 }
 
 } // namespace malleo::cli

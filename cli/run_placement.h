@@ -17,7 +17,9 @@ namespace malleo::cli {
 struct RankBlock {
 	unsigned ranks = 0;
 	std::vector<std::pair<std::string, std::string>> env; // set for these ranks alone (MALLEO_NODE, MALLEO_AGENT)
-	std::string host; // the launcher's host for these ranks alone (a Slurm node, run_slurm.h); empty: --hosts
+	std::string host; // the host these ranks start on: a Slurm node (run_slurm.h) or a `cluster up --hosts` host;
+			  // empty: --hosts, or where the launcher puts them
+	std::vector<int> cpus; // their node's CPUs (a rankfile's slots)
 };
 
 // `active` ranks on `target`, then `spares` ranks one by one over `sparesOn` (names of the cluster's nodes; empty:
@@ -26,7 +28,8 @@ std::vector<RankBlock> placeRanks(const ClusterFile &cluster, const ClusterNode 
 				  unsigned spares, const std::vector<std::string> &sparesOn);
 
 // What every rank of the job gets to know the cluster: MALLEO_CLUSTER_DIR, MALLEO_NODES (name=CPU list of every
-// node that has CPUs) and MALLEO_NODE_AGENTS (name=local endpoint).
+// node that has CPUs), MALLEO_NODE_AGENTS (name=local endpoint) and, on a cluster of hosts, MALLEO_NODE_HOSTS
+// (name=host, where spawn mode starts a node's processes).
 std::vector<std::pair<std::string, std::string>> clusterEnvironment(const std::string &dir,
 								    const ClusterFile &cluster);
 

@@ -112,6 +112,24 @@ std::string parseNodeMap(const std::string &nodes, const std::string &agents, co
 	return {};
 }
 
+std::string parseNodeHosts(const std::string &hosts, const std::string &launch_hosts, NodeMap &map)
+{
+	std::istringstream list(launch_hosts);
+	for (std::string host; std::getline(list, host, ',');)
+		if (!host.empty())
+			map.launchHosts.push_back(host);
+	std::vector<std::pair<std::string, std::string>> pairs;
+	if (auto error = parsePairs("MALLEO_NODE_HOSTS", hosts, pairs); !error.empty())
+		return error;
+	for (const auto &[name, host] : pairs) {
+		if (host.empty() || host.find_first_of(" \t/") != std::string::npos)
+			return "MALLEO_NODE_HOSTS: node '" + name + "': '" + host + "' is not a host name";
+		map.nodes[name].host = host;
+	}
+	map.described = map.described || !pairs.empty();
+	return {};
+}
+
 std::string addClusterNodes(const std::string &cluster_json, NodeMap &map)
 {
 	if (!map.described || map.clusterDir.empty())
@@ -135,9 +153,14 @@ std::string addClusterNodes(const std::string &cluster_json, NodeMap &map)
 			info.cpus.push_back(cpu.get<int>());
 		}
 		info.agent = "ipc://" + map.clusterDir + "/" + name->get<std::string>() + "/agent.sock";
+		if (const auto host = node.find("host"); host != node.end() && host->is_string())
+			info.host = host->get<std::string>();
 		added.emplace(name->get<std::string>(), std::move(info));
 	}
 	// std::map::insert keeps what is there: MALLEO_NODES and MALLEO_NODE_AGENTS win over the file.
+	for (auto &[name, info] : added)
+		if (auto known = map.nodes.find(name); known != map.nodes.end() && known->second.host.empty())
+			known->second.host = info.host;
 	map.nodes.insert(added.begin(), added.end());
 	return {};
 }

@@ -154,6 +154,8 @@ private:
 	// plan it will have once they are there.
 	SpawnPreparation preparation(const Command &command, int count, const std::string &node) const;
 	std::vector<std::string> spawnArguments(const std::string &node) const;
+	// The node's host for MPI_Comm_spawn's "host" key (MALLEO_NODE_HOSTS, cluster.json); empty: the MPI's choice.
+	std::string spawnHost(const std::string &node) const;
 	bool installSpawn(SpawnOutcome outcome, std::string &why);
 	// In a spawned process: joins the parents' control communicator.
 	void joinParents(MPI_Comm parent);

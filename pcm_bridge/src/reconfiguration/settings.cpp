@@ -105,6 +105,8 @@ Settings readSettings()
 				      settings.nodes);
 	    !error.empty())
 		problems.push_back(error + "; no nodes described");
+	else if (auto bad = parseNodeHosts(text("MALLEO_NODE_HOSTS"), text("MALLEO_HOSTS"), settings.nodes); !bad.empty())
+		problems.push_back(bad + "; spawned processes go where the MPI puts them");
 	// A process spawned onto a node that joined after the launch learns that node's CPUs here.
 	if (auto error = addClusterFileNodes(settings.nodes); !error.empty())
 		problems.push_back(error + "; only the nodes of MALLEO_NODES are known");

@@ -58,6 +58,15 @@ int Reconfigurator::spawnsNeeded(const Command &command, std::string &node, std:
 			  (unread.empty() ? "" : " (" + unread + ")");
 		return 0;
 	}
+	if (const std::string host = spawnHost(node);
+	    !host.empty() && !settings_.nodes.launchHosts.empty() &&
+	    std::find(settings_.nodes.launchHosts.begin(), settings_.nodes.launchHosts.end(), host) ==
+		    settings_.nodes.launchHosts.end()) {
+		refusal = what + ": node '" + node + "' is on host '" + host +
+			  "', which is not in this run's hostfile (MALLEO_HOSTS): Open MPI cannot start processes on a host "
+			  "added after the launch; make the hosts first (`malleo cluster up --nodes N --hosts K`)";
+		return 0;
+	}
 	if (program_.empty()) {
 		refusal = what + ": this program's path is unknown (/proc/self/exe), so it cannot be spawned";
 		return 0;
@@ -104,9 +113,9 @@ void Reconfigurator::spawnInBackground(int root, int count, const std::string &n
 	// Everything the thread reads is copied here: the main thread goes on with the application meanwhile, and
 	// touches neither control_ nor the membership until it has joined the thread (completeBackgroundSpawn).
 	spawn.thread = std::thread([&spawn, control = control_, root, count, words = spawnArguments(node),
-				    rank = worldRank_, self = self_,
+				    rank = worldRank_, self = self_, host = spawnHost(node),
 				    prepared = worldRank_ == root ? preparation(command, count, node) : SpawnPreparation{}] {
-		spawn.outcome = startProcesses(control, root, count, words, rank, self, prepared);
+		spawn.outcome = startProcesses(control, root, count, words, rank, self, prepared, host);
 		spawn.done.store(true, std::memory_order_release);
 	});
 }
@@ -157,8 +166,15 @@ bool Reconfigurator::completeBackgroundSpawn(BackgroundSpawn &spawn, std::string
 bool Reconfigurator::spawnCollective(int root, int count, const std::string &node, const Command &command, std::string &why)
 {
 	return installSpawn(startProcesses(control_, root, count, spawnArguments(node), worldRank_, self_,
-					   worldRank_ == root ? preparation(command, count, node) : SpawnPreparation{}),
+					   worldRank_ == root ? preparation(command, count, node) : SpawnPreparation{},
+					   spawnHost(node)),
 			    why);
+}
+
+std::string Reconfigurator::spawnHost(const std::string &node) const
+{
+	const auto found = settings_.nodes.nodes.find(node);
+	return found == settings_.nodes.nodes.end() ? std::string() : found->second.host;
 }
 
 void Reconfigurator::expectBuffer(const BufferSpec &spec, std::int64_t global_count)

@@ -29,7 +29,7 @@ void ignoreBrokenPipes()
 // from the application (a background spawn's whole point is to leave it computing). The others sleep until the
 // root says whether the processes are there, then all connect to them with MPI_Intercomm_create through the root.
 SpawnOutcome startProcesses(MPI_Comm control, int root, int count, std::vector<std::string> words, int world_rank,
-			    const ThreadAddress &self, SpawnPreparation preparation)
+			    const ThreadAddress &self, SpawnPreparation preparation, const std::string &host)
 {
 	ignoreBrokenPipes();
 	SpawnOutcome outcome;
@@ -47,8 +47,24 @@ SpawnOutcome startProcesses(MPI_Comm control, int root, int count, std::vector<s
 		// parks until then.
 		MPI_Comm inter = MPI_COMM_NULL;
 		std::vector<int> errors(static_cast<std::size_t>(count), MPI_SUCCESS);
-		int rc = MPI_Comm_spawn(command, argv.data(), count, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter,
-					errors.data());
+		// The node's host, when it has one (a cluster of hosts): Open MPI starts the processes there, through the
+		// daemon of that host (the standard key "host"). The host must be in the job's allocation (the hostfile):
+		// Open MPI 4.1's "add-host", for one that is not, made ORTE lose its daemons and end the whole run.
+		MPI_Info info = MPI_INFO_NULL;
+		if (!host.empty()) {
+			MPI_Info_create(&info);
+			MPI_Info_set(info, "host", host.c_str());
+		}
+		// A spawn that fails is a refused operation, not the end of the run: errors return here, whatever the
+		// application chose for MPI_COMM_SELF, which gets its own handler back after.
+		MPI_Errhandler theirs = MPI_ERRHANDLER_NULL;
+		MPI_Comm_get_errhandler(MPI_COMM_SELF, &theirs);
+		MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+		int rc = MPI_Comm_spawn(command, argv.data(), count, info, 0, MPI_COMM_SELF, &inter, errors.data());
+		MPI_Comm_set_errhandler(MPI_COMM_SELF, theirs);
+		MPI_Errhandler_free(&theirs);
+		if (info != MPI_INFO_NULL)
+			MPI_Info_free(&info);
 		if (rc != MPI_SUCCESS) {
 			outcome.why = "MPI_Comm_spawn: " + mpiErrorText(rc);
 		} else {

@@ -36,7 +36,7 @@ struct SpawnPreparation {
 // `count` processes of `words` (an env(1) command line that sets their MALLEO_NODE), all merge them in at the end of
 // a new control communicator, and the root sends each its part of `preparation`.
 SpawnOutcome startProcesses(MPI_Comm control, int root, int count, std::vector<std::string> words, int world_rank,
-			    const ThreadAddress &self, SpawnPreparation preparation);
+			    const ThreadAddress &self, SpawnPreparation preparation, const std::string &host = {});
 
 // Measured with Open MPI 4.1.4: once a run has processes of two spawn calls, MPI_Finalize of a spawned process
 // writes to a connection another job has already closed, and SIGPIPE killed it after the run's result was out

@@ -443,6 +443,32 @@ TEST_CASE("nodes that joined the cluster after the launch: its cluster.json")
 	CHECK(map.nodes.size() == 1);
 }
 
+TEST_CASE("the nodes' hosts: MALLEO_NODE_HOSTS, MALLEO_HOSTS and cluster.json")
+{
+	NodeMap map;
+	REQUIRE(parseNodeMap("n1=0;n2=1", "", "/tmp/c", map).empty());
+	REQUIRE(parseNodeHosts("n1=mhab-n1", "mhab-n1,mhab-n2", map).empty());
+	CHECK(map.nodes.at("n1").host == "mhab-n1");
+	CHECK(map.nodes.at("n2").host.empty());
+	CHECK(map.launchHosts == std::vector<std::string>{"mhab-n1", "mhab-n2"});
+	// A node the environment gave no host takes the file's; one it gave keeps it; a new node brings its own.
+	const std::string cluster = R"({"nodes": [
+		{"name": "n1", "cpus": [0], "host": "other"},
+		{"name": "n2", "cpus": [1], "host": "mhab-n2"},
+		{"name": "n3", "cpus": [0], "host": "mhab-n3"}]})";
+	REQUIRE(addClusterNodes(cluster, map).empty());
+	CHECK(map.nodes.at("n1").host == "mhab-n1");
+	CHECK(map.nodes.at("n2").host == "mhab-n2");
+	CHECK(map.nodes.at("n3").host == "mhab-n3");
+
+	for (const char *bad : {"n1", "n1=", "n1=a b", "n1=a/b"}) {
+		CAPTURE(bad);
+		NodeMap other;
+		const std::string error = parseNodeHosts(bad, "", other);
+		CHECK(error.find("MALLEO_NODE_HOSTS") == 0);
+	}
+}
+
 TEST_CASE("cluster.json read from MALLEO_CLUSTER_DIR")
 {
 	char dir[] = "/tmp/malleo-plan-XXXXXX";

@@ -1,0 +1,378 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Real hosts on one machine (issue 26): `malleo cluster up --hosts K` puts each node's agent in a network namespace of
+its own, with its own address, hostname and TMPDIR; `malleo run` starts ranks inside those namespaces. Real malleod,
+real mpirun/hydra, real heat2d; no `malleo force` and no MALLEO_FORCE.
+
+  overlay  three agents on three hosts form one overlay over their own addresses (no 127.0.0.1 in any peer list),
+           each in its own network and UTS namespace; `cluster down` removes every namespace and file, also those of
+           a `cluster up` that crashed before it recorded its nodes.
+  join     (spawn mode, Open MPI) heat2d on host n1; n2's agent joins on host n2 (made at `cluster up --nodes 1
+           --hosts 2`); n1's decision splits the application onto n2: processes whose /proc/PID/ns/net is n2's, that
+           report to n2's agent; checksum equal to a static run's.
+  pool     (pool mode, Open MPI or MPICH) heat2d with one active rank on n1 and four spares on n2 (parked there,
+           registered with n2's agent); n2 is idle, asks for work, n1 splits onto n2's spares: the active processes
+           on n2 are in n2's namespace; checksum equal to a static run's.
+
+Skips (exit 77) with one line where namespaces cannot be made (not root, no `ip`).
+
+  partition  heat2d on host n1; host n2's link down longer than the failure timeout, then up: n1 and n3 keep each
+           other and the application, n2 answers alone, the overlay heals; checksum equal to a static run's.
+
+usage: hosts_test.py --scenario overlay|join|pool|partition [--mpi openmpi|mpich] HEAT2D"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from harness import MALLEO, SKIP, check, static_profile, wait_for
+
+RUN_TIMEOUT = 300
+
+
+def unavailable():
+    """Why namespaces cannot be made here, or None: as `malleo cluster up --hosts` would say it."""
+    if os.geteuid() != 0:
+        return "network namespaces need root"
+    if not shutil.which("ip") or not shutil.which("unshare"):
+        return "no `ip` (iproute2) or `unshare` (util-linux)"
+    return None
+
+
+class HostCluster:
+    """A `malleo cluster up --hosts` in a directory of its own, always taken down (namespaces included)."""
+
+    def __init__(self, *args):
+        self.dir = tempfile.mkdtemp(prefix="malleo-hosts-")
+        self.args = args
+
+    def cli(self, *args, timeout=30, env=None):
+        return subprocess.run([MALLEO, "--cluster-dir", self.dir, *args], capture_output=True, text=True,
+                              timeout=timeout, env=env)
+
+    def __enter__(self):
+        r = self.cli("cluster", "up", *self.args, "--json")
+        if r.returncode != 0:
+            self.down()
+            print(f"FAIL: malleo cluster up {' '.join(self.args)}: {r.stderr.strip()}", file=sys.stderr)
+            sys.exit(1)
+        self.up = json.loads(r.stdout)
+        return self
+
+    def down(self):
+        r = self.cli("cluster", "down")
+        return r
+
+    def __exit__(self, *exc):
+        self.down()
+        tag = self.tag()
+        left = [n for n in namespaces() if tag and n.startswith(tag + "-")]
+        for name in left:  # only if `down` failed: ours by name, never another's
+            subprocess.run(["ip", "netns", "del", name])
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def tag(self):
+        try:
+            with open(os.path.join(self.dir, "hosts.json")) as f:
+                self._tag = json.load(f)["tag"]
+        except (OSError, ValueError, KeyError):
+            pass
+        return getattr(self, "_tag", None)
+
+    def nodes(self):
+        with open(os.path.join(self.dir, "cluster.json")) as f:
+            return {n["name"]: n for n in json.load(f)["nodes"]}
+
+    def peers(self, node):
+        r = self.cli("--node", node, "peers", "--json")
+        if r.returncode != 0:
+            return []
+        return json.loads(r.stdout).get("peers", [])
+
+
+def namespaces():
+    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    return [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
+
+
+def netns_of(pid):
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net")
+    except OSError:
+        return None
+
+
+def uts_hostname(pid):
+    r = subprocess.run(["nsenter", "-t", str(pid), "-u", "hostname"], capture_output=True, text=True)
+    return r.stdout.strip()
+
+
+def overlay(a):
+    with HostCluster("--hosts", "3") as cluster:
+        tag = cluster.tag()
+        nodes = cluster.nodes()
+        check(tag and all(f"{tag}-{n}" in namespaces() for n in ("n1", "n2", "n3", "br", "run")),
+              f"the hosts, the bridge and the launch namespace exist ({tag})")
+        addresses = {name: n["address"] for name, n in nodes.items()}
+        check(len(set(addresses.values())) == 3 and all(not a.startswith("127.") for a in addresses.values()),
+              f"each node has an address of its own ({addresses})")
+        nets = {name: netns_of(n["pid"]) for name, n in nodes.items()}
+        check(len(set(nets.values())) == 3 and netns_of(os.getpid()) not in nets.values(),
+              f"each agent runs in a network namespace of its own ({nets})")
+        names = {name: uts_hostname(n["pid"]) for name, n in nodes.items()}
+        check(all(names[name] == n["host"] for name, n in nodes.items()), f"each agent's hostname is its host's ({names})")
+        for name, n in nodes.items():
+            check(n["endpoint"].startswith(f"tcp://{n['address']}:"), f"{name} listens on its own address ({n['endpoint']})")
+
+        def full():
+            views = {name: cluster.peers(name) for name in nodes}
+            return views if all(len(v) == 2 for v in views.values()) else None
+        views = wait_for(full, 20, 0.2)
+        check(views, "three agents on three hosts form one overlay (each knows the two others)")
+        for name, peers in views.items():
+            endpoints = [p["endpoint"] for p in peers]
+            check(not any("127.0.0.1" in e for e in endpoints) and
+                  sorted(endpoints) == sorted(nodes[o]["endpoint"] for o in nodes if o != name),
+                  f"{name}'s peers are the others at their own addresses ({endpoints})")
+        r = cluster.down()
+        check(r.returncode == 0, f"cluster down ends well ({r.stderr.strip()})")
+        check(not [n for n in namespaces() if n.startswith(tag + "-")], "cluster down removes every namespace")
+        check(not os.path.exists(os.path.join(cluster.dir, "hosts")) and
+              not os.path.exists(os.path.join(cluster.dir, "hosts.json")), "and the hostfile, agent script and TMPDIRs")
+
+    # A crash of `cluster up` after it made the namespaces and before it recorded a node: only hosts.json says what
+    # exists. Made here by stopping the agents by their pids and removing cluster.json, as the crash would leave it.
+    with HostCluster("--hosts", "2") as cluster:
+        tag = cluster.tag()
+        for n in cluster.nodes().values():
+            os.kill(n["pid"], signal.SIGKILL)
+        os.remove(os.path.join(cluster.dir, "cluster.json"))
+        r = cluster.down()
+        check(r.returncode == 0 and not [n for n in namespaces() if n.startswith(tag + "-")],
+              f"after a crash (no cluster.json), cluster down removes the namespaces hosts.json records ({r.stderr})")
+    return 0
+
+
+# The joining node says it is idle through the static profiling module: its CPU is shared with whatever else runs on
+# this machine, and what these scenarios test is where the processes go, not the measurement (loop_test.py measures).
+IDLE = {"modules": {"profiling": "static", "decision": "ios"}, "static": static_profile(1.0)}
+
+
+def agent_config(**extra):
+    config = {"agent": {"decision_interval": 0.5, "profile_interval": 0.5},
+              "work_stealing": {"idle_threshold": 0.9, "backoff_max": 2.0},
+              "modules": {"decision": "ios"},
+              "ios": {"evacuate_load": 0},
+              "actions": {"hold_down": 4, "drain_deadline": 60}}
+    config.update(extra)
+    return config
+
+
+def write_json(path, value):
+    with open(path, "w") as f:
+        json.dump(value, f)
+    return path
+
+
+def run_env(mpi):
+    env = dict(os.environ)
+    if mpi == "openmpi":
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env.setdefault("MALLEO_POLL_INTERVAL", "0.1")
+    return env
+
+
+def checksum(output):
+    found = re.findall(r"^checksum ([0-9a-f]+)$", output, re.M)
+    return found[-1] if found else None
+
+
+def apps(cluster, node):
+    r = cluster.cli("--node", node, "apps", "--json")
+    if r.returncode != 0:
+        return {}
+    return {x["id"]: x for x in json.loads(r.stdout)["apps"]}
+
+
+def processes_here(cluster, node, app, active=True):
+    return [p for p in apps(cluster, node).get(app, {}).get("processes", []) if p["active"] == active]
+
+
+def registered_app(cluster, heat2d):
+    def registered():
+        for app_id, app in apps(cluster, "n1").items():
+            if app_id.startswith(os.path.basename(heat2d) + "-") and app["malleable"]:
+                return app_id
+        return None
+    app = wait_for(registered, 60, 0.2)
+    check(app is not None, "the application registers with n1's agent")
+    return app
+
+
+def static_checksum(a, grid, work):
+    static = subprocess.run([MALLEO, "--agent", "off", "run", "--mpi", a.mpi, "-n", "1", "--profile-dir", work, "--",
+                             a.heat2d, *grid], capture_output=True, text=True, env=run_env(a.mpi), timeout=RUN_TIMEOUT)
+    check(static.returncode == 0, f"the static run ends well\n{static.stdout}{static.stderr}")
+    return checksum(static.stdout)
+
+
+def on_host(cluster, node, app, output_hint=""):
+    """The application's active processes that n2's agent reports, each checked to run in n2's namespace."""
+    nodes = cluster.nodes()
+    host_net = netns_of(nodes[node]["pid"])
+    procs = processes_here(cluster, node, app)
+    check(procs, f"{node}'s agent has active processes of the application ({procs}){output_hint}")
+    nets = {p["pid"]: netns_of(p["pid"]) for p in procs}
+    check(all(n == host_net for n in nets.values()),
+          f"each of them runs in {node}'s network namespace {host_net} ({nets})")
+    return procs
+
+
+def stop(run):
+    """`malleo run` passes SIGTERM on to its launcher, which ends the ranks; SIGKILL only if that does not do."""
+    if run.poll() is None:
+        run.terminate()
+        try:
+            run.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            run.kill()
+            run.communicate()
+
+
+def finish(run):
+    output, _ = run.communicate(timeout=RUN_TIMEOUT)
+    check(run.returncode == 0, f"the run ends well ({run.returncode})\n{output[-3000:]}")
+    return output
+
+
+def join(a, work):
+    grid = ["--rows", "1024", "--columns", "2048", "--iterations", "1500", "--pace", "8"]
+    config = write_json(os.path.join(work, "base.json"), agent_config())
+    n1 = write_json(os.path.join(work, "n1.json"), {"host": {"cpus": [0]}})
+    with HostCluster("--nodes", "1", "--hosts", "2", "--config", config, "--node-config", f"n1={n1}") as cluster:
+        run = subprocess.Popen([MALLEO, "--cluster-dir", cluster.dir, "--node", "n1", "run", "--mpi", "openmpi",
+                                "--mode", "spawn", "-n", "1", "--profile-dir", work, "--", a.heat2d, *grid, "--times"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=run_env("openmpi"))
+        try:
+            app = registered_app(cluster, a.heat2d)
+            n2 = write_json(os.path.join(work, "n2.json"), agent_config(**IDLE))
+            r = cluster.cli("cluster", "add", "--config", n2, "--cpus", "1")
+            check(r.returncode == 0, f"n2's agent joins on host n2 ({r.stderr.strip()})")
+            check(cluster.nodes()["n2"]["host"].endswith("-n2"), "n2 runs on its host")
+            arrived = wait_for(lambda: processes_here(cluster, "n2", app), 90, 0.2)
+            check(arrived, "the application gains processes that report to n2's agent")
+            on_host(cluster, "n2", app)
+            output = finish(run)
+        finally:
+            stop(run)
+    check(re.search(r"^final: ([2-9]|\d\d+) processes", output, re.M), "the run ends on more than one process")
+    got, want = checksum(output), static_checksum(a, grid, work)
+    check(got is not None and got == want, f"checksum after the split across hosts {got} == static {want}")
+    return 0
+
+
+def partition(a, work):
+    """heat2d on host n1; host n2's link down for longer than the failure timeout, then up: n1 and n3 keep each other
+    and the application, n2 keeps answering alone, the overlay heals, the run ends with the static checksum."""
+    grid = ["--rows", "512", "--columns", "1024", "--iterations", "1500", "--pace", "15"]
+    config = write_json(os.path.join(work, "base.json"), {
+        "agent": {"decision_interval": 0.5, "profile_interval": 0.5},
+        "membership": {"heartbeat_interval": 0.3, "failure_timeout": 1.5},
+        "modules": {"decision": "none"}})
+    with HostCluster("--hosts", "3", "--config", config) as cluster:
+        nodes = cluster.nodes()
+
+        def alive(node):
+            return sorted(p["id"] for p in cluster.peers(node) if p.get("alive", True))
+        check(wait_for(lambda: all(len(alive(n)) == 2 for n in nodes), 20, 0.2), "three agents form one overlay")
+        run = subprocess.Popen([MALLEO, "--cluster-dir", cluster.dir, "--node", "n1", "run", "--mpi", a.mpi,
+                                "-n", "2", "--profile-dir", work, "--", a.heat2d, *grid],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=run_env(a.mpi))
+        try:
+            app = registered_app(cluster, a.heat2d)
+            host = nodes["n2"]["host"]
+            down = subprocess.run(["ip", "-n", host, "link", "set", "eth0", "down"], capture_output=True, text=True)
+            check(down.returncode == 0, f"n2's link is down ({down.stderr.strip()})")
+            try:
+                split = wait_for(lambda: alive("n1") == ["n3"] and alive("n3") == ["n1"] and alive("n2") == [], 20,
+                                 0.2)
+                check(split, f"past the failure timeout: n1 and n3 keep each other, n2 is alone "
+                             f"(n1 {alive('n1')}, n2 {alive('n2')}, n3 {alive('n3')})")
+                check(run.poll() is None and app in apps(cluster, "n1"),
+                      "the application runs on and n1 still has it")
+                r = cluster.cli("--node", "n2", "status")
+                check(r.returncode == 0, "n2's agent keeps working alone (it answers)")
+            finally:
+                subprocess.run(["ip", "-n", host, "link", "set", "eth0", "up"])
+            healed = wait_for(lambda: all(len(alive(n)) == 2 for n in nodes), 30, 0.2)
+            check(healed, f"the link up again, the overlay heals (n1 {alive('n1')}, n2 {alive('n2')}, "
+                          f"n3 {alive('n3')})")
+            output = finish(run)
+        finally:
+            stop(run)
+    got = checksum(output)
+    static = subprocess.run([MALLEO, "--agent", "off", "run", "--mpi", a.mpi, "-n", "2", "--profile-dir", work, "--",
+                             a.heat2d, *grid], capture_output=True, text=True, env=run_env(a.mpi), timeout=RUN_TIMEOUT)
+    want = checksum(static.stdout)
+    check(got is not None and got == want, f"the run is not lost: checksum {got} == static {want}")
+    return 0
+
+
+def pool(a, work):
+    grid = ["--rows", "1024", "--columns", "1024", "--iterations", "1200", "--pace", "8"]
+    config = write_json(os.path.join(work, "base.json"), agent_config())
+    n1 = write_json(os.path.join(work, "n1.json"), {"host": {"cpus": [0]}})
+    n2 = write_json(os.path.join(work, "n2.json"), IDLE)
+    with HostCluster("--hosts", "2", "--config", config, "--node-config", f"n1={n1}",
+                     "--node-config", f"n2={n2}") as cluster:
+        run = subprocess.Popen([MALLEO, "--cluster-dir", cluster.dir, "--node", "n1", "run", "--mpi", a.mpi,
+                                "-n", "1", "--max", "5", "--spares-on", "n2", "--profile-dir", work, "--",
+                                a.heat2d, *grid, "--times"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=run_env(a.mpi))
+        try:
+            app = registered_app(cluster, a.heat2d)
+            parked = wait_for(lambda: len(processes_here(cluster, "n2", app, active=False)) == 4 and
+                              processes_here(cluster, "n2", app, active=False), 60, 0.2)
+            check(parked, "the four spares are parked on n2 and registered with n2's agent")
+            host_net = netns_of(cluster.nodes()["n2"]["pid"])
+            check(all(netns_of(p["pid"]) == host_net for p in parked), "in n2's network namespace")
+            arrived = wait_for(lambda: processes_here(cluster, "n2", app), 90, 0.2)
+            check(arrived, "n2 asks for work and n1's decision activates spares on n2")
+            on_host(cluster, "n2", app)
+            print(f"{time.monotonic():.1f}: waiting for the run's end", flush=True)
+            output = finish(run)
+        finally:
+            stop(run)
+    got, want = checksum(output), static_checksum(a, grid, work)
+    check(got is not None and got == want, f"checksum after the split across hosts {got} == static {want}")
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scenario", required=True, choices=["overlay", "join", "pool", "partition"])
+    parser.add_argument("--mpi", default="openmpi", choices=["openmpi", "mpich"])
+    parser.add_argument("heat2d", nargs="?")
+    a = parser.parse_args()
+    # meson's timeout sends SIGTERM: the clusters' `with` blocks still take their namespaces down.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    why = unavailable()
+    if why:
+        print(f"SKIP: {why}: no hosts can be made here")
+        return SKIP
+    work = tempfile.mkdtemp(prefix="malleo-hosts-work-")
+    try:
+        if a.scenario == "overlay":
+            return overlay(a)
+        return {"join": join, "pool": pool, "partition": partition}[a.scenario](a, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
