@@ -32,7 +32,7 @@ void addRanks(std::vector<RankBlock> &blocks, const std::string &node, unsigned 
 		blocks.back().ranks += ranks;
 		return;
 	}
-	RankBlock block{ranks, {{"MALLEO_NODE", node}}, node};
+	RankBlock block{ranks, {{"MALLEO_NODE", node}}, node, {}};
 	if (!pattern.empty())
 		block.env.emplace_back("MALLEO_AGENT", withNode(pattern, node));
 	blocks.push_back(std::move(block));
