@@ -23,6 +23,9 @@ comments of that Markdown file, invisible when rendered, read here in order with
   <!-- docs-test wait: CMD -->    run CMD until it exits 0 (at most 60 s)
   <!-- docs-test wait: jobs -->   wait for the document's background commands to end (at most 60 s)
   <!-- docs-test exit: N M ... --> the statuses of the next block's commands, in order (default 0)
+  <!-- docs-test file: NAME -->   write the next block (any language) to NAME in the working directory
+
+A `cd` in a command holds for the document's next commands, as in one shell.
 
 A command that cannot run here is listed, with why, in tests/docs/exempt.txt. The test fails when a command
 fails, exceeds its time, is neither run nor exempt, or when an exemption names no command of the docs.
@@ -45,7 +48,7 @@ SOURCE = os.environ.get('MALLEO_SOURCE_ROOT', os.path.dirname(os.path.dirname(HE
 EXEMPT_FILE = os.path.join(HERE, 'exempt.txt')
 COMMAND_TIMEOUT = 150
 SHELL_LANGS = {'sh', 'bash', 'shell', 'console'}
-DIRECTIVE = re.compile(r'^\s*<!--\s*docs-test(?:\s+(wait|exit))?\s*:\s*(.*?)\s*-->\s*$')
+DIRECTIVE = re.compile(r'^\s*<!--\s*docs-test(?:\s+(wait|exit|file))?\s*:\s*(.*?)\s*-->\s*$')
 # An application id of the docs: a program of the build and a job number.
 APP_ID = re.compile(r'\b(heat2d_openmpi|heat2d_mpich)-\d{6,}\b')
 
@@ -97,7 +100,7 @@ def docs():
 def extract(relpath):
 	"""The document's items in order: ('cmd', line, text, output, exit) and ('hidden'|'wait', line, text)."""
 	lines = open(os.path.join(SOURCE, relpath), encoding='utf-8').read().split('\n')
-	items, exits = [], []
+	items, exits, file_name = [], [], None
 	i = 0
 	while i < len(lines):
 		line = lines[i]
@@ -108,6 +111,8 @@ def extract(relpath):
 				kind, text = directive.groups()
 				if kind == 'exit':
 					exits = [int(x) for x in text.split()]
+				elif kind == 'file':
+					file_name = text
 				else:
 					items.append(('wait' if kind else 'hidden', i + 1, text))
 			i += 1
@@ -119,6 +124,9 @@ def extract(relpath):
 		body = lines[i + 1:end]
 		first = i + 2
 		i = end + 1
+		if file_name:
+			items.append(('file', first - 1, file_name, '\n'.join(body) + '\n'))
+			file_name = None
 		prompted = any(l.startswith('$ ') for l in body)
 		if lang not in SHELL_LANGS and not (lang == '' and prompted):
 			continue
@@ -179,6 +187,7 @@ class Session:
 	def __init__(self, relpath, root, bindir, mark):
 		self.relpath = relpath
 		self.cwd = tempfile.mkdtemp(prefix='doc-', dir=root)
+		self.cwd_file = self.cwd + '.cwd'
 		for entry in os.listdir(SOURCE):
 			if entry not in ('build', '.git'):
 				os.symlink(os.path.join(SOURCE, entry), os.path.join(self.cwd, entry))
@@ -219,6 +228,11 @@ class Session:
 			return found[0]
 		return APP_ID.sub(running, command)
 
+	def write(self, line, name, content):
+		with open(os.path.join(self.cwd, name), 'w') as f:
+			f.write(content)
+		print(f'{self.relpath}:{line}: wrote the block to {name}', flush=True)
+
 	def run(self, line, command, expect=0, hidden=False):
 		where = f'{self.relpath}:{line}'
 		text = self.substitute(command)
@@ -232,11 +246,16 @@ class Session:
 			return ''
 		started = time.monotonic()
 		try:
-			out = subprocess.run(['bash', '-c', text], cwd=self.cwd, env=self.env, capture_output=True, text=True,
+			# The command as written, then where it left the shell (its `cd`), keeping its status.
+			out = subprocess.run(['bash', '-c', f'{text}\n__status=$?; pwd >{self.cwd_file}; exit $__status'],
+					     cwd=self.cwd, env=self.env, capture_output=True, text=True,
 					     timeout=COMMAND_TIMEOUT, start_new_session=True)
 		except subprocess.TimeoutExpired as e:
 			fail(f'{where}: `{text}` ran more than {COMMAND_TIMEOUT} s\n{e.stdout}\n{e.stderr}')
 		seconds = time.monotonic() - started
+		if os.path.exists(self.cwd_file):
+			self.cwd = open(self.cwd_file).read().strip() or self.cwd
+			os.unlink(self.cwd_file)
 		print(f'{where}: status {out.returncode} in {seconds:.1f} s: {one_line(text)}', flush=True)
 		shown = (out.stdout + out.stderr).rstrip('\n').split('\n')
 		print(''.join(f'    | {l}\n' for l in shown[:8]) + (f'    | ({len(shown) - 8} more lines)\n' if len(shown) > 8 else ''),
@@ -304,6 +323,10 @@ def kill_marked(mark):
 				pass
 
 
+def mount_points():
+	return [line.split()[4] for line in open('/proc/self/mountinfo')]
+
+
 def inside_namespace():
 	# Private /tmp and /run/malleo: the docs' default paths, seen by no other process of the machine.
 	os.makedirs('/run/malleo', exist_ok=True)
@@ -351,8 +374,13 @@ for pid in pids:
 	if problems:
 		fail('\n'.join(problems))
 
+	mounts = mount_points()
 	started = time.monotonic()
+	# MALLEO_DOCS_ONLY=docs/cli.md runs one document's commands (the checks of the lists still cover all).
+	only = os.environ.get('MALLEO_DOCS_ONLY')
 	for relpath in docs():
+		if only and relpath != only:
+			continue
 		items = extract(relpath)
 		if not any(i[0] == 'cmd' and (relpath, one_line(i[2])) not in exempt for i in items):
 			continue
@@ -364,6 +392,8 @@ for pid in pids:
 					session.run(item[1], item[2], hidden=True)
 				elif item[0] == 'wait':
 					session.wait(item[1], item[2])
+				elif item[0] == 'file':
+					session.write(item[1], item[2], item[3])
 				else:
 					_, line, text, shown, expect = item
 					key = (relpath, one_line(text))
@@ -378,6 +408,9 @@ for pid in pids:
 		finally:
 			session.finish()
 			kill_marked(mark)
+			# What a document's set-up mounted (a staged install over /usr/local, say) ends with it.
+			for target in reversed([m for m in mount_points() if m not in mounts]):
+				subprocess.run(['umount', '--lazy', target], check=True)
 			# The next document starts from empty /tmp and /run/malleo, as on a fresh machine.
 			for directory in ('/tmp', '/run/malleo'):
 				for entry in os.listdir(directory):
