@@ -81,7 +81,7 @@ CHECKS = {
 	('README.md', 'build/cli/malleo report malleo-profile-my_mpi_app-*.json'): r'^my_mpi_app +job \S+ +4 of 4 ranks',
 	('README.md', 'MALLEO_FORCE="split@10:2,merge@20:1,migrate@30:1" \\ '
 		'build/cli/malleo run -n 2 --max 6 -- build/examples/heat2d/heat2d_openmpi'):
-		r'iteration 10: 4 processes\niteration 20: 3 processes\niteration 30: 3 processes\n',
+		r'(?s)(?=.*^iteration 10: 4 processes$)(?=.*^iteration 20: 3 processes$)(?=.*^iteration 30: 3 processes$)',
 	('README.md', 'build/cli/malleo force heat2d_openmpi-1234567 split 2 --wait 30'): r'ok: split .*2 -> 4 processes',
 	('README.md', 'build/cli/malleo sim --scenario sim/scenarios/fig10_dynamic.json --decision ios --out /tmp/fig10 '
 		'--plot'): r'\nios +\d',
