@@ -164,8 +164,11 @@ void Core::onPeerMessage(const Message &message, double now, CoreOutputs &out)
 // peers' ipc endpoints (agents of one host): never, say, another agent's local endpoint.
 std::string Core::endpointRefusal(const std::string &endpoint) const
 {
-	// A malformed tcp:// address fails at connect, which the transport survives; other transports are refused here.
-	if (!endpoint.starts_with("tcp://") && !endpoint.starts_with("ipc://"))
+	// A malformed tcp:// address fails at connect, which the transport survives; other transports are refused here,
+	// but for this agent's own (the simulator's sim://).
+	const std::string own = config_.endpoint.substr(0, config_.endpoint.find("://") + 3);
+	if (!endpoint.starts_with("tcp://") && !endpoint.starts_with("ipc://") &&
+	    !(own.size() > 3 && own != "ipc://" && endpoint.starts_with(own)))
 		return fmt::format("'{}': only tcp:// (or ipc://) endpoints are taken from peers", printableText(endpoint));
 	if (endpoint.starts_with("ipc://") && !config_.peerIpc &&
 	    std::find(config_.seeds.begin(), config_.seeds.end(), endpoint) == config_.seeds.end())

@@ -14,6 +14,7 @@ import csv
 import json
 import os
 import statistics
+import concurrent.futures
 import subprocess
 import sys
 import tempfile
@@ -97,9 +98,13 @@ def main():
         mean = {p: [] for p in POLICIES}
         reconf = {p: [] for p in POLICIES}
         bursts, unanswered = [], []
-        for seed in seeds():
+        def run_seed(seed):
             with tempfile.TemporaryDirectory() as out:
-                runs = run(scenario, seed, out)
+                return run(scenario, seed, out)
+        # The seeds are independent simulations: one process per CPU.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            all_runs = list(pool.map(run_seed, seeds()))
+        for runs in all_runs:
             for p in POLICIES:
                 x = runs[p]
                 total[p].append(x["app_seconds"] if x["app_seconds"] is not None else float("nan"))
