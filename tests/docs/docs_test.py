@@ -24,6 +24,8 @@ comments of that Markdown file, invisible when rendered, read here in order with
   <!-- docs-test wait: jobs -->   wait for the document's background commands to end (at most 60 s)
   <!-- docs-test exit: N M ... --> the statuses of the next block's commands, in order (default 0)
   <!-- docs-test file: NAME -->   write the next block (any language) to NAME in the working directory
+  <!-- docs-test skip: REASON --> the next block's commands cannot run on one machine (REASON says why, in the
+                                  doc itself, e.g. they need a cluster of machines): shown as skipped, not run
 
 A `cd` in a command holds for the document's next commands, as in one shell.
 
@@ -48,7 +50,7 @@ SOURCE = os.environ.get('MALLEO_SOURCE_ROOT', os.path.dirname(os.path.dirname(HE
 EXEMPT_FILE = os.path.join(HERE, 'exempt.txt')
 COMMAND_TIMEOUT = 150
 SHELL_LANGS = {'sh', 'bash', 'shell', 'console'}
-DIRECTIVE = re.compile(r'^\s*<!--\s*docs-test(?:\s+(wait|exit|file))?\s*:\s*(.*?)\s*-->\s*$')
+DIRECTIVE = re.compile(r'^\s*<!--\s*docs-test(?:\s+(wait|exit|file|skip))?\s*:\s*(.*?)\s*-->\s*$')
 # An application id of the docs: a program of the build and a job number.
 APP_ID = re.compile(r'\b(heat2d_openmpi|heat2d_mpich)-\d{6,}\b')
 
@@ -100,7 +102,7 @@ def docs():
 def extract(relpath):
 	"""The document's items in order: ('cmd', line, text, output, exit) and ('hidden'|'wait', line, text)."""
 	lines = open(os.path.join(SOURCE, relpath), encoding='utf-8').read().split('\n')
-	items, exits, file_name = [], [], None
+	items, exits, file_name, skip = [], [], None, None
 	i = 0
 	while i < len(lines):
 		line = lines[i]
@@ -113,6 +115,8 @@ def extract(relpath):
 					exits = [int(x) for x in text.split()]
 				elif kind == 'file':
 					file_name = text
+				elif kind == 'skip':
+					skip = text
 				else:
 					items.append(('wait' if kind else 'hidden', i + 1, text))
 			i += 1
@@ -152,8 +156,11 @@ def extract(relpath):
 		if exits and len(exits) != len(block):
 			fail(f'{relpath}:{first - 1}: docs-test exit lists {len(exits)} statuses for {len(block)} commands')
 		for k, item in enumerate(block):
-			items.append(('cmd', item[1], item[2], item[3], exits[k] if exits else 0))
-		exits = []
+			if skip:
+				items.append(('skip', item[1], item[2], skip))
+			else:
+				items.append(('cmd', item[1], item[2], item[3], exits[k] if exits else 0))
+		exits, skip = [], None
 	return items
 
 
@@ -394,6 +401,8 @@ for pid in pids:
 					session.wait(item[1], item[2])
 				elif item[0] == 'file':
 					session.write(item[1], item[2], item[3])
+				elif item[0] == 'skip':
+					print(f'{relpath}:{item[1]}: skipped ({item[3]}): {one_line(item[2])}', flush=True)
 				else:
 					_, line, text, shown, expect = item
 					key = (relpath, one_line(text))
