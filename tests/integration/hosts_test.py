@@ -167,7 +167,9 @@ def agent_config(**extra):
     config = {"agent": {"decision_interval": 0.5, "profile_interval": 0.5},
               "work_stealing": {"idle_threshold": 0.9, "backoff_max": 2.0},
               "modules": {"decision": "ios"},
-              "ios": {"evacuate_load": 0},
+              # n_max: the pool's processes (--max 5). ios sizes a split by the loads it sees, and on a quiet
+              # machine n1's paced heat2d looks nearly idle, so it asks for more pieces than the pool holds.
+              "ios": {"evacuate_load": 0, "n_max": 5},
               "actions": {"hold_down": 4, "drain_deadline": 60}}
     config.update(extra)
     return config

@@ -219,9 +219,11 @@ def one_run(launcher, heat2d, work, env, pattern, local, nodes, agents_dir, stat
     def split():
         return [e for e in events(os.path.join(agents_dir, "n1"), "reconf_result") if e.get("ok") and e["app"] == app]
     results = wait_for(split, 120, 0.2) or []
-    check(results and results[0]["op"] == "split" and results[0].get("node") == "n2" and
+    # A split, or on a quiet machine (n1's paced heat2d leaves its CPU mostly idle) a migration of the one process:
+    # ios weighs both; either activates the spare on n2.
+    check(results and results[0]["op"] in ("split", "migrate") and results[0].get("node") == "n2" and
           results[0]["trigger"] == "wrm" and results[0]["decision"] == "ios",
-          f"{launcher}: n1's decision on n2's work request split the application onto n2 ({results[:1]})")
+          f"{launcher}: n1's decision on n2's work request moved work onto n2 ({results[:1]})")
     active = wait_for(lambda: [p for a in apps(local["n2"]) if a["id"] == app for p in a["processes"]
                                if p["active"]], 30, 0.2)
     check(active, f"{launcher}: a process of the application is active on n2 ({active})")
@@ -257,7 +259,9 @@ def inside(heat2d, work):
                   # node that asks for work: its profile is static, since on a machine shared with builds no CPU is
                   # sure to be idle (the loop tests measure it for real); the rest is the real decision.
                   "host": {"cpus": [i % os.cpu_count()], "pw": 1.0},
-                  "ios": {"evacuate_load": 0, "tolerance": 0.15},
+                  # n_max: the launch's processes (--max 2). ios sizes a split by the loads it sees, and on a quiet
+                  # machine n1's paced heat2d looks nearly idle, so it asks for more pieces than the pool holds.
+                  "ios": {"evacuate_load": 0, "tolerance": 0.15, "n_max": 2},
                   "actions": {"hold_down": 4.0}}
         if i > 0:
             config["modules"]["profiling"] = "static"
