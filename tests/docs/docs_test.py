@@ -46,6 +46,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+TREES = []  # the source and build trees when they are under /tmp (inside_namespace)
 SOURCE = os.environ.get('MALLEO_SOURCE_ROOT', os.path.dirname(os.path.dirname(HERE)))
 EXEMPT_FILE = os.path.join(HERE, 'exempt.txt')
 COMMAND_TIMEOUT = 150
@@ -337,8 +338,19 @@ def mount_points():
 def inside_namespace():
 	# Private /tmp and /run/malleo: the docs' default paths, seen by no other process of the machine.
 	os.makedirs('/run/malleo', exist_ok=True)
+	# The source and build trees may be under /tmp themselves (a clone there): held open across the new /tmp and
+	# bound back at their paths.
+	trees = sorted({os.path.realpath(p) for p in (SOURCE, os.environ['MALLEO_BUILD_ROOT'])})
+	trees = [t for t in trees if t.startswith('/tmp/') and not any(t.startswith(o + '/') for o in trees)]
+	TREES.extend(trees)
+	held = [os.open(t, os.O_RDONLY | os.O_DIRECTORY) for t in trees]
 	for target, mode in (('/tmp', '1777'), ('/run/malleo', '0700')):
 		subprocess.run(['mount', '-t', 'tmpfs', '-o', f'mode={mode}', 'tmpfs', target], check=True)
+	for tree, fd in zip(trees, held):
+		os.makedirs(tree, exist_ok=True)
+		# --no-canonicalize: mount(8) would read the fd's link back to the path, now the empty one
+		subprocess.run(['mount', '--no-canonicalize', '--bind', f'/proc/self/fd/{fd}', tree], check=True, pass_fds=(fd,))
+		os.close(fd)
 	exempt = read_exemptions()
 	root = tempfile.mkdtemp(prefix='malleo-docs-')
 	bindir = os.path.join(root, 'bin')
@@ -424,7 +436,8 @@ for pid in pids:
 			for directory in ('/tmp', '/run/malleo'):
 				for entry in os.listdir(directory):
 					path = os.path.join(directory, entry)
-					if path != root:
+					# Never the source or build trees bound back under /tmp (nor the directories holding them).
+					if path != root and not any(t == path or t.startswith(path + '/') for t in TREES):
 						shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
 	print(f'PASS: {ran} commands run, {len(exempt)} exempt, in {time.monotonic() - started:.0f} s', flush=True)
 
