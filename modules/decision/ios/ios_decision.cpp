@@ -66,42 +66,18 @@
 //  - How data is shared after a split or merge is the bridge's: with the agent's actions.node_weights each node
 //    gets a share in proportion to its power, split evenly among its processes (the paper's pieces are equal).
 //
+#include "ios_decision.h"
+
 #include <algorithm>
-#include <map>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include <malleo/config_table.h>
-#include <malleo/decision_module.h>
 
-#include "merge_policy.h"
-#include "split_policy.h"
-#include "transfer_policy.h"
-
-namespace malleo {
+namespace malleo::ios {
 
 namespace {
-
-struct IosOptions {
-	double theta = 0.05;
-	double tolerance = 0.05;
-	int64_t nMax = 1024;
-	policy::MergeParams merge;
-	size_t stabilityWindow = 10;
-	policy::TransferCosts costs{1.0, 1e-9, 1e-10};
-	double evacuateLoad = 0.5;
-	int64_t evacuateTicks = 3;
-	bool migrationOnly = false;
-	double mergeRetry = 5.0;
-};
-
-// What the module found for one application on a WRM.
-struct AppPlan {
-	std::vector<Action> actions;
-	double gain = 0.0;
-	nlohmann::json summary;
-};
 
 const char *splitStatusName(policy::SplitStatus status)
 {
@@ -133,181 +109,42 @@ const char *transferStopName(policy::TransferStop stop)
 	return "unknown";
 }
 
+} // namespace
+
 int64_t activeCount(const ApplicationInfo &app)
 {
 	return std::count_if(app.local.begin(), app.local.end(),
 			     [](const ProcessInfo &p) { return p.active; });
 }
 
-class IosDecision : public DecisionModule
+std::string IosDecision::configure(const nlohmann::json &table)
 {
-public:
-	std::string configure(const nlohmann::json &table) override
-	{
-		IosOptions o = options_;
-		ConfigTable t(table, "ios");
-		t.number("theta", o.theta, 0, 1);
-		t.number("tolerance", o.tolerance, 0, 1);
-		t.integer("n_max", o.nMax, 2, 1u << 20);
-		t.number("epsilon1", o.merge.epsilon1, 0, 1);
-		t.number("epsilon2", o.merge.epsilon2, 0, 1);
-		t.number("ctxsw_threshold", o.merge.contextSwitchThreshold, 0, 1e9);
-		t.number("hold_down", o.merge.holdDown, 0, 86400);
-		t.integer("stability_window", o.stabilityWindow, 1,
-			  policy::StabilityWindow::kCapacity);
-		t.number("work_per_unit", o.costs.workPerUnit, 1e-9, 1e9);
-		t.number("inter_node_seconds_per_byte", o.costs.interNodeSecondsPerByte, 0, 1);
-		t.number("intra_node_seconds_per_byte", o.costs.intraNodeSecondsPerByte, 0, 1);
-		t.number("evacuate_load", o.evacuateLoad, 0, 1);
-		t.integer("evacuate_ticks", o.evacuateTicks, 1, 1000);
-		t.boolean("migration_only", o.migrationOnly);
-		t.number("merge_retry", o.mergeRetry, 0, 86400);
-		t.finish();
-		if (!t.error().empty())
-			return t.error();
-		// A new window length makes the old samples meaningless for σ_i.
-		if (o.stabilityWindow != options_.stabilityWindow)
-			window_ = policy::StabilityWindow(o.stabilityWindow);
-		options_ = o;
-		return {};
-	}
-
-	WorkVerdict onWorkRequest(const DecisionView &view, const WorkRequest &request) override;
-	std::vector<Action> onTick(const DecisionView &view) override;
-	std::vector<Action> onDrain(const DecisionView &view) override;
-
-private:
-	std::vector<Action> evacuate(const DecisionView &view);
-	AppPlan planFor(const DecisionView &view, const WorkRequest &request,
-			const ApplicationInfo &app) const;
-	AppPlan planSplit(const WorkRequest &request, const ApplicationInfo &app,
-			  const policy::SplitPlan &split, const policy::TransferInput &base,
-			  double bytesLocal, nlohmann::json reasons) const;
-	AppPlan planTransfer(const WorkRequest &request, const ApplicationInfo &app,
-			     policy::TransferInput input, nlohmann::json reasons) const;
-
-	IosOptions options_;
-	policy::StabilityWindow window_{options_.stabilityWindow};
-	struct MergeProposal {
-		int64_t processes; // local processes when proposed
-		double at;
-	};
-	std::map<std::string, MergeProposal> mergeProposed_; // app -> the last merge proposed for it
-	int64_t loadedTicks_ = 0;			// ticks in a row with the node loaded by others
-	std::map<std::string, std::vector<std::string>> drainTried_; // app -> peers proposed while draining
-};
-
-// The alive peers by free power (APW·PW), most first.
-std::vector<const PeerEntry *> byFreePower(const DecisionView &view)
-{
-	std::vector<const PeerEntry *> peers;
-	for (const PeerEntry &p : view.overlay.alive)
-		peers.push_back(&p);
-	std::stable_sort(peers.begin(), peers.end(), [](const PeerEntry *a, const PeerEntry *b) {
-		return a->profile.apw * a->profile.pw > b->profile.apw * b->profile.pw;
-	});
-	return peers;
-}
-
-std::vector<Action> IosDecision::evacuate(const DecisionView &view)
-{
-	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
-	const double cores = std::max<int64_t>(here.cores, 1);
-	double own = 0.0;
-	for (const ApplicationInfo &app : view.apps)
-		for (const ProcessInfo &p : app.local)
-			own += p.active ? p.ownLoad : 0.0;
-	// What the node's processes of no application use, in cores: a CPU hog, another user's job. Processes that
-	// have not reported their CPU share yet (own 0) tell nothing: a starved one still gets some.
-	const double foreign = std::max(0.0, here.upw * cores - own) / cores;
-	if (options_.evacuateLoad <= 0 || !(own > 0) || foreign < options_.evacuateLoad) {
-		loadedTicks_ = 0;
-		return {};
-	}
-	if (++loadedTicks_ < options_.evacuateTicks)
-		return {};
-	std::vector<Action> actions;
-	for (const ApplicationInfo &app : view.apps) {
-		const int64_t count = activeCount(app);
-		if (!app.malleable || count == 0)
-			continue;
-		// CPU per process, in cores: what they get here, and what they would get on a peer (its free cores, or a
-		// fair share beside the application processes it runs), scaled by its power per core against this one's.
-		double ownHere = 0.0;
-		for (const ProcessInfo &p : app.local)
-			ownHere += p.active ? p.ownLoad : 0.0;
-		const double here_ = ownHere / static_cast<double>(count);
-		const double speedHere = here.pw / cores;
-		const PeerEntry *best = nullptr;
-		double bestShare = 0.0;
-		for (const PeerEntry &peer : view.overlay.alive) {
-			const double peerCores = std::max(peer.profile.cores, 1);
-			const double free = peer.profile.apw * peerCores / static_cast<double>(count);
-			const double fair = peerCores / static_cast<double>(peer.profile.processes + count);
-			const double share = std::min(1.0, std::max(free, fair)) * (peer.profile.pw / peerCores) /
-					     std::max(speedHere, 1e-9);
-			if (!best || share > bestShare) {
-				best = &peer;
-				bestShare = share;
-			}
-		}
-		if (!best || !(bestShare > here_ * (1 + options_.theta)))
-			continue;
-		// One process a time: the target may have room for fewer than all (a pool's spares), and each move is
-		// followed by the hold-down, in which the next measurement shows what the last one gained.
-		nlohmann::json reasons = {
-		    {"why", fmt::format("{:.0f} % of this node is used by processes of no application here: 1 of its {} "
-					"processes moves to {}, where it would get {:.2f} cores against {:.2f} here",
-					100 * foreign, count, best->id, bestShare, here_)},
-		    {"foreign_load", foreign}, {"upw_j", here.upw}, {"own_load", own}, {"cores", here.cores},
-		    {"evacuate_load", options_.evacuateLoad}, {"ticks", loadedTicks_},
-		    {"share_here", here_}, {"share_there", bestShare}, {"theta", options_.theta}};
-		actions.push_back({"migrate", app.id, {{"app", app.id}, {"count", 1}, {"target", best->id}},
-				   std::move(reasons)});
-	}
-	loadedTicks_ = 0;
-	return actions;
-}
-
-std::vector<Action> IosDecision::onDrain(const DecisionView &view)
-{
-	const std::vector<const PeerEntry *> peers = byFreePower(view);
-	std::vector<Action> actions;
-	for (const ApplicationInfo &app : view.apps) {
-		const int64_t count = activeCount(app);
-		if (!app.malleable || count == 0)
-			continue;
-		// With processes elsewhere, this node's fold into them: one merge, which needs no spare process
-		// anywhere and gives their data to the others evenly (the bridge rebalances on a merge).
-		if (!options_.migrationOnly && app.totalProcesses > count) {
-			actions.push_back({"merge",
-					   app.id,
-					   {{"app", app.id}, {"count", count}},
-					   {{"why", fmt::format("this node drains: its {} of {} processes fold into the others",
-								count, app.totalProcesses)}}});
-			continue;
-		}
-		// A refused migration leaves the processes here: the next call tries the next peer, then any node.
-		std::vector<std::string> &tried = drainTried_[app.id];
-		std::string target;
-		for (const PeerEntry *p : peers)
-			if (std::find(tried.begin(), tried.end(), p->id) == tried.end()) {
-				target = p->id;
-				break;
-			}
-		nlohmann::json params = {{"app", app.id}, {"count", count}};
-		std::string why = fmt::format("this node drains: its {} processes move to ", count);
-		if (target.empty()) {
-			tried.clear();
-			why += "any node with room";
-		} else {
-			tried.push_back(target);
-			params["target"] = target;
-			why += target;
-		}
-		actions.push_back({"migrate", app.id, std::move(params), {{"why", why}, {"tried", tried}}});
-	}
-	return actions;
+	IosOptions o = options_;
+	ConfigTable t(table, "ios");
+	t.number("theta", o.theta, 0, 1);
+	t.number("tolerance", o.tolerance, 0, 1);
+	t.integer("n_max", o.nMax, 2, 1u << 20);
+	t.number("epsilon1", o.merge.epsilon1, 0, 1);
+	t.number("epsilon2", o.merge.epsilon2, 0, 1);
+	t.number("ctxsw_threshold", o.merge.contextSwitchThreshold, 0, 1e9);
+	t.number("hold_down", o.merge.holdDown, 0, 86400);
+	t.integer("stability_window", o.stabilityWindow, 1,
+		  policy::StabilityWindow::kCapacity);
+	t.number("work_per_unit", o.costs.workPerUnit, 1e-9, 1e9);
+	t.number("inter_node_seconds_per_byte", o.costs.interNodeSecondsPerByte, 0, 1);
+	t.number("intra_node_seconds_per_byte", o.costs.intraNodeSecondsPerByte, 0, 1);
+	t.number("evacuate_load", o.evacuateLoad, 0, 1);
+	t.integer("evacuate_ticks", o.evacuateTicks, 1, 1000);
+	t.boolean("migration_only", o.migrationOnly);
+	t.number("merge_retry", o.mergeRetry, 0, 86400);
+	t.finish();
+	if (!t.error().empty())
+		return t.error();
+	// A new window length makes the old samples meaningless for σ_i.
+	if (o.stabilityWindow != options_.stabilityWindow)
+		window_ = policy::StabilityWindow(o.stabilityWindow);
+	options_ = o;
+	return {};
 }
 
 WorkVerdict IosDecision::onWorkRequest(const DecisionView &view, const WorkRequest &request)
@@ -628,8 +465,6 @@ std::vector<Action> IosDecision::onTick(const DecisionView &view)
 		       std::move(reasons)}};
 }
 
-} // namespace
+} // namespace malleo::ios
 
-} // namespace malleo
-
-MALLEO_MODULE(malleo::ModuleKind::Decision, "ios", "1.0", malleo::IosDecision)
+MALLEO_MODULE(malleo::ModuleKind::Decision, "ios", "1.0", malleo::ios::IosDecision)

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// The "ios" decision module's class, shared by its two files: ios_decision.cpp (options, work requests, the merge
+// on a tick) and ios_leaving.cpp (processes leaving a node: evacuation from a loaded node, and a drain).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <malleo/decision_module.h>
+
+#include "merge_policy.h"
+#include "split_policy.h"
+#include "transfer_policy.h"
+
+namespace malleo::ios {
+
+struct IosOptions {
+	double theta = 0.05;
+	double tolerance = 0.05;
+	int64_t nMax = 1024;
+	policy::MergeParams merge;
+	size_t stabilityWindow = 10;
+	policy::TransferCosts costs{1.0, 1e-9, 1e-10};
+	double evacuateLoad = 0.5;
+	int64_t evacuateTicks = 3;
+	bool migrationOnly = false;
+	double mergeRetry = 5.0;
+};
+
+// What the module found for one application on a WRM.
+struct AppPlan {
+	std::vector<Action> actions;
+	double gain = 0.0;
+	nlohmann::json summary;
+};
+
+// Active processes of the application on this node.
+int64_t activeCount(const ApplicationInfo &app);
+
+class IosDecision : public DecisionModule
+{
+public:
+	std::string configure(const nlohmann::json &table) override;
+	WorkVerdict onWorkRequest(const DecisionView &view, const WorkRequest &request) override;
+	std::vector<Action> onTick(const DecisionView &view) override;
+	std::vector<Action> onDrain(const DecisionView &view) override;
+
+private:
+	std::vector<Action> evacuate(const DecisionView &view);
+	AppPlan planFor(const DecisionView &view, const WorkRequest &request,
+			const ApplicationInfo &app) const;
+	AppPlan planSplit(const WorkRequest &request, const ApplicationInfo &app,
+			  const policy::SplitPlan &split, const policy::TransferInput &base,
+			  double bytesLocal, nlohmann::json reasons) const;
+	AppPlan planTransfer(const WorkRequest &request, const ApplicationInfo &app,
+			     policy::TransferInput input, nlohmann::json reasons) const;
+
+	IosOptions options_;
+	policy::StabilityWindow window_{options_.stabilityWindow};
+	struct MergeProposal {
+		int64_t processes; // local processes when proposed
+		double at;
+	};
+	std::map<std::string, MergeProposal> mergeProposed_; // app -> the last merge proposed for it
+	int64_t loadedTicks_ = 0;			// ticks in a row with the node loaded by others
+	std::map<std::string, std::vector<std::string>> drainTried_; // app -> peers proposed while draining
+};
+
+} // namespace malleo::ios
