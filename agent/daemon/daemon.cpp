@@ -187,14 +187,11 @@ void Daemon::recoverCommands(double t)
 // Written when a command slot changes, so a successor started in this run directory knows what this agent held.
 void Daemon::saveCommands()
 {
-	if (!core_ || commandsFile_.empty())
+	if (!core_ || commandsFile_.empty() || core_->commandChanges() == savedChanges_)
 		return;
-	std::string journal = core_->commandJournal().dump();
-	if (journal == savedCommands_)
-		return;
-	if (std::string err = writePrivateFile(commandsFile_, journal + "\n"); !err.empty())
+	savedChanges_ = core_->commandChanges();
+	if (std::string err = writePrivateFile(commandsFile_, core_->commandJournal().dump() + "\n"); !err.empty())
 		log_->error("cannot write {}: {}", commandsFile_, err);
-	savedCommands_ = std::move(journal);
 }
 
 void Daemon::openEventLog()

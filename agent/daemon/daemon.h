@@ -66,7 +66,7 @@ private:
 	std::string socketPath_;
 	std::string agentFile_;
 	std::string commandsFile_;
-	std::string savedCommands_; // the journal as last written
+	uint64_t savedChanges_ = UINT64_MAX; // the core's commandChanges() when the journal was last written
 	int eventLog_ = -1; // <run_dir>/events.jsonl: every event, a JSON object per line
 	std::string eventLogPath_;
 	std::size_t eventLogBytes_ = 0;

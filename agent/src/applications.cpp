@@ -276,6 +276,7 @@ Message Core::onPoll(const Message &m, double now, CoreOutputs &out)
 	}
 	AppCommand &command = c->second;
 	command.sent = true;
+	++commandChanges_;
 	command.sentAt = now;
 	reply.update(commandFields(command.command));
 	reply["command"] = command.id;
@@ -299,6 +300,7 @@ Message Core::onResult(const Message &m, double now, CoreOutputs &out)
 	const bool ok = m["ok"].get<bool>();
 	const AppCommand command = std::move(c->second);
 	commands_.erase(c);
+	++commandChanges_;
 	nlohmann::json result = commandFields(command.command);
 	result.update({{"command", id}, {"ok", ok}, {"text", m.value("text", "")}, {"at", now - startedAt_},
 		       {"trigger", command.asker.trigger}, {"why", command.asker.why},
@@ -363,6 +365,7 @@ void Core::dropCommand(const std::string &appId, const std::string &code, const 
 	told["command"] = c->second.id;
 	told["text"] = code + " before its result: " + why;
 	commands_.erase(c);
+	++commandChanges_;
 	tellResult(std::move(told), now, out);
 }
 

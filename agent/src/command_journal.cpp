@@ -70,6 +70,7 @@ std::string Core::recoverCommands(const nlohmann::json &journal, double now, Cor
 		c.recoveredUntil = now + kRecoveredResultWait;
 		nextCommandId_ = std::max(nextCommandId_, c.id + 1);
 		commands_[appId] = std::move(c);
+		++commandChanges_;
 		if (!commands_[appId].sent)
 			dropCommand(appId, "lost", "the agent restarted while it was queued: it never ran", now, out);
 		else

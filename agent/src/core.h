@@ -79,6 +79,8 @@ public:
 	// The command slots and the next command number, for the daemon to keep in the run directory
 	// (command_journal.cpp): an agent restarted under a running application reports what it had, not nothing.
 	nlohmann::json commandJournal() const;
+	// Counts the changes of the command slots: the daemon writes the journal only when it moved.
+	uint64_t commandChanges() const { return commandChanges_; }
 	// At start, what the predecessor's journal held: queued commands are reported lost (they never ran), those in
 	// flight await the application's result. An empty string, or one line on a journal it could not read.
 	std::string recoverCommands(const nlohmann::json &journal, double now, CoreOutputs &out);
@@ -265,6 +267,7 @@ private:
 	std::map<std::string, AppCommand> commands_;	     // app → its queued or in-flight command
 	std::map<std::string, nlohmann::json> lastResults_; // app → the result of its last command
 	uint64_t nextCommandId_ = 1;
+	uint64_t commandChanges_ = 0;
 	struct Progress {
 		int64_t iteration = 0;
 		double at = 0.0;

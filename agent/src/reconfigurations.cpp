@@ -224,6 +224,7 @@ std::optional<std::pair<std::string, std::string>> Core::queue(const std::string
 	event.update({{"type", "command_queued"}, {"app", appId}, {"command", queued.id}, {"origin", asker.origin},
 		      {"trigger", asker.trigger}, {"why", asker.why}});
 	commands_[appId] = std::move(queued);
+	++commandChanges_;
 	counters_.add("commands.queued");
 	emit(std::move(event), now, out);
 	return std::nullopt;
