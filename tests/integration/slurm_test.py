@@ -190,7 +190,7 @@ def apps(local):
 # Busy: an iteration computes for longer than its pace (about 3 ms on this machine), so n1's CPU is taken and ios's
 # power ratio asks for an even split of the one process (rho 0.5); a mostly sleeping heat2d would leave n1 looking
 # idle, and ios would rather move its one process whole (a migration). The pace only bounds the run's speed.
-GRID = ["--rows", "1024", "--columns", "2048", "--iterations", "4000", "--pace", "2"]
+GRID = ["--rows", "1024", "--columns", "2048", "--iterations", "2500", "--pace", "2"]
 
 
 def one_run(launcher, heat2d, work, env, pattern, local, nodes, agents_dir, static_checksum, runs):
