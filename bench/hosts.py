@@ -12,8 +12,8 @@ mpirun, real heat2d (Open MPI). Every measure is repeated --rounds times, its va
   join    Spawn mode. heat2d (--rows 1024 --columns 4096) runs on n1 (host n1, CPU 0); after 3 s, `malleo cluster
           add` starts n2's agent on host n2 (made at `cluster up --nodes 1 --hosts 2`, its static profile idle: the
           measure is of the mechanism, not of the CPU on a shared machine). Measured from invoking `cluster add` to
-          the arrival of rank 0's `--times` line of the first iteration on 2 processes: that iteration used the
-          ghost column the process spawned on host n2 sent over the link.
+          the arrival of rank 0's `--times` line of the first iteration on more than 1 process: that iteration used
+          the ghost column a process spawned on host n2 sent over the link (ios sizes the split; n_max 5).
   reconf  Pool mode, at each of --sizes-mb (heat2d's grid, 1024 rows, in MiB; it holds a second grid as large):
           split  1 -> 2 processes, the new one on n2 (`malleo run -n 1 --max 2 --spares-on n2`, MALLEO_FORCE=split@K:1):
                  half of the grid crosses the link;
@@ -83,6 +83,33 @@ class Hosts:
             return {n["name"]: n for n in json.load(f)["nodes"]}
 
 
+def walled(run_dir):
+    """A node's events with `wall` = its log's log_started wall + t (time.time()'s clock)."""
+    found, wall0 = [], None
+    try:
+        with open(os.path.join(run_dir, "events.jsonl")) as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if e.get("type") == "log_started":
+                    wall0 = e["wall"] - e.get("t", 0.0)
+                elif wall0 is not None and isinstance(e.get("t"), (int, float)):
+                    e["wall"] = wall0 + e["t"]
+                    found.append(e)
+    except FileNotFoundError:
+        pass
+    return found
+
+
+def first_event(events, type_, **match):
+    for e in events:
+        if e.get("type") == type_ and all(e.get(k) == v for k, v in match.items()):
+            return e["wall"]
+    return None
+
+
 def run_env():
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLEO_")}
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", MALLEO_POLL_INTERVAL="0.1")
@@ -141,12 +168,15 @@ def stop(proc):
 
 
 def iteration_line(k, processes=None):
+    """A match for rank 0's --times line of iteration k (None: any), on `processes` processes ("more": 2 or more)."""
     def match(line):
-        if not line.startswith(f"time: iteration {k} ") and k is not None:
+        if not line.startswith(f"time: iteration {'' if k is None else k}"):
             return False
-        if not line.startswith("time: iteration "):
+        if k is not None and not line.startswith(f"time: iteration {k} "):
             return False
-        return processes is None or line.endswith(f"on {processes} processes")
+        if processes == "more":
+            return not line.endswith(" on 1 processes")
+        return processes is None or line.endswith(f" on {processes} processes")
     return match
 
 
@@ -195,8 +225,8 @@ def measure_join(a, build, rounds):
     heat2d = os.path.join(build, "examples", "heat2d", "heat2d_openmpi")
     grid = ["--rows", "1024", "--columns", "4096", "--iterations", "100000"]
     base = {"agent": {"decision_interval": 0.5, "profile_interval": 0.5},
-            "work_stealing": {"idle_threshold": 0.9}, "modules": {"decision": "ios"},
-            "ios": {"evacuate_load": 0, "n_max": 2}, "actions": {"hold_down": 4}}
+            "work_stealing": {"idle_threshold": 0.9, "backoff_max": 2.0}, "modules": {"decision": "ios"},
+            "ios": {"evacuate_load": 0, "n_max": 5}, "actions": {"hold_down": 4}}
     idle = dict(base, modules={"profiling": "static", "decision": "ios"},
                 static={"pw": 1.0, "apw": 1.0, "upw": 0.0, "cores": 1})
     records = []
@@ -220,21 +250,33 @@ def measure_join(a, build, rounds):
                     if lines.wait(iteration_line(None, 1), 60) is None:
                         sys.exit(f"join: heat2d did not start\n{lines.text()[-2000:]}")
                     time.sleep(3)  # its rate on n1 alone, as an operator's cluster would have run a while
-                    added = time.monotonic()
+                    added, added_wall = time.monotonic(), time.time()
                     add = cluster.cli("cluster", "add", "--config", n2, "--cpus", "1")
                     if add.returncode != 0:
                         sys.exit(f"join: cluster add: {add.stderr.strip()}")
-                    first = lines.wait(iteration_line(None, 2), 60)
+                    first = lines.wait(iteration_line(None, "more"), 60)
                     if first is None:
-                        sys.exit(f"join: no iteration on 2 processes within 60 s\n{lines.text()[-2000:]}")
+                        sys.exit(f"join: no iteration on more than 1 process within 60 s (events: {cluster.dir})")
                     record = {"seconds": first - added, "load": loadavg()}
+                    nodes = cluster.nodes()
+                    n1_events, n2_events = walled(nodes["n1"]["run_dir"]), walled(nodes["n2"]["run_dir"])
+                    for name, at in (("n2 started", first_event(n2_events, "started")),
+                                     ("n2 wrm_sent", first_event(n2_events, "wrm_sent")),
+                                     ("n1 command_queued", first_event(n1_events, "command_queued")),
+                                     ("n1 reconf_result", first_event(n1_events, "reconf_result", ok=True))):
+                        record[name] = None if at is None else at - added_wall
                     records.append(record)
-                    print(f"join round {r + 1}: {record['seconds']:.3f} s (load {record['load']:.1f})", flush=True)
+                    steps = ", ".join(f"{k} {v:.3f}" for k, v in record.items() if k not in ("seconds", "load")
+                                      and v is not None)
+                    print(f"join round {r + 1}: {record['seconds']:.3f} s ({steps}; load {record['load']:.1f})",
+                          flush=True)
                 finally:
                     stop(run)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     print(f"cluster add n2 -> first iteration computed on host n2: {summary([x['seconds'] for x in records])} s")
+    for step in ("n2 started", "n2 wrm_sent", "n1 command_queued", "n1 reconf_result"):
+        print(f"  {step}: {summary([x[step] for x in records if x.get(step) is not None])} s")
     return records
 
 
