@@ -207,6 +207,7 @@ double SimApplication::bridge(double now, int64_t iteration)
 	processes_ = std::move(next);
 	weights_ = plan.weights;
 	done_[pcm::operationName(plan.op)]++;
+	marks_.push_back({now, iteration, pcm::operationName(plan.op), command.count, command.from, command.node});
 
 	result["ok"] = true;
 	result["text"] = fmt::format("{} of {} done", pcm::operationName(plan.op), command.count);
@@ -218,7 +219,6 @@ double SimApplication::bridge(double now, int64_t iteration)
 		if (nodes_.node(rootIndex))
 			nodes_.local(rootIndex, result);
 	});
-	(void)now;
 	return cost;
 }
 
