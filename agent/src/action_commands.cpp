@@ -122,6 +122,8 @@ nlohmann::json commandFields(const CommandRequest &command)
 		fields["weights"] = command.weights;
 	if (!command.nodeWeights.empty())
 		fields["node_weights"] = command.nodeWeights;
+	if (!command.nodeCores.empty())
+		fields["node_cores"] = command.nodeCores;
 	return fields;
 }
 
@@ -136,6 +138,8 @@ CommandRequest commandFromFields(const nlohmann::json &fields)
 		c.weights = w->get<std::vector<int64_t>>();
 	if (const auto w = fields.find("node_weights"); w != fields.end())
 		c.nodeWeights = w->get<std::map<std::string, int64_t>>();
+	if (const auto w = fields.find("node_cores"); w != fields.end())
+		c.nodeCores = w->get<std::map<std::string, int64_t>>();
 	return c;
 }
 

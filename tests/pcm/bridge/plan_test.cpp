@@ -519,3 +519,43 @@ TEST_CASE("node weights: each node's weight shared among the processes the plan 
 	CHECK(perNode["b"] == 2000);
 	CHECK(perNode["c"] == 3000);
 }
+
+TEST_CASE("node cores: a node with more cores than processes shares its weight by its cores")
+{
+	// The heterogeneous scenario's case: an 8-core node of speed 2 (PW 16) hosting 2 processes and a 2-core node
+	// of speed 0.5 (PW 1) hosting 2. By processes alone each process of the big node would get 8 parts to the
+	// small node's 0.5, though it runs on one core of speed 2: 16 times the data at 4 times the speed. By cores,
+	// each gets 16/8 = 2 parts to 1/2 = 0.5: the data in proportion to what each process computes.
+	auto m = pool(5, 4, {"big", "big", "small", "small", "big"});
+	m.reusable = true;
+	Plan plan;
+	Command split{Operation::Split, 0, 1, "big", {}, ""};
+	split.nodeWeights = {{"big", 16000}, {"small", 1000}};
+	REQUIRE(makePlan(split, m, plan).empty());
+	REQUIRE(plan.after.size() == 5);
+	std::map<std::string, std::int64_t> byProcesses;
+	for (std::size_t i = 0; i < plan.after.size(); ++i)
+		byProcesses[m.node[static_cast<std::size_t>(plan.after[i])]] = plan.weights[i];
+	CHECK(byProcesses["big"] == 32 * byProcesses["small"]); // 16/3 against 1/2
+
+	split.nodeCores = {{"big", 8}, {"small", 2}};
+	REQUIRE(makePlan(split, m, plan).empty());
+	std::map<std::string, std::int64_t> byCores;
+	for (std::size_t i = 0; i < plan.after.size(); ++i)
+		byCores[m.node[static_cast<std::size_t>(plan.after[i])]] = plan.weights[i];
+	CHECK(byCores["big"] == 4 * byCores["small"]); // 16/8 against 1/2: speed 2 against 0.5
+	std::map<std::string, std::int64_t> units;
+	const auto counts = targetCounts(1400, 5, plan.weights);
+	for (std::size_t i = 0; i < plan.after.size(); ++i)
+		units[m.node[static_cast<std::size_t>(plan.after[i])]] += counts[i];
+	CHECK(units["big"] == 1200); // three processes of 400 units, two of 100 on the small node
+	CHECK(units["small"] == 200);
+
+	// More processes than cores: the processes share the node as before.
+	split.nodeCores = {{"big", 1}, {"small", 1}};
+	REQUIRE(makePlan(split, m, plan).empty());
+	for (std::size_t i = 0; i < plan.after.size(); ++i)
+		CHECK(plan.weights[i] == (m.node[static_cast<std::size_t>(plan.after[i])] == "big"
+						  ? byProcesses["big"]
+						  : byProcesses["small"]));
+}
