@@ -86,8 +86,6 @@ double SimApplication::bridge(double now, int64_t iteration)
 		command.weights = w->get<std::vector<int64_t>>();
 	if (const auto w = reply.find("node_weights"); w != reply.end())
 		command.nodeWeights = w->get<std::map<std::string, int64_t>>();
-	if (const auto c = reply.find("node_cores"); c != reply.end())
-		command.nodeCores = c->get<std::map<std::string, int64_t>>();
 	const uint64_t commandId = reply.value("command", uint64_t{0});
 
 	// The membership as the bridge holds it: world ranks are the processes' ranks; those gone with their node

@@ -122,8 +122,6 @@ nlohmann::json commandFields(const CommandRequest &command)
 		fields["weights"] = command.weights;
 	if (!command.nodeWeights.empty())
 		fields["node_weights"] = command.nodeWeights;
-	if (!command.nodeCores.empty())
-		fields["node_cores"] = command.nodeCores;
 	return fields;
 }
 
@@ -138,8 +136,6 @@ CommandRequest commandFromFields(const nlohmann::json &fields)
 		c.weights = w->get<std::vector<int64_t>>();
 	if (const auto w = fields.find("node_weights"); w != fields.end())
 		c.nodeWeights = w->get<std::map<std::string, int64_t>>();
-	if (const auto w = fields.find("node_cores"); w != fields.end())
-		c.nodeCores = w->get<std::map<std::string, int64_t>>();
 	return c;
 }
 

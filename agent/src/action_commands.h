@@ -24,9 +24,6 @@ struct CommandRequest {
 	// Data per node, for the bridge to share among the processes on each node (issue 27): the processes of a
 	// node get its weight between them. Unnamed nodes get the mean weight. Empty: `weights`, else even shares.
 	std::map<std::string, int64_t> nodeWeights = {};
-	// The cores of the nodes of nodeWeights: a node's processes then get its weight divided by the larger of its
-	// cores and its processes (fewer processes than cores each run on one core). Empty: by its processes.
-	std::map<std::string, int64_t> nodeCores = {};
 };
 
 // Why an action becomes no command (a module's own kind, a transfer the split before it carries out, ...).

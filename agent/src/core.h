@@ -232,7 +232,6 @@ private:
 	std::string rootAgentOf(const std::string &appId) const;
 	nlohmann::json rootsHere() const;
 	std::map<std::string, int64_t> powerWeights() const;
-	std::map<std::string, int64_t> coreCounts() const; // the cores of powerWeights' nodes
 	void learnRoots(const Message &m, double now);
 	void expireRequests(double now, CoreOutputs &out);
 	bool drainFinished(double now, CoreOutputs &out);

@@ -216,10 +216,8 @@ std::optional<std::pair<std::string, std::string>> Core::queue(const std::string
 	AppCommand queued;
 	queued.id = nextCommandId_++;
 	queued.command = command;
-	if (config_.nodeWeights && command.weights.empty() && command.nodeWeights.empty()) {
+	if (config_.nodeWeights && command.weights.empty() && command.nodeWeights.empty())
 		queued.command.nodeWeights = powerWeights();
-		queued.command.nodeCores = coreCounts();
-	}
 	queued.asker = asker;
 	queued.queuedAt = now;
 	nlohmann::json event = commandFields(command);
@@ -244,20 +242,6 @@ std::map<std::string, int64_t> Core::powerWeights() const
 		if (weights.size() < kCommandWeightsMax)
 			weights[id] = weight(peer.profile.pw);
 	return weights;
-}
-
-// The cores of the nodes powerWeights names: a node's weight is its power, and its processes share it by the
-// larger of its cores and their number (issue 27: an 8-core node hosting 2 processes must not give each a quarter
-// of its data on one core).
-std::map<std::string, int64_t> Core::coreCounts() const
-{
-	auto cores = [](int c) { return std::clamp<int64_t>(c, 1, kNodeCoresMax); };
-	std::map<std::string, int64_t> counts;
-	counts[config_.id] = cores(local_.cores);
-	for (const auto &[id, peer] : peers_)
-		if (counts.size() < kCommandWeightsMax)
-			counts[id] = cores(peer.profile.cores);
-	return counts;
 }
 
 void Core::onReconfRequest(const Message &m, double now, CoreOutputs &out)

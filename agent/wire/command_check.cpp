@@ -90,20 +90,6 @@ std::optional<std::string> checkCommand(const Message &fields)
 		if (fields.contains("weights"))
 			return "a command takes 'weights' or 'node_weights', not both";
 	}
-	if (const auto nodes = fields.find("node_cores"); nodes != fields.end()) {
-		if (!nodes->is_object())
-			return "'node_cores' is not an object";
-		if (nodes->size() > kCommandWeightsMax)
-			return fmt::format("'node_cores' has more than {} nodes", kCommandWeightsMax);
-		for (const auto &[node, c] : nodes->items()) {
-			if (node.empty() || node.size() > kMaxIdLength)
-				return fmt::format("'node_cores' names a node of 1 to {} characters", kMaxIdLength);
-			if (!c.is_number_integer() || compareInteger(c, 1, kNodeCoresMax) != 0)
-				return fmt::format("'node_cores' must be integers from 1 to {}", kNodeCoresMax);
-		}
-		if (!fields.contains("node_weights"))
-			return "'node_cores' goes with 'node_weights'";
-	}
 	return std::nullopt;
 }
 

@@ -82,7 +82,6 @@ const std::vector<TypeSpec> &schema()
 					  {"from_node", Kind::Id, false, kMaxIdLength},
 					  {"weights", Kind::Array, false, kCommandWeightsMax},
 					  {"node_weights", Kind::Object, false, 0},
-					  {"node_cores", Kind::Object, false, 0},
 					  {"trigger", Kind::String, true, 16},
 					  {"kind", Kind::String, false, 32},
 					  {"why", Kind::String, false, kWhyMax},
@@ -122,8 +121,7 @@ const std::vector<TypeSpec> &schema()
 					   {"node", Kind::Id, false, kMaxIdLength},
 					   {"from_node", Kind::Id, false, kMaxIdLength},
 					   {"weights", Kind::Array, false, kCommandWeightsMax},
-					   {"node_weights", Kind::Object, false, 0},
-					   {"node_cores", Kind::Object, false, 0}}},
+					   {"node_weights", Kind::Object, false, 0}}},
 		{"drain",     Channel::Local, {{"deadline", Kind::Number, false, 0}}},
 		// MPI processes ↔ local agent
 		{"register",  Channel::Local, {{"app", Kind::Id, true, kMaxIdLength},

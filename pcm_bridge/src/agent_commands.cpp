@@ -70,8 +70,6 @@ bool commandFromReply(const nlohmann::json &reply, Command &command, std::uint64
 		command.weights = weights->get<std::vector<std::int64_t>>();
 	if (const auto nodes = reply.find("node_weights"); nodes != reply.end())
 		command.nodeWeights = nodes->get<std::map<std::string, std::int64_t>>();
-	if (const auto cores = reply.find("node_cores"); cores != reply.end())
-		command.nodeCores = cores->get<std::map<std::string, std::int64_t>>();
 	return true;
 }
 

@@ -36,9 +36,6 @@ struct Command {
 	// gets its node's weight divided by the processes the plan leaves on that node; a node not named gets the
 	// mean weight of those named.
 	std::map<std::string, std::int64_t> nodeWeights = {};
-	// The cores of nodeWeights' nodes: a node's processes then share its weight by the larger of its cores and
-	// their number (fewer processes than cores each run on a core of their own). A node not named: by its processes.
-	std::map<std::string, std::int64_t> nodeCores = {};
 };
 
 // Parses comma-separated operation@iteration[:argument] entries, as docs/pcm-api.md specifies

@@ -169,12 +169,6 @@ TEST_SUITE("message")
 		CHECK(problem({{"op", "split"}, {"count", 1}, {"node_weights", {{"n1", 1.5}}}}) != "");
 		CHECK(problem({{"op", "split"}, {"count", 1}, {"node_weights", nlohmann::json::array()}}) != "");
 		CHECK(problem({{"op", "split"}, {"count", 1}, {"node_weights", {{"n1", 1}}}, {"weights", {1, 1}}}) != "");
-		// node_cores: positive integers per node id, and only with node_weights.
-		CHECK(problem({{"op", "split"}, {"count", 1}, {"node_weights", {{"n1", 1000}}}, {"node_cores", {{"n1", 8}}}}) ==
-		      "");
-		CHECK(problem({{"op", "split"}, {"count", 1}, {"node_weights", {{"n1", 1000}}}, {"node_cores", {{"n1", 0}}}}) !=
-		      "");
-		CHECK(problem({{"op", "split"}, {"count", 1}, {"node_cores", {{"n1", 8}}}}) != "");
 		CHECK(problem({{"op", "split"}, {"count", 1}, {"weights", {1.5}}}) != "");
 		CHECK(problem({{"op", "split"}, {"count", 1}, {"weights", "1,2"}}) != "");
 		CHECK(problem({{"op", "split"}, {"count", 1},

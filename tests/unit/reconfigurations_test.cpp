@@ -196,9 +196,7 @@ TEST_SUITE("reconfiguration_requests")
 		TestNode &b = net.add(cb, "p2p", nlohmann::json::object(), "none");
 		NodeProfile pa, pb;
 		pa.pw = 2.0;
-		pa.cores = 4;
 		pb.pw = 0.5;
-		pb.cores = 1;
 		a.core->setLocalProfile(pa);
 		b.core->setLocalProfile(pb);
 		registerRank(*a.core, net.now(), 0);
@@ -214,10 +212,6 @@ TEST_SUITE("reconfiguration_requests")
 		REQUIRE(command.contains("node_weights"));
 		CHECK(command["node_weights"]["a"] == 2000);
 		CHECK(command["node_weights"]["b"] == 500);
-		// With their cores, so that the bridge shares a node's weight by the larger of its cores and processes.
-		REQUIRE(command.contains("node_cores"));
-		CHECK(command["node_cores"]["a"] == 4);
-		CHECK(command["node_cores"]["b"] == 1);
 		CHECK_FALSE(checkCommand(command).has_value());
 	}
 

@@ -54,7 +54,6 @@ constexpr std::size_t kMaxMessageDepth = 32;
 constexpr std::int64_t kCommandCountMax = 1000000;
 constexpr std::int64_t kCommandWeightMax = 1000000;
 constexpr std::size_t kCommandWeightsMax = 4096;
-constexpr std::int64_t kNodeCoresMax = 1 << 20; // a node's cores in a command's node_cores
 // The applications whose rank 0 an agent hosts, as its hello, welcome and heartbeat name them: how a peer finds
 // where to send a reconfiguration request.
 constexpr std::size_t kRootsMax = 64;

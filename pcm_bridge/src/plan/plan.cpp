@@ -97,8 +97,7 @@ std::string mergeFrom(const Command &command, const Membership &membership, Plan
 } // namespace
 
 std::vector<std::int64_t> slotWeights(const std::map<std::string, std::int64_t> &nodeWeights,
-				      const Membership &membership, const std::vector<int> &after,
-				      const std::map<std::string, std::int64_t> &nodeCores)
+				      const Membership &membership, const std::vector<int> &after)
 {
 	std::int64_t sum = 0;
 	for (const auto &[node, w] : nodeWeights)
@@ -107,11 +106,6 @@ std::vector<std::int64_t> slotWeights(const std::map<std::string, std::int64_t> 
 	std::map<std::string, std::int64_t> perNode;
 	for (int w : after)
 		++perNode[membership.node[w]];
-	// A node's weight is shared by the larger of its cores and its processes: two processes on an 8-core node
-	// each run on one core, so each gets an eighth of the node's power, not half.
-	for (auto &[node, count] : perNode)
-		if (const auto cores = nodeCores.find(node); cores != nodeCores.end())
-			count = std::max(count, cores->second);
 	// Scaled by the most processes on a node so that the quotient keeps its precision as an integer.
 	std::int64_t most = 1;
 	for (const auto &[node, count] : perNode)
@@ -199,7 +193,7 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 		       processCount(plan.after.size());
 	// A migration moves blocks unchanged unless told otherwise; a split or merge rebalances.
 	plan.weights = !command.weights.empty()	    ? command.weights
-		       : !command.nodeWeights.empty() ? slotWeights(command.nodeWeights, membership, plan.after, command.nodeCores)
+		       : !command.nodeWeights.empty() ? slotWeights(command.nodeWeights, membership, plan.after)
 		       : command.op == Operation::Migrate ? membership.weights
 							   : std::vector<std::int64_t>{};
 	plan.op = command.op;

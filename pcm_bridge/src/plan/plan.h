@@ -74,11 +74,9 @@ std::vector<std::int64_t> encodePlan(const Plan &plan, const Membership &members
 void decodePlan(const std::vector<std::int64_t> &words, Plan &plan, Membership &membership);
 
 // The weight of each slot of `after` under a command's node weights: its node's weight (the mean of the named
-// ones for a node not named) divided by the processes of `after` on that node, or by the node's cores in
-// `nodeCores` when it has more cores than processes.
+// ones for a node not named) divided by the processes of `after` on that node.
 std::vector<std::int64_t> slotWeights(const std::map<std::string, std::int64_t> &nodeWeights,
-				      const Membership &membership, const std::vector<int> &after,
-				      const std::map<std::string, std::int64_t> &nodeCores = {});
+				      const Membership &membership, const std::vector<int> &after);
 
 // The element counts of the slots of a layout: proportional to `weights` (one per slot) when given, else balanced.
 std::vector<std::int64_t> targetCounts(std::int64_t total, int parts, const std::vector<std::int64_t> &weights);
