@@ -81,6 +81,7 @@ std::string parseApplication(const nlohmann::json &table, ApplicationModel &a)
 	t.number("pool_per_core", a.poolPerCore, 0, 64);
 	t.integer("over_allocation", a.overAllocation, 0, 64);
 	t.number("report_period", a.reportPeriod, 1, 1e6);
+	t.boolean("reports_remaining", a.reportsRemaining);
 	t.finish();
 	if (t.error().empty() && a.pattern != "neighbour" && a.pattern != "farmer")
 		t.fail("pattern", fmt::format("expected \"neighbour\" or \"farmer\", got \"{}\"", a.pattern));

@@ -52,6 +52,7 @@ struct ApplicationModel {
 	double activationLatency = 0.05;   // seconds to wake a parked process (swap)
 	int64_t overAllocation = 0;	   // swap baseline: parked processes per node; 0: one
 	double reportPeriod = 1.0;	   // iterations between reports to the agent (1: every)
+	bool reportsRemaining = true;	   // says its iterations at launch, as PCM_Remaining_iterations(iterations)
 };
 
 // Something that happens at a time or when the application reaches an iteration.

@@ -148,6 +148,7 @@ int64_t SimApplication::findRank(uint32_t rank) const
 
 double SimApplication::reconfigure(double now, int64_t iteration, int64_t remaining)
 {
+	probe_ = iteration;
 	double cost = evacuate(now);
 	for (uint32_t node : joined_)
 		fillPool(node);

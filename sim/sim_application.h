@@ -48,6 +48,17 @@ struct NodeAccess {
 	std::function<void(double seconds, std::function<void()>)> after; // runs later on the simulated clock
 };
 
+// A reconfiguration as the application carried it out (or a node's drain, which the run adds): what the plot
+// marks and what the agents' event log must agree with.
+struct ReconfigurationMark {
+	double at = 0.0;      // simulated seconds: the iteration boundary it was carried out at, or the drain's start
+	int64_t iteration = 0; // the probe it was carried out at (the `iteration` of the bridge's result), or in progress
+	std::string kind;     // split, merge, migrate (the bridge's), evacuate, resize (central), drain
+	int64_t count = 0;    // processes it concerned (drain: those active on the node)
+	std::string from;     // node ids, when the command named them
+	std::string to;
+};
+
 struct IterationTiming {
 	double seconds = 0.0;	// the slowest process, plus the barrier
 	double imbalance = 0.0; // (max − mean) / max of the processes' times
@@ -82,6 +93,7 @@ public:
 	int64_t activeOn(uint32_t node) const;
 	const std::map<std::string, int64_t> &reconfigurations() const { return done_; }
 	const std::map<std::string, int64_t> &refused() const { return refused_; }
+	const std::vector<ReconfigurationMark> &marks() const { return marks_; }
 	int64_t reconfigurationCount() const;
 	const ApplicationModel &model() const { return model_; }
 
@@ -108,8 +120,10 @@ private:
 	std::map<uint32_t, uint32_t> registered_; // rank → node whose agent knows it
 	std::map<std::string, int64_t> done_;
 	std::map<std::string, int64_t> refused_;
+	std::vector<ReconfigurationMark> marks_;
 	std::vector<uint32_t> joined_; // nodes that need their pool
 	uint32_t nextRank_ = 0;
+	int64_t probe_ = 0; // the boundary reconfigure() is at
 	int64_t reports_ = 0;
 	bool launched_ = false;
 };

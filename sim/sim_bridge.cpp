@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "plan/plan.h"
+#include "plan/remaining.h"
 
 namespace malleo::sim {
 
@@ -66,6 +67,11 @@ double SimApplication::bridge(double now, int64_t iteration)
 	poll["app"] = model_.name;
 	poll["iteration"] = iteration;
 	poll["size"] = activeProcesses();
+	// What the bridge's AgentCommands adds: the count the application said at launch (probe 0), less the probes
+	// since.
+	const int64_t remaining = pcm::remainingAtProbe(model_.reportsRemaining ? model_.iterations : -1, 0, iteration);
+	if (remaining >= 0)
+		poll["remaining"] = remaining;
 	const Message reply = nodes_.local(rootIndex, poll);
 	if (reply.value("type", "") != "command" || reply.value("op", "none") == "none")
 		return 0.0;
@@ -201,6 +207,7 @@ double SimApplication::bridge(double now, int64_t iteration)
 	processes_ = std::move(next);
 	weights_ = plan.weights;
 	done_[pcm::operationName(plan.op)]++;
+	marks_.push_back({now, iteration, pcm::operationName(plan.op), command.count, command.from, command.node});
 
 	result["ok"] = true;
 	result["text"] = fmt::format("{} of {} done", pcm::operationName(plan.op), command.count);
@@ -212,7 +219,6 @@ double SimApplication::bridge(double now, int64_t iteration)
 		if (nodes_.node(rootIndex))
 			nodes_.local(rootIndex, result);
 	});
-	(void)now;
 	return cost;
 }
 

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim_command.h"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -12,7 +15,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "gnuplot.h"
 #include "replay.h"
+#include "run_plot.h"
 #include "run_report.h"
 #include "simulation.h"
 
@@ -30,7 +35,9 @@ struct SimOptions {
 	uint64_t seed = 1;
 	bool json = false;
 	std::string out;
-	bool plot = false;
+	bool plot = false;	  // --plot given
+	std::string plotFile; // --plot FILE: gnuplot's image; without FILE: the SVGs in --out
+	bool events = false;
 	std::vector<std::string> modulePath;
 	std::string baselines; // empty: the scenario's list
 	std::string replay;
@@ -102,7 +109,13 @@ int simCommand(int argc, char **argv)
 	app.add_option("--seed", o.seed, "seed of every random draw (default 1)");
 	app.add_flag("--json", o.json, "print the summary as JSON instead of a table");
 	app.add_option("--out", o.out, "directory for <policy>.csv, summary.json and summary.txt (created)");
-	app.add_flag("--plot", o.plot, "also write iterations.svg and processes.svg (needs --out)");
+	CLI::Option *plot = app.add_option("--plot", o.plotFile,
+					   "FILE.png or FILE.svg: iteration time over simulated time per policy, "
+					   "reconfigurations marked, drawn by gnuplot (its data in FILE's stem .dat, "
+					   "the script in .gp); without FILE: iterations.svg and processes.svg in --out")
+				 ->expected(0, 1);
+	app.add_flag("--events", o.events, "also write <policy>.events.jsonl in --out: every agent's events, as "
+					   "malleod's events.jsonl, each with the simulated time (sim_time)");
 	app.add_option("--module-path", o.modulePath, "directory searched for shared-object modules (repeatable)");
 	app.add_option("--baselines", o.baselines, "comma-separated baselines to run besides the decision module: static, migration, central, swap, or none (default: the scenario's, else all four)");
 	app.add_option("--replay", o.replay, "replay a timed message sequence on one node and print what it sends and decides (see sim/README.md); other options are ignored but --module-path");
@@ -115,6 +128,7 @@ int simCommand(int argc, char **argv)
 		return fail(e.what(), 2);
 	}
 
+	o.plot = plot->count() > 0;
 	if (!o.replay.empty()) {
 		std::string e = replayFile(o.replay, o.modulePath, std::cout);
 		return e.empty() ? 0 : fail(e, 2);
@@ -123,8 +137,24 @@ int simCommand(int argc, char **argv)
 		return fail("--scenario FILE is required (see --help)", 2);
 	if (o.decision.empty())
 		return fail("--decision NAME is required (see --help)", 2);
-	if (o.plot && o.out.empty())
-		return fail("--plot writes files: give --out DIR", 2);
+	if (o.plot && o.plotFile.empty() && o.out.empty())
+		return fail("--plot without FILE writes SVGs: give --out DIR, or --plot FILE.png|FILE.svg", 2);
+	if (o.events && o.out.empty())
+		return fail("--events writes files: give --out DIR", 2);
+	std::string plotKind, gnuplot;
+	if (!o.plotFile.empty()) {
+		std::string ext = fs::path(o.plotFile).extension().string();
+		std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+		if (ext != ".png" && ext != ".svg")
+			return fail(fmt::format("--plot {}: the image must be FILE.png or FILE.svg", o.plotFile), 2);
+		plotKind = ext.substr(1);
+		// Before the runs: a missing gnuplot must not cost a long simulation.
+		cli::Failure missing;
+		std::optional<std::string> found = cli::findGnuplot(missing);
+		if (!found)
+			return fail(missing.line, 1);
+		gnuplot = *found;
+	}
 	Scenario scenario;
 	if (std::string e = loadScenarioFile(o.scenario, scenario); !e.empty())
 		return fail(e, 2);
@@ -153,11 +183,19 @@ int simCommand(int argc, char **argv)
 	// A long run shows where it is on a terminal, one line redrawn in place as `top` does; a pipe or a file gets
 	// only the results.
 	const bool terminal = isatty(STDERR_FILENO);
+	std::vector<std::string> eventLogs; // per run, with --events
 	for (std::size_t i = 0; i < runs.size(); ++i) {
 		const RunOptions &r = runs[i];
 		Simulation sim;
 		if (std::string e = sim.setup(scenario, r); !e.empty())
 			return fail(fmt::format("{}: {}", r.policy, e), 2);
+		std::string events;
+		if (o.events)
+			sim.onEvent = [&](uint32_t, const nlohmann::json &e) {
+				nlohmann::json line = e;
+				line["sim_time"] = sim.clock().now();
+				events += line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
+			};
 		auto shown = std::chrono::steady_clock::time_point{};
 		if (terminal)
 			sim.onProgress = [&, i](double now, double until) {
@@ -176,6 +214,7 @@ int simCommand(int argc, char **argv)
 			std::cerr << "\r\x1b[K" << std::flush;
 		if (!sim.error().empty())
 			return fail(fmt::format("{}: {}", r.policy, sim.error()), 1);
+		eventLogs.push_back(std::move(events));
 	}
 	const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
 
@@ -187,7 +226,8 @@ int simCommand(int argc, char **argv)
 		if (ec)
 			return fail(fmt::format("--out '{}': {}", o.out, ec.message()), 1);
 		std::set<std::string> written;
-		for (const RunResult &r : set.runs) {
+		for (size_t i = 0; i < set.runs.size(); ++i) {
+			const RunResult &r = set.runs[i];
 			// Two runs of one label (swap as policy and baseline) keep both files.
 			std::string name = r.policy;
 			for (int k = 2; written.count(name); ++k)
@@ -195,16 +235,36 @@ int simCommand(int argc, char **argv)
 			written.insert(name);
 			if (std::string e = writeFile(fs::path(o.out) / (name + ".csv"), iterationsCsv(r)); !e.empty())
 				return fail(e, 1);
+			if (o.events)
+				if (std::string e = writeFile(fs::path(o.out) / (name + ".events.jsonl"), eventLogs[i]);
+				    !e.empty())
+					return fail(e, 1);
 		}
 		for (auto [file, text] : {std::pair{"summary.json", summary.dump(2) + "\n"},
 					  std::pair{"summary.txt", table}})
 			if (std::string e = writeFile(fs::path(o.out) / file, text); !e.empty())
 				return fail(e, 1);
-		if (o.plot)
+		if (o.plot && o.plotFile.empty())
 			for (auto [file, text] : {std::pair{"iterations.svg", iterationPlotSvg(set)},
 						  std::pair{"processes.svg", processPlotSvg(set)}})
 				if (std::string e = writeFile(fs::path(o.out) / file, text); !e.empty())
 					return fail(e, 1);
+	}
+	if (!o.plotFile.empty()) {
+		// The data and the script stay next to the image: the data is what a test (and a reader) can check.
+		fs::path data = o.plotFile, script = o.plotFile;
+		data.replace_extension(".dat");
+		script.replace_extension(".gp");
+		if (std::string e = writeFile(data, plotData(set)); !e.empty())
+			return fail(e, 1);
+		if (std::string e = writeFile(script, plotScript(set, plotKind, o.plotFile, data.string())); !e.empty())
+			return fail(e, 1);
+		fs::path log = o.plotFile;
+		log.replace_extension(".gnuplot.log");
+		if (std::optional<cli::Failure> f = cli::runGnuplot(gnuplot, script.string(), log.string()))
+			return fail(f->line, 1);
+		std::error_code ec;
+		fs::remove(log, ec);
 	}
 	if (o.json)
 		std::cout << summary.dump(2) << '\n';

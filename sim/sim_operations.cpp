@@ -73,6 +73,7 @@ double SimApplication::evacuate(double now)
 	if (!count)
 		return 0.0;
 	done_["evacuate"] += count;
+	marks_.push_back({now, probe_, "evacuate", count, {}, {}});
 	return model_.spawnLatency + interNodeSeconds(moved);
 }
 
@@ -138,6 +139,7 @@ double SimApplication::central(double now, int64_t remaining)
 	nextRank_ += static_cast<uint32_t>(plan.size() > ranks.size() ? plan.size() - ranks.size() : 0);
 	processes_ = std::move(plan);
 	done_["resize"]++;
+	marks_.push_back({now, probe_, "resize", static_cast<int64_t>(activeProcesses()), {}, {}});
 	return cost;
 }
 

@@ -339,6 +339,7 @@ void Simulation::leave(int64_t count, const std::string &which)
 			goDown(index);
 			continue;
 		}
+		result_.marks.push_back({clock_.now(), iteration_, "drain", app_->activeOn(index), n.id(), {}});
 		Message drain = makeMessage("drain", "malleo-sim", 0);
 		deliverLocal(index, drain, nullptr);
 	}
@@ -489,6 +490,9 @@ RunResult Simulation::run()
 	if (app_) {
 		result_.reconfigurations = app_->reconfigurations();
 		result_.refused = app_->refused();
+		result_.marks.insert(result_.marks.end(), app_->marks().begin(), app_->marks().end());
+		std::stable_sort(result_.marks.begin(), result_.marks.end(),
+				 [](const ReconfigurationMark &a, const ReconfigurationMark &b) { return a.at < b.at; });
 	}
 	for (const auto &n : nodes_) {
 		if (n->started)

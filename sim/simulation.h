@@ -56,6 +56,7 @@ struct RunResult {
 	double simulated = 0.0; // seconds simulated
 	std::map<std::string, int64_t> reconfigurations;
 	std::map<std::string, int64_t> refused;
+	std::vector<ReconfigurationMark> marks; // in time order
 	TransportStats transport;
 	double agentSeconds = 0.0; // sum over agents of the time they were up
 	int64_t nodesCreated = 0;

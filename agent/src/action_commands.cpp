@@ -104,6 +104,8 @@ std::variant<CommandRequest, NoCommand> commandForAction(const Action &action, c
 		if (!size || !current)
 			return NoCommand{kind + ": the action names no size to reach or the current size is unknown"};
 		c.op = kind == "grow" ? "split" : "merge";
+		if (kind == "grow")
+			c.node = text(p, "node"); // sweetspot: the idlest node it knows; empty: the bridge's choice
 		return counted(std::move(c), kind == "grow" ? *size - *current : *current - *size, kind);
 	}
 	return NoCommand{fmt::format("'{}' is not a kind malleo carries out (shown, not executed)", kind)};

@@ -127,6 +127,12 @@ Message Core::onAppReport(const Message &m, double now, CoreOutputs &out)
 			if (!t.is_number() || t.get<double>() <= 0)
 				continue;
 			double seconds = t.get<double>();
+			// The first iteration after a reconfiguration held it: a size's sample is its computation.
+			if (auto d = reconfigurationToDiscount_.find(app.id); d != reconfigurationToDiscount_.end()) {
+				if (seconds > d->second)
+					seconds -= d->second;
+				reconfigurationToDiscount_.erase(d);
+			}
 			if (app.sizes.empty() || app.sizes.back().processes != app.totalProcesses)
 				app.sizes.push_back({app.totalProcesses, seconds});
 			else
@@ -173,6 +179,7 @@ void Core::removeProcess(const std::string &appId, uint32_t rank, const std::str
 		emit({{"type", "app_gone"}, {"app", it->first}}, now, out);
 		lastResults_.erase(it->first);
 		progress_.erase(it->first);
+		reconfigurationToDiscount_.erase(it->first);
 		apps_.erase(it);
 	}
 }
@@ -330,8 +337,10 @@ Message Core::onResult(const Message &m, double now, CoreOutputs &out)
 	if (auto it = apps_.find(appId); it != apps_.end() && ok) {
 		if (m.contains("after"))
 			it->second.totalProcesses = m["after"].get<int64_t>();
-		if (m.contains("duration") && m["duration"].get<double>() > 0)
+		if (m.contains("duration") && m["duration"].get<double>() > 0) {
 			it->second.redistributionCost = m["duration"].get<double>();
+			reconfigurationToDiscount_[appId] = m["duration"].get<double>();
+		}
 	}
 	counters_.add(ok ? "commands.ok" : "commands.failed");
 	nlohmann::json event = result;

@@ -270,6 +270,9 @@ private:
 
 	std::map<std::string, ApplicationInfo> apps_;
 	double nextDecision_ = 0.0;
+	// app → the seconds its last reconfiguration took (its result's duration), not yet taken out of an iteration
+	// time: the iteration that held it is measured without it, as ReSHAPE keeps redistribution apart.
+	std::map<std::string, double> reconfigurationToDiscount_;
 	std::map<std::string, AppCommand> commands_;	     // app → its queued or in-flight command
 	std::map<std::string, nlohmann::json> lastResults_; // app → the result of its last command
 	uint64_t nextCommandId_ = 1;

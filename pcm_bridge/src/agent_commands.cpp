@@ -17,6 +17,7 @@
 
 // MALLEO_App_id and MALLEO_Agent_endpoint, declared weak there: the bridge runs with or without the profiler.
 #include "malleo_pmpi.h"
+#include "plan/remaining.h"
 
 namespace malleo::pcm {
 
@@ -183,8 +184,8 @@ void AgentCommands::sendPoll(std::int64_t iteration, int active)
 	poll["app"] = app_;
 	poll["iteration"] = iteration;
 	poll["size"] = active;
-	if (remaining_ >= 0)
-		poll["remaining"] = std::max<std::int64_t>(0, remaining_ - std::max<std::int64_t>(0, iteration - remainingAt_));
+	if (const std::int64_t remaining = remainingAtProbe(remaining_, remainingAt_, iteration); remaining >= 0)
+		poll["remaining"] = remaining;
 	const double t = now();
 	if (firstPollAt_ == 0.0)
 		firstPollAt_ = t;

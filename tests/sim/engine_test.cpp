@@ -243,3 +243,69 @@ TEST_CASE("sweetspot's grow becomes the bridge's split onto a parked process of 
 	}
 	CHECK(larger > 0);
 }
+
+namespace {
+
+struct Horizon {
+	double at;
+	int64_t remaining;
+	bool known;
+};
+
+// sweetspot on Fig. 14, and the horizon each of its decisions weighed.
+std::vector<Horizon> sweetspotHorizons(bool reportsRemaining, RunResult &r)
+{
+	Scenario s;
+	REQUIRE(loadScenarioFile(MALLEO_SIM_SCENARIOS "/fig14_gradual.json", s) == "");
+	s.application->reportsRemaining = reportsRemaining;
+	Simulation sim;
+	RunOptions o;
+	o.policy = o.decision = "sweetspot";
+	o.execution = Execution::Full;
+	o.seed = 1;
+	REQUIRE(sim.setup(s, o) == "");
+	std::vector<Horizon> seen;
+	sim.onEvent = [&](uint32_t, const nlohmann::json &e) {
+		if (e.value("type", "") != "action")
+			return;
+		const nlohmann::json &why = e["reasons"];
+		if (why.contains("remaining_iterations"))
+			seen.push_back({sim.clock().now(), why["remaining_iterations"].get<int64_t>(),
+					why["remaining_known"].get<bool>()});
+	};
+	r = sim.run();
+	REQUIRE(sim.error() == "");
+	return seen;
+}
+
+} // namespace
+
+TEST_CASE("sweetspot weighs a resize over the iterations the simulated application has left, as a poll says them")
+{
+	RunResult r;
+	const std::vector<Horizon> seen = sweetspotHorizons(true, r);
+	REQUIRE(!seen.empty());
+	const int64_t iterations = 60; // fig14_gradual.json
+	for (const Horizon &h : seen) {
+		CHECK(h.known);
+		// The poll at the start of iteration i said 60 − i; a decision at the very instant of the next poll may
+		// run before it (equal times run in the order scheduled).
+		int64_t i = 0;
+		while (i + 1 < static_cast<int64_t>(r.iterations.size()) && r.iterations[i + 1].start <= h.at)
+			++i;
+		CHECK((h.remaining == iterations - i || h.remaining == iterations - i + 1));
+	}
+	for (size_t k = 1; k < seen.size(); ++k)
+		CHECK(seen[k].remaining <= seen[k - 1].remaining);
+}
+
+TEST_CASE("an application that does not say its iterations leaves sweetspot on its default horizon")
+{
+	RunResult r;
+	const std::vector<Horizon> seen = sweetspotHorizons(false, r);
+	REQUIRE(!seen.empty());
+	for (const Horizon &h : seen) {
+		CHECK(!h.known);
+		CHECK(h.remaining == 100); // sweetspot's unknown_horizon default
+	}
+}

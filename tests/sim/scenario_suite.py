@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """The scenario regression suite (issue 27): every scenario of sim/scenarios/ (churn_10000 aside: minutes a seed)
-over seeds 1-10 with ios, migration only and static, asserting on the medians over the seeds.
+with ios, sweetspot and swap against the baselines the assertions need (migration only, static), asserting on the
+medians over the seeds.
 
-  fig10_dynamic   ios at least 15 % faster in total than migration only, and faster than static
+  fig10_dynamic   ios at least 15 % faster in total than migration only, and faster than static;
+                  swap faster than migration only and static
   fig14_gradual   ios faster than static; after the last event, at most one reconfiguration per hold-down period
   heterogeneous   the same
   churn_1000      ios's mean iteration no worse than static's; every joiner's work request answered
+  idle_cores      sweetspot faster than migration only and static (ReSHAPE's case: idle cores to grow onto);
+                  ios faster than static
 
-MALLEO_SIM_SEEDS (e.g. "1-3") and MALLEO_SIM_ONLY (comma-separated scenario names) narrow it for a quick look; the
-registered test runs all of it. Prints the table sim/README.md shows (--table prints only that)."""
+The registered test (meson suite sim_scenarios) runs seeds 1-3 and, per scenario, only the policies its assertions
+compare: about 100 s of CPU. `--sweep` runs every policy (ios, sweetspot, migration, static, swap; churn_1000 ios,
+migration and static) over seeds 1-10: the table sim/README.md and docs/performance.md show (bench/sim_scenarios.sh).
+MALLEO_SIM_SEEDS (e.g. "1-10") and MALLEO_SIM_ONLY (comma-separated scenario names) choose the seeds and scenarios
+of either. Every (scenario, seed, decision module) is its own malleo-sim process, the longest first, one per CPU."""
 import csv
 import json
 import os
@@ -21,7 +28,18 @@ import tempfile
 
 SIM = os.environ.get("MALLEO_SIM", "malleo-sim")
 SCENARIOS = os.environ.get("MALLEO_SIM_SCENARIOS", "sim/scenarios")
-POLICIES = ["ios", "migration", "static"]
+BASELINES = ["migration", "static", "swap"]
+SWEEP = "--sweep" in sys.argv[1:]
+SCENARIOS_RUN = ["fig10_dynamic", "fig14_gradual", "heterogeneous", "churn_1000", "idle_cores"]
+# The baselines each scenario's assertions compare with, and whether sweetspot runs (its own malleo-sim: it is a
+# decision module, not a baseline). The sweep runs every baseline and sweetspot everywhere but churn_1000.
+NEEDED = {"fig10_dynamic": ["static", "migration", "swap"], "fig14_gradual": ["static"],
+          "heterogeneous": ["static"], "churn_1000": ["static"], "idle_cores": ["static", "migration"]}
+SWEETSPOT = {"idle_cores"}
+# Where sweetspot and swap must win: faster in total than these (medians).
+MUST_BEAT = {("idle_cores", "sweetspot"): ["static", "migration"], ("fig10_dynamic", "swap"): ["static", "migration"]}
+# One seed's wall time with every policy, in seconds, to start the longest first.
+COST = {"heterogeneous": 80, "churn_1000": 34, "fig10_dynamic": 14, "fig14_gradual": 1, "idle_cores": 1}
 
 # The issue's targets.
 MIN_FIG10_GAIN = 0.15
@@ -37,18 +55,34 @@ def check(ok, what):
 
 
 def seeds():
-    text = os.environ.get("MALLEO_SIM_SEEDS", "1-10")
+    text = os.environ.get("MALLEO_SIM_SEEDS", "1-10" if SWEEP else "1-3")
     lo, _, hi = text.partition("-")
     return list(range(int(lo), int(hi or lo) + 1))
 
 
-def run(scenario, seed, out):
+def baselines(scenario):
+    if SWEEP:
+        return ["migration", "static"] if scenario == "churn_1000" else BASELINES
+    return [p for p in BASELINES if p in NEEDED.get(scenario, BASELINES)]
+
+
+def decisions(scenario):
+    sweetspot = scenario in SWEETSPOT or (SWEEP and scenario != "churn_1000")
+    return ["ios"] + (["sweetspot"] if sweetspot else [])
+
+
+def policies(scenario):
+    return decisions(scenario) + baselines(scenario)
+
+
+def run(scenario, seed, decision, out):
     path = os.path.join(SCENARIOS, scenario + ".json")
-    r = subprocess.run([SIM, "--scenario", path, "--decision", "ios", "--baselines", "static,migration",
+    listed = ",".join(baselines(scenario)) if decision == "ios" else "none"
+    r = subprocess.run([SIM, "--scenario", path, "--decision", decision, "--baselines", listed or "none",
                         "--seed", str(seed), "--json", "--out", out],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=1800)
     if r.returncode != 0:
-        raise SystemExit(f"{scenario} seed {seed}: malleo-sim exit {r.returncode}: {r.stderr.strip()}")
+        raise SystemExit(f"{scenario} seed {seed} {decision}: malleo-sim exit {r.returncode}: {r.stderr.strip()}")
     runs = {x["policy"]: x for x in json.loads(r.stdout)["runs"]}
     for policy, x in runs.items():
         with open(os.path.join(out, policy + ".csv")) as f:
@@ -88,24 +122,32 @@ def spread(values):
 
 def main():
     only = [s for s in os.environ.get("MALLEO_SIM_ONLY", "").split(",") if s]
-    scenarios = only or ["fig10_dynamic", "fig14_gradual", "heterogeneous", "churn_1000"]
+    scenarios = only or SCENARIOS_RUN
+    jobs = sorted(((scenario, seed, d) for scenario in scenarios for seed in seeds() for d in decisions(scenario)),
+                  key=lambda job: -COST.get(job[0], 10))
+
+    def run_job(job):
+        with tempfile.TemporaryDirectory() as out:
+            return job, run(job[0], job[1], job[2], out)
+    # Every (scenario, seed, decision) is an independent simulation: one process per CPU, the longest first so
+    # that the last ones to finish are short.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        done = {}
+        for (scenario, seed, _), runs in pool.map(run_job, jobs):
+            done.setdefault((scenario, seed), {}).update(runs)
     table = []
     for scenario in scenarios:
         with open(os.path.join(SCENARIOS, scenario + ".json")) as f:
             doc = json.load(f)
         hold_down = doc.get("agent", {}).get("actions", {}).get("hold_down", 10.0)
-        total = {p: [] for p in POLICIES}
-        mean = {p: [] for p in POLICIES}
-        reconf = {p: [] for p in POLICIES}
+        ran = policies(scenario)
+        total = {p: [] for p in ran}
+        mean = {p: [] for p in ran}
+        reconf = {p: [] for p in ran}
         bursts, unanswered = [], []
-        def run_seed(seed):
-            with tempfile.TemporaryDirectory() as out:
-                return run(scenario, seed, out)
-        # The seeds are independent simulations: one process per CPU.
-        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            all_runs = list(pool.map(run_seed, seeds()))
-        for runs in all_runs:
-            for p in POLICIES:
+        for seed in seeds():
+            runs = done[(scenario, seed)]
+            for p in ran:
                 x = runs[p]
                 total[p].append(x["app_seconds"] if x["app_seconds"] is not None else float("nan"))
                 mean[p].append(x["mean_iteration_seconds"])
@@ -113,11 +155,11 @@ def main():
             ios = runs["ios"]
             bursts.append(most_per_hold_down(ios["rows"], quiet_from(doc, ios["rows"]), hold_down))
             unanswered.append(ios["late_joins"] - ios["join_replies"])
-        for p in POLICIES:
+        for p in ran:
             finished = [v for v in total[p] if v == v]
             table.append((scenario, p, spread(finished) if len(finished) == len(total[p]) else "unfinished",
                           spread(mean[p]), spread(reconf[p])))
-        med = {p: statistics.median(mean[p]) for p in POLICIES}
+        med = {p: statistics.median(mean[p]) for p in ran}
         if scenario == "churn_1000":
             check(med["ios"] <= med["static"] * (1 + CHURN_SLACK),
                   f"churn_1000: ios mean iteration {med['ios']:.3f} s no worse than static "
@@ -125,8 +167,15 @@ def main():
             check(max(unanswered) == 0, f"churn_1000: every joiner's request answered (unanswered per seed: "
                   f"{unanswered})")
             continue
-        t = {p: statistics.median(total[p]) for p in POLICIES}
+        t = {p: statistics.median(total[p]) for p in ran}
         check(t["ios"] < t["static"], f"{scenario}: ios {t['ios']:.1f} s faster than static {t['static']:.1f} s")
+        for (where, policy), others in MUST_BEAT.items():
+            if where == scenario:
+                for other in others:
+                    check(t[policy] < t[other], f"{scenario}: {policy} {t[policy]:.1f} s faster than {other} "
+                          f"{t[other]:.1f} s")
+        if scenario == "idle_cores":
+            continue
         if scenario == "fig10_dynamic":
             gain = 1 - t["ios"] / t["migration"]
             check(gain >= MIN_FIG10_GAIN, f"fig10_dynamic: ios {gain:.1%} faster than migration only "

@@ -5,6 +5,7 @@
 #include <functional>
 #include <vector>
 
+#include "action_commands.h"
 #include "core_harness.h"
 
 using namespace malleo;
@@ -218,6 +219,56 @@ TEST_SUITE("sweetspot_decision")
 		std::vector<Action> a = wider.tick();
 		REQUIRE(a.size() == 1);
 		CHECK(a[0].reasons["max_processors"] == 4);
+	}
+
+	TEST_CASE("a growth names the node with the most idle cores, the faster per core on a tie")
+	{
+		Run run(
+		    nlohmann::json::object(),
+		    [](int64_t p) { return 10.0 / static_cast<double>(p); }, 2);
+		run.local.cores = 2;
+		run.local.apw = 0.0; // the application's two processes take both cores
+		PeerEntry busy{"busy", "tcp://b", "", {}, 0.0, true, true};
+		busy.profile.cores = 8;
+		busy.profile.pw = 8;
+		busy.profile.apw = 0.25; // 2 idle cores
+		PeerEntry slow{"slow", "tcp://s", "", {}, 0.0, true, true};
+		slow.profile.cores = 4;
+		slow.profile.pw = 2;
+		slow.profile.apw = 1.0; // 4 idle cores of speed 0.5
+		PeerEntry fast{"fast", "tcp://f", "", {}, 0.0, true, true};
+		fast.profile.cores = 4;
+		fast.profile.pw = 8;
+		fast.profile.apw = 1.0; // 4 idle cores of speed 2
+		const std::vector<PeerEntry> peers = {busy, slow, fast}; // sorted by id, as the overlay keeps them
+		run.overlay.alive = peers;
+		std::vector<Action> a = run.tick();
+		REQUIRE(a.size() == 1);
+		CHECK(a[0].kind == "grow");
+		CHECK(a[0].params["node"] == "fast");
+		CHECK(a[0].reasons["idle_cores"] == doctest::Approx(4.0));
+		// The agent turns it into a split onto that node (agent/src/action_commands.cpp).
+		const auto c = commandForAction(a[0], "root", &run.apps[0]);
+		REQUIRE(std::holds_alternative<CommandRequest>(c));
+		CHECK(std::get<CommandRequest>(c).op == "split");
+		CHECK(std::get<CommandRequest>(c).node == "fast");
+		CHECK(std::get<CommandRequest>(c).count == 1);
+	}
+
+	TEST_CASE("without a node with an idle core, a growth names none: the bridge chooses")
+	{
+		Run run(
+		    nlohmann::json::object(),
+		    [](int64_t p) { return 10.0 / static_cast<double>(p); }, 2);
+		run.local.cores = 4;
+		run.local.apw = 0.2; // 0.8 of a core idle
+		std::vector<Action> a = run.tick();
+		REQUIRE(a.size() == 1);
+		CHECK(a[0].kind == "grow");
+		CHECK_FALSE(a[0].params.contains("node"));
+		const auto c = commandForAction(a[0], "root", &run.apps[0]);
+		REQUIRE(std::holds_alternative<CommandRequest>(c));
+		CHECK(std::get<CommandRequest>(c).node == "");
 	}
 
 	TEST_CASE("options are read strictly")

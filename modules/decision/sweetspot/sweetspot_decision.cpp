@@ -23,6 +23,10 @@
 //    (shown, not carried out), once per size, so that the choice and its
 //    numbers are in the event log.
 // It never answers a WRM: growing happens from the tick, on the root agent.
+// A growth names the node to grow onto (`node`): of this node and its alive peers, the one with the most idle cores
+// (cores × APW, an MPI process counting as busy), the faster per core on a tie, if it has at least one. ReSHAPE's
+// scheduler hands the application idle processors; without a node the bridge takes the first parked process of
+// its pool, wherever it is, and a growth onto a busy node measures no gain and stops the probing (issue 27).
 //
 // Options (table "sweetspot"):
 //   slope_threshold  0.2   grow while the normalized slope -(dT/dp)·p/T is above this
@@ -32,6 +36,7 @@
 //   unknown_horizon  100   iterations assumed left when the application does not say
 //   unmeasured_cost  1.0   seconds a resize is taken to cost before one was measured
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -84,6 +89,7 @@ public:
 
 private:
 	int64_t maxProcessors(const DecisionView &view) const;
+	static std::pair<std::string, double> idlestNode(const DecisionView &view);
 
 	policy::SweetSpotParams params_;
 	int64_t unknownHorizon_ = 100;
@@ -101,6 +107,29 @@ int64_t SweetSpotDecision::maxProcessors(const DecisionView &view) const
 	for (const PeerEntry &peer : view.overlay.alive)
 		cores += peer.profile.cores;
 	return cores;
+}
+
+// The node with the most idle cores, the faster per core on a tie, then the smaller id: deterministic.
+std::pair<std::string, double> SweetSpotDecision::idlestNode(const DecisionView &view)
+{
+	std::string best;
+	double bestIdle = 0.0, bestSpeed = 0.0;
+	const auto consider = [&](std::string_view id, const NodeProfile &p) {
+		const double idle = static_cast<double>(p.cores) * std::clamp(p.apw, 0.0, 1.0);
+		const double speed = p.pw / std::max(1, p.cores);
+		if (best.empty() || idle > bestIdle + 1e-9 ||
+		    (std::abs(idle - bestIdle) <= 1e-9 && (speed > bestSpeed + 1e-9 ||
+							   (std::abs(speed - bestSpeed) <= 1e-9 && id < best)))) {
+			best = std::string(id);
+			bestIdle = idle;
+			bestSpeed = speed;
+		}
+	};
+	if (view.overlay.local)
+		consider(view.overlay.self, *view.overlay.local);
+	for (const PeerEntry &peer : view.overlay.alive)
+		consider(peer.id, peer.profile);
+	return {best, bestIdle};
 }
 
 std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
@@ -190,9 +219,18 @@ std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
 		    d.action == policy::SizeAction::Grow ? "saves up to" : "staying loses",
 		    d.horizonGain, remaining, d.cost, measured ? "measured" : "not measured yet");
 		actedAt_[app.id] = current;
+		nlohmann::json params = {{"app", app.id}, {"from", d.current}, {"size", d.target}};
+		if (d.action == policy::SizeAction::Grow) {
+			// A whole idle core at least (0.9: a profile's APW is never exactly 1 on a real node).
+			const auto [node, idle] = idlestNode(view);
+			reasons["idlest_node"] = node;
+			reasons["idle_cores"] = idle;
+			if (!node.empty() && idle >= 0.9)
+				params["node"] = node;
+		}
 		actions.push_back({d.action == policy::SizeAction::Grow ? "grow" : "shrink",
 				   app.id,
-				   {{"app", app.id}, {"from", d.current}, {"size", d.target}},
+				   std::move(params),
 				   std::move(reasons)});
 	}
 	return actions;
