@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""Every example command of README.md and docs/*.md, run as written, in document order.
+"""Every example command of README.md, docs/*.md, sim/README.md and examples/*/README.md, run as written, in document
+order.
 
 What is a command: each line of a ```sh / ```bash / ```shell / ```console block (a `\\` at the end joins the next
 line; blank and `#` lines are not commands), and in any block, plain ``` included, each line after a `$ ` prompt
@@ -8,7 +9,7 @@ line; blank and `#` lines are not commands), and in any block, plain ``` include
 
 Each command runs with `bash -c` exactly as written, in a fresh scratch directory that looks like the source tree
 (its top-level entries are links to the source's, `build` to the build being tested), with the build's malleo,
-malleod, heat2d_openmpi, heat2d_mpich and malleo-pmpi on the PATH, and `./ring`, `./my_mpi_app`, `./app` the
+malleod, malleo-sim, heat2d_openmpi, heat2d_mpich and malleo-pmpi on the PATH, and `./ring`, `./my_mpi_app`, `./app` the
 docs' stand-in MPI program. The whole test runs in a mount namespace of its own with empty /tmp and /run/malleo,
 so the docs' defaults (/run/malleo/agent.sock, /tmp/malleo-cluster-1000, /tmp/fig10) are private to it and
 nothing of another run is seen or touched. Two things differ from what is written, because they differ on every
@@ -97,7 +98,9 @@ def fail(message):
 
 
 def docs():
-	return ['README.md'] + sorted(os.path.relpath(p, SOURCE) for p in glob.glob(os.path.join(SOURCE, 'docs', '*.md')))
+	"""README.md, docs/*.md, and the READMEs of the simulator and the examples."""
+	found = lambda pattern: sorted(os.path.relpath(p, SOURCE) for p in glob.glob(os.path.join(SOURCE, pattern)))
+	return ['README.md'] + found('docs/*.md') + ['sim/README.md'] + found('examples/*/README.md')
 
 
 def extract(relpath):
@@ -356,7 +359,7 @@ def inside_namespace():
 	bindir = os.path.join(root, 'bin')
 	os.makedirs(bindir)
 	build = os.environ['MALLEO_BUILD_ROOT']
-	for path in (os.environ['MALLEO'], os.environ['MALLEOD'], os.environ['HEAT2D_OPENMPI'],
+	for path in (os.environ['MALLEO'], os.environ['MALLEOD'], os.environ['MALLEO_SIM'], os.environ['HEAT2D_OPENMPI'],
 		     os.environ['HEAT2D_MPICH'], os.path.join(build, 'pmpi_profiler', 'malleo-pmpi')):
 		if os.path.exists(path):
 			os.symlink(path, os.path.join(bindir, os.path.basename(path)))
