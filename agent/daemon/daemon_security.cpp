@@ -51,6 +51,11 @@ std::string Daemon::setUpSecurity(bool remote)
 		log_->warn("this node's public key is {} in security.allowed_keys: peers that use the same set will "
 			   "refuse {}",
 			   own.empty() ? "not" : "node '" + own + "''s", config_.core.id);
+	for (const std::string &seed : config_.core.seeds)
+		if (!config_.seedNodes.count(seed))
+			log_->warn("seed peer '{}' names no node: with CURVE it is greeted only once another node says "
+				   "which node listens there; write it NODE@{}",
+				   seed, seed);
 	transport_->enableCurve(std::move(keys), remote);
 	log_->info("CURVE on: {} nodes' keys allowed in", keyRing_.size());
 	return {};
@@ -136,7 +141,13 @@ std::string Daemon::serverKeyFor(const std::string &endpoint)
 		if (auto it = table->find(endpoint); it != table->end())
 			node = it->second;
 	}
-	return node.empty() ? std::string() : keyRing_.keyOf(node);
+	if (node.empty())
+		return {};
+	std::string key = keyRing_.keyOf(node);
+	// A node whose .pub was added since the keys were read: read them again (once the directory changed).
+	if (key.empty() && keyRing_.refresh().empty())
+		key = keyRing_.keyOf(node);
+	return key;
 }
 
 } // namespace malleo

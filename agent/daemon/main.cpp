@@ -189,6 +189,10 @@ int main(int argc, char **argv)
 	    !err.empty())
 		return fail(err);
 
+	// After the modules, whose own errors come first; before anything listens.
+	if (std::string err = securityProblem(config); !err.empty())
+		return fail(err);
+
 	auto &profilingModule = static_cast<ProfilingModule &>(*profiling.get());
 	if (std::string err = profilingModule.start(); !err.empty()) {
 		log->error("profiling module '{}': {}", config.modules.profiling, err);

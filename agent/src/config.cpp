@@ -262,11 +262,13 @@ std::string securityProblem(const AgentConfig &config)
 		if (s.allowedKeysDir.empty() && s.allowedKeys.empty())
 			return "security.secret_key is set but security.allowed_keys is not: name the directory of the "
 			       "nodes' .pub files (malleo keygen --dir DIR NODE...) or list them";
-		for (const std::string &seed : config.core.seeds)
-			if (!config.seedNodes.count(seed))
-				return fmt::format("seed peer '{}': with CURVE a seed names its node, NODE@{} (its public key is "
-						   "that node's)",
-						   seed, seed);
+		std::string key;
+		if (std::string e = readKeyFile(s.secretKeyFile, key); !e.empty())
+			return "security.secret_key: " + e;
+		AllowedKeys allowed;
+		if (!s.allowedKeysDir.empty())
+			if (std::string e = readAllowedKeysDir(s.allowedKeysDir, allowed); !e.empty())
+				return "security.allowed_keys: " + e;
 		return {};
 	}
 	if (s.plain)
