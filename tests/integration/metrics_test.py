@@ -73,7 +73,8 @@ def main():
         check(value(samples, "malleo_agent_joined") == 1, "malleo_agent_joined 1")
         check(value(samples, "malleo_peer_last_heard_seconds", peer="n2") is not None,
               "n2 has a last-heard gauge on n1")
-        check(value(parse(scrape(n2.info["metrics"])[2]), "malleo_peers") == 1,
+        # n2 counts n1 once n1's welcome arrived, which may be after n1 counted n2.
+        check(wait_for(lambda: value(parse(scrape(n2.info["metrics"])[2]), "malleo_peers") == 1, 10, 0.1),
               "n2 serves its own metrics on its own port: malleo_peers 1")
 
         # An application: two processes register with n1, one of them parked.
