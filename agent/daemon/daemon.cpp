@@ -114,6 +114,12 @@ void Daemon::writeAgentFile(const std::string &localEndpoint)
 			       {"pid", getpid()}};
 	if (metrics_)
 		info["metrics"] = metrics_->url();
+	// For the coordinators of this node's applications (the PCM bridge): the key to reach this agent's remote
+	// endpoint with, and this node's own, to speak as this node on other nodes' (agent.json is 0600 in a 0700 dir).
+	if (transport_->curve()) {
+		info["public_key"] = transport_->publicKey();
+		info["secret_key_file"] = std::filesystem::absolute(config_.security.secretKeyFile).string();
+	}
 	if (std::string err = writePrivateFile(agentFile_, info.dump(2) + "\n"); !err.empty())
 		log_->error("cannot write agent.json: {}", err);
 }

@@ -55,6 +55,7 @@ public:
 	// clients the ZAP handler (zapSocket()) lets in or not, and the sockets to peers CURVE clients.
 	void enableCurve(CurveKeyPair keys, bool remote);
 	bool curve() const { return !keys_.secretKey.empty(); }
+	const std::string &publicKey() const { return keys_.publicKey; }
 	// The ZAP handler's socket (inproc://zeromq.zap.01), to poll; invalid without CURVE.
 	zmq::socket_t &zapSocket() { return zap_; }
 	std::optional<ZapRequest> receiveZap();
