@@ -2,7 +2,7 @@
 """Authenticated agents (docs/deployment.md), real malleod processes over real sockets: a node whose key is not in
 security.allowed_keys is refused at the CURVE handshake, counted, and logged once per address however often it tries;
 an allowed node that sends a leave, an unlink or a heartbeat in another node's name is refused and the real peer
-stays; TCP without keys is refused at start unless security.plain says so, which warns; a bad key file is one line
+stays; a stranger cannot poll the remote application endpoint, so a queued command stays queued; TCP without keys is refused at start unless security.plain says so, which warns; a bad key file is one line
 naming it."""
 import json
 import os
@@ -11,7 +11,10 @@ import time
 
 import zmq
 
-from harness import (MALLEO, MALLEOD, Cluster, check, envelope, frames, read_key, static_profile, wait_for)
+import msgpack
+
+from harness import (MALLEO, MALLEOD, Cluster, check, envelope, frames, local_request, read_key, static_profile,
+                     wait_for)
 
 wire_profile = {"pw": 1.0, "apw": 0.5, "upw": 0.5, "sigma": 0.0, "ctxsw": 0.0, "cores": 1, "procs": 0}
 config = {"modules": {"profiling": "static", "decision": "none"}, "static": static_profile(0.2),
@@ -126,7 +129,39 @@ with Cluster() as cluster:
     plain.close()
     probe.close()
 
-    # 4. Starting: TCP without keys is refused with one line saying what to do; security.plain starts and warns.
+    # 4. The remote application endpoint: a command queued for an application rooted at n1; a stranger's poll (a
+    # key of its own) is refused at the handshake, so the command stays queued for the coordinator on n2.
+    for rank in (0, 1):
+        reply = local_request(n1.local, envelope("register", "heat-rank", rank + 1, app="heat", rank=rank,
+                                                 pid=os.getpid(), size=2, malleable=True, units=4))
+        check(reply["type"] == "ack", f"rank {rank} registers with n1")
+    reply = local_request(n1.local, envelope("force", "test", 1, app="heat", op="merge", count=1))
+    check(reply["type"] != "error", f"a merge is queued for heat ({reply})")
+    remote = n1.info["app_remote"]
+
+    def poll(secret, public, timeout=2.0):
+        s = ctx.socket(zmq.DEALER)
+        s.setsockopt(zmq.LINGER, 0)
+        s.curve_secretkey, s.curve_publickey, s.curve_serverkey = secret, public, n1_key
+        s.connect(remote)
+        try:
+            s.send_multipart(frames(envelope("poll", "malleo-pcm", 1, app="heat", iteration=1, size=2)))
+            if not s.poll(int(timeout * 1000)):
+                return None
+            return msgpack.unpackb(s.recv_multipart()[1])
+        finally:
+            s.close()
+    public, secret = zmq.curve_keypair()
+    check(poll(secret, public) is None, "a stranger's poll on the remote endpoint gets no answer")
+    check(wait_for(lambda: counter(n1, "auth.refused.remote") >= 1, 5),
+          f"it is refused at the handshake and counted ({counter(n1, 'auth.refused.remote')})")
+    check(counter(n1, "rx.remote.poll") == 0, "no poll was read")
+    n2_secret = read_key(os.path.join(cluster.keys_dir, "n2.key"))
+    taken = poll(n2_secret, zmq.curve_public(n2_secret))
+    check(taken and taken.get("type") == "command" and taken.get("op") == "merge",
+          f"the queued command is still there for a coordinator with its node's key (n2): {taken}")
+
+    # 5. Starting: TCP without keys is refused with one line saying what to do; security.plain starts and warns.
     def start(conf, name):
         path = os.path.join(cluster.dir, name + ".json")
         with open(path, "w") as f:
