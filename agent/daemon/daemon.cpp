@@ -139,7 +139,7 @@ void Daemon::apply(CoreOutputs &out)
 		const std::string &type = s.message["type"].get_ref<const std::string &>();
 		const std::string serverKey = transport_->curve() ? serverKeyFor(s.endpoint) : std::string();
 		if (transport_->curve() && serverKey.empty()) {
-			core_->count("sends.no_key");
+			core_->count("auth.no_server_key");
 			LogLimiter::Verdict v = rejectionLog_.admit("no_key." + s.endpoint, now());
 			if (v.log)
 				log_->warn("no {} to {}: no public key known for the node there (a seed in agent.peers is "
