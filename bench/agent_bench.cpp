@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -117,10 +118,10 @@ struct AgentProcess {
 class Origin
 {
 public:
-	Origin(zmq::context_t &ctx, const std::string &agent)
+	Origin(zmq::context_t &ctx, const std::string &agent, const std::string &bind)
 		: inbox_(ctx, zmq::socket_type::router), out_(ctx, zmq::socket_type::dealer)
 	{
-		inbox_.bind("tcp://127.0.0.1:*");
+		inbox_.bind(bind);
 		endpoint_ = inbox_.get(zmq::sockopt::last_endpoint);
 		out_.set(zmq::sockopt::routing_id, "bench");
 		out_.set(zmq::sockopt::sndhwm, 0);
@@ -181,7 +182,8 @@ std::string defaultMalleod(const char *argv0)
 
 } // namespace
 
-int run(const std::string &malleod, int rounds, int requests, double idleSeconds, bool json);
+int run(const std::string &malleod, const std::string &agentEndpoint, const std::string &bind, int rounds,
+	int requests, double idleSeconds, bool json);
 
 int main(int argc, char **argv)
 {
@@ -189,30 +191,38 @@ int main(int argc, char **argv)
 	int rounds = 5, requests = 2000;
 	double idleSeconds = 10;
 	std::string malleod = defaultMalleod(argv[0]);
+	std::string agent, bind = "tcp://127.0.0.1:*";
 	bool json = false;
 	app.add_option("--rounds", rounds, "repetitions of each measurement (medians are reported)");
 	app.add_option("--requests", requests, "WRMs per round");
 	app.add_option("--idle-seconds", idleSeconds, "how long the idle agent is watched");
 	app.add_option("--malleod", malleod, "the agent binary");
+	app.add_option("--agent", agent,
+		       "measure the round trip to this running agent (a loaded one, as this benchmark starts) instead "
+		       "of starting one, and skip the idle measures (bench/hosts.py: across network namespaces)");
+	app.add_option("--bind", bind, "where the benchmark's inbox listens (default tcp://127.0.0.1:*)");
 	app.add_flag("--json", json, "print one JSON object");
 	CLI11_PARSE(app, argc, argv);
 	try {
-		return run(malleod, rounds, requests, idleSeconds, json);
+		return run(malleod, agent, bind, rounds, requests, idleSeconds, json);
 	} catch (const std::exception &e) {
 		std::cerr << "agent_bench: " << e.what() << '\n';
 		return 1;
 	}
 }
 
-int run(const std::string &malleod, int rounds, int requests, double idleSeconds, bool json)
+int run(const std::string &malleod, const std::string &agentEndpoint, const std::string &bind, int rounds,
+	int requests, double idleSeconds, bool json)
 {
 
 	nlohmann::json loaded = {{"modules", {{"profiling", "static"}, {"decision", "loaddiff"}}},
 				 {"static", {{"apw", 0.05}, {"upw", 0.95}}},
 				 {"work_stealing", {{"enabled", false}}}};
-	AgentProcess agent(malleod, "loaded", loaded);
+	std::optional<AgentProcess> agent;
+	if (agentEndpoint.empty())
+		agent.emplace(malleod, "loaded", loaded);
 	zmq::context_t ctx;
-	Origin origin(ctx, agent.endpoint);
+	Origin origin(ctx, agent ? agent->endpoint : agentEndpoint, bind);
 	uint64_t next = 1;
 
 	// Warm up: the first request opens the agent's connection back to us.
@@ -253,6 +263,17 @@ int run(const std::string &malleod, int rounds, int requests, double idleSeconds
 		}
 		rates.push_back(received / std::chrono::duration<double>(Clock::now() - t0).count());
 	}
+	auto median = [](std::vector<double> v) { return percentile(std::move(v), 0.5); };
+	if (!agent) {
+		nlohmann::json result = {{"wrm_rtt_median_us", median(medians)}, {"wrm_rtt_p99_us", median(p99s)},
+					 {"wrm_rate_per_s", median(rates)}, {"rounds", rounds}, {"requests", requests}};
+		if (json)
+			std::cout << result.dump(2) << '\n';
+		else
+			fmt::print("WRM one-hop round trip to {}   median {:.1f} µs   p99 {:.1f} µs   rate {:.0f} / s\n",
+				   agentEndpoint, median(medians), median(p99s), median(rates));
+		return 0;
+	}
 
 	// Idle: an agent with host profiling among two peers, heartbeating.
 	nlohmann::json idleConfig = {{"modules", {{"profiling", "host"}}}, {"host", {{"pw", 1.0}}},
@@ -265,9 +286,8 @@ int run(const std::string &malleod, int rounds, int requests, double idleSeconds
 	auto t0 = Clock::now();
 	std::this_thread::sleep_for(std::chrono::duration<double>(idleSeconds));
 	double idleCpu = (a.cpuSeconds() - cpu0) / std::chrono::duration<double>(Clock::now() - t0).count();
-	double rss = std::max({a.rssMiB(), b.rssMiB(), c.rssMiB(), agent.rssMiB()});
+	double rss = std::max({a.rssMiB(), b.rssMiB(), c.rssMiB(), agent->rssMiB()});
 
-	auto median = [](std::vector<double> v) { return percentile(std::move(v), 0.5); };
 	nlohmann::json result = {{"wrm_rtt_median_us", median(medians)},
 				 {"wrm_rtt_p99_us", median(p99s)},
 				 {"wrm_rate_per_s", median(rates)},

@@ -135,7 +135,9 @@ std::vector<std::string> mpichCommand(const LaunchPlan &plan)
 		if (&block != &plan.blocks.front())
 			argv.push_back(":");
 		argv.insert(argv.end(), {"-n", std::to_string(block.ranks)});
-		if (!block.host.empty() || !plan.hosts.empty())
+		// On a cluster's hosts the global list above places every block: hydra refuses a second -hosts
+		// ("duplicate host file or host list setting").
+		if (!plan.network && (!block.host.empty() || !plan.hosts.empty()))
 			argv.insert(argv.end(), {"-hosts", block.host.empty() ? plan.hosts : block.host});
 		for (const auto &[key, value] : block.env)
 			argv.insert(argv.end(), {"-env", key, value});

@@ -181,6 +181,10 @@ int main(int argc, char **argv)
 			"N1,N2,...: the virtual cluster's nodes that get the spare ranks of --max, round-robin "
 			"(default: the other nodes, then the target node)")
 		->type_name("NODES");
+	run->add_option("--active-on", o.run.activeOn,
+			"N1,N2,...: the virtual cluster's nodes that get the -n active ranks, round-robin, rank 0 on "
+			"N1 (default: all on the target node)")
+		->type_name("NODES");
 	run->add_option("--hosts", o.run.hosts, "H1,H2,...: hosts to run the ranks on")->type_name("HOSTS");
 	run->add_option("--launcher", o.run.launcher,
 			"mpirun (the MPI's own: mpirun.openmpi or mpiexec.mpich) or srun (inside a Slurm allocation: "

@@ -13,8 +13,8 @@ namespace {
 
 // Options of malleo that take a value, global ones first (they may follow the subcommand too).
 constexpr std::array kGlobalWithValue = {"--agent", "--node", "--cluster-dir", "--timeout"};
-constexpr std::array kRunWithValue = {"-n",	      "--max",	"--mpi",       "--hosts",
-				      "--profile-dir", "--mode", "--spares-on", "--launcher"};
+constexpr std::array kRunWithValue = {"-n",	      "--max",	"--mpi",       "--hosts",	"--profile-dir",
+				      "--mode",	      "--spares-on", "--active-on", "--launcher"};
 constexpr std::array kRunFlags = {"-h", "--help", "--json"};
 
 template<std::size_t N>

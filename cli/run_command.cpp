@@ -217,31 +217,39 @@ std::optional<RankTarget> rankTarget(const GlobalOptions &options, Failure &fail
 	return found;
 }
 
-std::optional<std::vector<std::string>> sparesOn(const RunOptions &run, const RankTarget &target,
-						  std::string &problem)
+// The names of an option that lists nodes of the ranks' virtual cluster (--spares-on, --active-on), each checked.
+std::optional<std::vector<std::string>> clusterNodes(const char *option, const std::string &value,
+						      const RankTarget &target, std::string &problem)
 {
 	std::vector<std::string> names;
-	if (run.sparesOn.empty())
+	if (value.empty())
 		return names;
-	if (run.maxRanks.empty()) {
-		problem = "--spares-on places the spare ranks of --max: give --max too";
-		return std::nullopt;
-	}
 	if (!target.cluster) {
-		problem = "--spares-on names nodes of a virtual cluster, and the ranks' agent is none of them "
-			  "(give --node)";
+		problem = fmt::format("{} names nodes of a virtual cluster, and the ranks' agent is none of them "
+				      "(give --node)",
+				      option);
 		return std::nullopt;
 	}
-	std::istringstream list(run.sparesOn);
+	std::istringstream list(value);
 	for (std::string name; std::getline(list, name, ',');) {
 		if (!target.cluster->find(name)) {
-			problem = fmt::format("--spares-on {}: no node {} in the cluster at {} (nodes: {})", run.sparesOn,
+			problem = fmt::format("{} {}: no node {} in the cluster at {} (nodes: {})", option, value,
 					      name.empty() ? "''" : name, target.clusterDir, target.cluster->names());
 			return std::nullopt;
 		}
 		names.push_back(name);
 	}
 	return names;
+}
+
+std::optional<std::vector<std::string>> sparesOn(const RunOptions &run, const RankTarget &target,
+						  std::string &problem)
+{
+	if (!run.sparesOn.empty() && run.maxRanks.empty()) {
+		problem = "--spares-on places the spare ranks of --max: give --max too";
+		return std::nullopt;
+	}
+	return clusterNodes("--spares-on", run.sparesOn, target, problem);
 }
 
 // A name that tells this run's reports from every other's, in the order runs start.
@@ -381,6 +389,10 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 	const std::optional<std::vector<std::string>> spareNodes = sparesOn(run, *target, problem);
 	if (!spareNodes)
 		return refuse(kExitBadInput, problem);
+	const std::optional<std::vector<std::string>> activeNodes =
+		clusterNodes("--active-on", run.activeOn, *target, problem);
+	if (!activeNodes)
+		return refuse(kExitBadInput, problem);
 	const std::optional<std::string> library = findProfiler(*mpi, problem);
 	if (!library)
 		return refuse(kExitFailed, problem);
@@ -403,7 +415,7 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 		env.erase("MALLEO_NODE");
 		env.erase("MALLEO_AGENT");
 		blocks = placeRanks(*target->cluster, *target->cluster->find(target->node), *ranks, launched - *ranks,
-				    *spareNodes);
+				    *spareNodes, *activeNodes);
 	} else if (insideSlurmAllocation(run)) {
 		const std::optional<std::vector<std::string>> nodes = slurmNodes(problem);
 		if (!nodes)

@@ -16,6 +16,7 @@ struct RunOptions {
 	std::string mpi;			  // openmpi or mpich; empty: the one the program is linked with
 	std::string mode;			  // --mode pool|spawn; empty: $MALLEO_PCM_MODE, else runCommand's
 	std::string sparesOn;			  // --spares-on N1,N2,...: the cluster nodes that get the spares
+	std::string activeOn;			  // --active-on N1,N2,...: the cluster nodes that get the active ranks
 	std::string hosts;			  // H1,H2,...: the launcher's host list
 	std::string launcher;			  // --launcher mpirun|srun; empty: mpirun
 	std::string profileDir;			  // empty: $MALLEO_PROFILE_DIR, else the current directory

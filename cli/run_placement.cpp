@@ -22,7 +22,8 @@ void addRanks(std::vector<RankBlock> &blocks, const ClusterNode &node, unsigned 
 } // namespace
 
 std::vector<RankBlock> placeRanks(const ClusterFile &cluster, const ClusterNode &target, unsigned active,
-				  unsigned spares, const std::vector<std::string> &sparesOn)
+				  unsigned spares, const std::vector<std::string> &sparesOn,
+				  const std::vector<std::string> &activeOn)
 {
 	std::vector<const ClusterNode *> cycle;
 	for (const std::string &name : sparesOn)
@@ -34,8 +35,15 @@ std::vector<RankBlock> placeRanks(const ClusterFile &cluster, const ClusterNode 
 				cycle.push_back(&node);
 		cycle.push_back(&target);
 	}
+	std::vector<const ClusterNode *> actives;
+	for (const std::string &name : activeOn)
+		if (const ClusterNode *node = cluster.find(name))
+			actives.push_back(node);
 	std::vector<RankBlock> blocks;
-	addRanks(blocks, target, active);
+	if (actives.empty())
+		addRanks(blocks, target, active);
+	for (unsigned i = 0; !actives.empty() && i < active; ++i)
+		addRanks(blocks, *actives[i % actives.size()], 1);
 	for (unsigned i = 0; i < spares; ++i)
 		addRanks(blocks, *cycle[i % cycle.size()], 1);
 	return blocks;

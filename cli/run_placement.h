@@ -22,10 +22,12 @@ struct RankBlock {
 	std::vector<int> cpus; // their node's CPUs (a rankfile's slots)
 };
 
-// `active` ranks on `target`, then `spares` ranks one by one over `sparesOn` (names of the cluster's nodes; empty:
-// the other nodes in the cluster's order, then the target), neighbours on one node merged into one block.
+// `active` ranks one by one over `activeOn` (names of the cluster's nodes; empty: all on `target`), then `spares`
+// ranks one by one over `sparesOn` (empty: the other nodes in the cluster's order, then the target), neighbours on
+// one node merged into one block.
 std::vector<RankBlock> placeRanks(const ClusterFile &cluster, const ClusterNode &target, unsigned active,
-				  unsigned spares, const std::vector<std::string> &sparesOn);
+				  unsigned spares, const std::vector<std::string> &sparesOn,
+				  const std::vector<std::string> &activeOn = {});
 
 // What every rank of the job gets to know the cluster: MALLEO_CLUSTER_DIR, MALLEO_NODES (name=CPU list of every
 // node that has CPUs), MALLEO_NODE_AGENTS (name=local endpoint) and, on a cluster of hosts, MALLEO_NODE_HOSTS

@@ -2,6 +2,7 @@
 #include "daemon.h"
 
 #include <chrono>
+#include <cerrno>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -73,6 +74,29 @@ Daemon::Daemon(AgentConfig config, ProfilingModule &profiling, ProtocolModule &p
 	log_ = spdlog::get("agent");
 	if (!log_)
 		log_ = spdlog::stderr_color_mt("agent");
+}
+
+// A process killed before MPI_Finalize never deregisters. Its pid, once seen alive and now gone, says it ended. A
+// pid never seen alive here (a process registered from another PID namespace) is left alone: this host cannot tell.
+void Daemon::forgetEndedProcesses(double t)
+{
+	std::set<std::tuple<std::string, uint32_t, int64_t>> alive;
+	std::vector<std::pair<std::string, uint32_t>> ended;
+	for (const auto &[appId, app] : core_->applications())
+		for (const ProcessInfo &p : app.local) {
+			if (p.pid <= 0)
+				continue;
+			auto key = std::make_tuple(appId, p.rank, p.pid);
+			if (kill(static_cast<pid_t>(p.pid), 0) == 0 || errno != ESRCH)
+				alive.insert(key);
+			else if (pidsSeenAlive_.contains(key))
+				ended.emplace_back(appId, p.rank);
+		}
+	pidsSeenAlive_ = std::move(alive);
+	for (const auto &[appId, rank] : ended)
+		core_->processGone(appId, rank, t, out_);
+	if (!ended.empty())
+		apply(out_);
 }
 
 double Daemon::now() const
@@ -161,7 +185,7 @@ void Daemon::apply(CoreOutputs &out)
 			logRejection(event);
 		else if (type == "peer_up" || type == "peer_down" || type == "joined" ||
 			 type == "wrm_answered" || type == "wrm_reply" || type == "action" ||
-			 type == "app_registered" || type == "app_gone" || type.starts_with("command_") ||
+			 type == "app_registered" || type == "app_gone" || type == "process_gone" || type.starts_with("command_") ||
 			 type.starts_with("reconf_") || type.starts_with("drain") || type == "action_skipped")
 			log_->info("{}", event.dump());
 		else
@@ -450,6 +474,7 @@ int Daemon::run()
 			metrics_->answer([this] { return prometheusText(*core_, now()); });
 		t = now();
 		if (t >= nextSample) {
+			forgetEndedProcesses(t);
 			core_->setLocalProfile(profiling_.sample(t));
 			nextSample += config_.profileInterval;
 			if (nextSample < t)

@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include <spdlog/logger.h>
 
@@ -38,6 +39,7 @@ private:
 	void recoverCommands(double t);
 	void saveCommands();
 	void removeRunFiles();
+	void forgetEndedProcesses(double t);
 	void apply(CoreOutputs &out);
 	void handlePeer();
 	void handleLocal();
@@ -72,6 +74,7 @@ private:
 	std::unique_ptr<Core> core_;
 	std::unique_ptr<MetricsHttp> metrics_; // agent.metrics_listen: GET /metrics
 	std::set<std::string> subscribers_;
+	std::set<std::tuple<std::string, uint32_t, int64_t>> pidsSeenAlive_; // (app, rank, pid) alive at the last look
 	std::deque<Message> recentEvents_; // replayed to a new subscriber
 	CoreOutputs out_;
 	LogLimiter rejectionLog_{5, 10.0}; // lines per channel and reason, per 10 s

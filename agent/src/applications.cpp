@@ -141,21 +141,40 @@ Message Core::onAppReport(const Message &m, double now, CoreOutputs &out)
 
 Message Core::onDeregister(const Message &m, double now, CoreOutputs &out)
 {
-	auto it = apps_.find(m["app"].get<std::string>());
-	if (it != apps_.end()) {
-		uint32_t rank = m["rank"].get<uint32_t>();
-		std::erase_if(it->second.local, [&](const ProcessInfo &p) { return p.rank == rank; });
-		// Without rank 0 here nothing would take the command or answer for it.
-		if (rank == 0)
-			dropCommand(it->first, "dropped", "rank 0 deregistered", now, out);
-		if (it->second.local.empty()) {
-			emit({{"type", "app_gone"}, {"app", it->first}}, now, out);
-			lastResults_.erase(it->first);
-			progress_.erase(it->first);
-			apps_.erase(it);
-		}
-	}
+	removeProcess(m["app"].get<std::string>(), m["rank"].get<uint32_t>(), "rank 0 deregistered", now, out);
 	return ack(config_.id, m);
+}
+
+void Core::processGone(const std::string &appId, uint32_t rank, double now, CoreOutputs &out)
+{
+	auto it = apps_.find(appId);
+	if (it == apps_.end())
+		return;
+	auto process = std::find_if(it->second.local.begin(), it->second.local.end(),
+				    [&](const ProcessInfo &p) { return p.rank == rank; });
+	if (process == it->second.local.end())
+		return;
+	counters_.add("apps.processes_gone");
+	emit({{"type", "process_gone"}, {"app", appId}, {"rank", rank}, {"pid", process->pid}}, now, out);
+	removeProcess(appId, rank, "rank 0 ended without deregistering", now, out);
+}
+
+void Core::removeProcess(const std::string &appId, uint32_t rank, const std::string &why, double now,
+			 CoreOutputs &out)
+{
+	auto it = apps_.find(appId);
+	if (it == apps_.end())
+		return;
+	std::erase_if(it->second.local, [&](const ProcessInfo &p) { return p.rank == rank; });
+	// Without rank 0 here nothing would take the command or answer for it.
+	if (rank == 0)
+		dropCommand(it->first, "dropped", why, now, out);
+	if (it->second.local.empty()) {
+		emit({{"type", "app_gone"}, {"app", it->first}}, now, out);
+		lastResults_.erase(it->first);
+		progress_.erase(it->first);
+		apps_.erase(it);
+	}
 }
 
 Message Core::appsReply(double now) const

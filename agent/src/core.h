@@ -95,6 +95,10 @@ public:
 	bool hostsActiveProcesses() const { return activeHere() > 0; }
 	bool drainDone() const { return drainDone_; }
 
+	// A registered process that ended without deregistering (killed, crashed: the adapter found its pid gone) is
+	// forgotten as a deregistered one is, else a drain would wait for it until its deadline.
+	void processGone(const std::string &appId, uint32_t rank, double now, CoreOutputs &out);
+
 	const Counters &counters() const { return counters_; }
 	// Counts what the adapters around the core saw (sockets closed to make room, ...).
 	void count(const std::string &name, uint64_t n = 1) { counters_.add(name, n); }
@@ -198,6 +202,8 @@ private:
 	Message onRegister(const Message &m, double now, CoreOutputs &out);
 	Message onAppReport(const Message &m, double now, CoreOutputs &out);
 	Message onDeregister(const Message &m, double now, CoreOutputs &out);
+	void removeProcess(const std::string &appId, uint32_t rank, const std::string &why, double now,
+			   CoreOutputs &out);
 	// The command path (applications.cpp): `force` from the CLI fills the slot,
 	// the coordinator's `poll` takes the command, its `result` frees the slot.
 	Message onForce(const Message &m, double now, CoreOutputs &out);

@@ -59,7 +59,7 @@ constexpr Family kFamilies[] = {
 	{"malleo_command_events_total", "counter", "Commands of the applications rooted here, by event"},
 	{"malleo_result_events_total", "counter", "Reconfiguration results received, by event"},
 	{"malleo_drain_events_total", "counter", "Drains started, finished and cut by their deadline, by event"},
-	{"malleo_app_events_total", "counter", "Processes registered and reports received, by event"},
+	{"malleo_app_events_total", "counter", "Processes registered, reports received and processes found ended, by event"},
 	{"malleo_socket_events_total", "counter", "Outgoing sockets closed to make room, by event"},
 	{"malleo_auth_events_total", "counter",
 	 "CURVE handshakes refused for a key not allowed, and messages to peers whose key is unknown, by event"},

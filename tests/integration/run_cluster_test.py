@@ -171,6 +171,9 @@ def mpich(a, cluster_dir, cluster, work, env):
             env=env)
     check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "n9" in r.stderr and "n1, n2, n3" in
           r.stderr, f"--spares-on an unknown node: exit 2, one line naming the nodes ({r.stderr.strip()})")
+    r = cli(cluster_dir, "--node", "n1", "run", "-n", "2", "--active-on", "n1,n9", "--", a.heat2d, env=env)
+    check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--active-on n1,n9" in r.stderr and
+          "n1, n2, n3" in r.stderr, f"--active-on an unknown node: exit 2, one line naming the nodes ({r.stderr.strip()})")
 
     run = start(cluster_dir, env, "--node", "n2", "run", "-n", "1", "--max", "3", "--spares-on", "n3,n1",
                 "--profile-dir", work, "--", a.heat2d, "--iterations", "400", "--pace", str(PACE_MS))

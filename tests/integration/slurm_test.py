@@ -187,7 +187,10 @@ def apps(local):
     return json.loads(r.stdout)["apps"] if r.returncode == 0 else []
 
 
-GRID = ["--rows", "512", "--columns", "1024", "--iterations", "1500", "--pace", "10"]
+# Busy: an iteration computes for longer than its pace (about 3 ms on this machine), so n1's CPU is taken and ios's
+# power ratio asks for an even split of the one process (rho 0.5); a mostly sleeping heat2d would leave n1 looking
+# idle, and ios would rather move its one process whole (a migration). The pace only bounds the run's speed.
+GRID = ["--rows", "1024", "--columns", "2048", "--iterations", "2500", "--pace", "2"]
 
 
 def one_run(launcher, heat2d, work, env, pattern, local, nodes, agents_dir, static_checksum, runs):
@@ -219,11 +222,9 @@ def one_run(launcher, heat2d, work, env, pattern, local, nodes, agents_dir, stat
     def split():
         return [e for e in events(os.path.join(agents_dir, "n1"), "reconf_result") if e.get("ok") and e["app"] == app]
     results = wait_for(split, 120, 0.2) or []
-    # A split, or on a quiet machine (n1's paced heat2d leaves its CPU mostly idle) a migration of the one process:
-    # ios weighs both; either activates the spare on n2.
-    check(results and results[0]["op"] in ("split", "migrate") and results[0].get("node") == "n2" and
+    check(results and results[0]["op"] == "split" and results[0].get("node") == "n2" and
           results[0]["trigger"] == "wrm" and results[0]["decision"] == "ios",
-          f"{launcher}: n1's decision on n2's work request moved work onto n2 ({results[:1]})")
+          f"{launcher}: n1's decision on n2's work request split the application onto n2 ({results[:1]})")
     active = wait_for(lambda: [p for a in apps(local["n2"]) if a["id"] == app for p in a["processes"]
                                if p["active"]], 30, 0.2)
     check(active, f"{launcher}: a process of the application is active on n2 ({active})")
@@ -262,8 +263,7 @@ def inside(heat2d, work):
                   # node that asks for work: its profile is static, since on a machine shared with builds no CPU is
                   # sure to be idle (the loop tests measure it for real); the rest is the real decision.
                   "host": {"cpus": [i % os.cpu_count()], "pw": 1.0},
-                  # n_max: the launch's processes (--max 2). ios sizes a split by the loads it sees, and on a quiet
-                  # machine n1's paced heat2d looks nearly idle, so it asks for more pieces than the pool holds.
+                  # n_max: the launch's processes (--max 2), more pieces than the pool holds being refused.
                   "ios": {"evacuate_load": 0, "tolerance": 0.15, "n_max": 2},
                   "actions": {"hold_down": 4.0},
                   "security": {"secret_key": os.path.join(keys, node + ".key"), "allowed_keys": keys}}

@@ -118,6 +118,25 @@ TEST_SUITE("ios_decision")
 		CHECK(verdict.reasons["chosen"] == "heat");
 	}
 
+	TEST_CASE("n_max bounds the whole application: processes on other nodes count")
+	{
+		// An even split of the one process here (rho 0.5) would make 2 pieces; the application's other process,
+		// on another node, makes that 3, over n_max 2: no split, the one process here moves whole instead.
+		ModuleHandle h = ios({{"n_max", 2}});
+		ApplicationInfo heat = app("heat", {process(0)});
+		heat.totalProcesses = 2;
+		View v{profile(1.0, 0.0, 1.0), {}, {heat}};
+		WorkVerdict verdict = decision(h).onWorkRequest(v.get(), request(profile(1.0, 1.0, 0.0)));
+		for (const Action &a : verdict.actions)
+			CHECK(a.kind != "split");
+		// Alone, the same process splits in two.
+		View alone{profile(1.0, 0.0, 1.0), {}, {app("heat", {process(0)})}};
+		verdict = decision(h).onWorkRequest(alone.get(), request(profile(1.0, 1.0, 0.0)));
+		REQUIRE(verdict.actions.size() == 2);
+		CHECK(verdict.actions[0].kind == "split");
+		CHECK(verdict.actions[0].params["n"] == 2);
+	}
+
 	TEST_CASE("transfer with heterogeneous PW and APW: N_transfer from eq. 1-5, chattiest "
 		  "process stays")
 	{

@@ -76,6 +76,8 @@ TEST_CASE("config errors name the key and keep the previous configuration")
 	    {{{"pw", 0}}, "'static.pw'", "greater than 0"},
 	    {{{"pw", -1}}, "'static.pw'", "outside"},
 	    {{{"pw", "big"}}, "'static.pw'", "expected a number"},
+	    // What a peer would refuse in a profile (kProfilePowerMax) is refused at start, not accepted and then ignored.
+	    {{{"pw", 2e5}}, "'static.pw'", "outside"},
 	    {{{"apw", 1.5}}, "'static.apw'", "outside [0, 1]"},
 	    {{{"apw", -0.1}}, "'static.apw'", "outside [0, 1]"},
 	    {{{"upw", 2}}, "'static.upw'", "outside [0, 1]"},

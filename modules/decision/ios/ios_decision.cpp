@@ -35,7 +35,7 @@
 // Options (table "ios"):
 //   theta                        0.05   a move must cut the predicted iteration time by more than this fraction
 //   tolerance                    0.05   accepted predicted imbalance of a split
-//   n_max                        1024   never split into more processes than this
+//   n_max                        1024   never split the application into more processes than this
 //   epsilon1                     0.05   merge only while σ_i is below this
 //   epsilon2                     0.05   and σ of the peers' σ_j is below this
 //   ctxsw_threshold              5000   and the context-switch rate (per second) is above this
@@ -221,8 +221,11 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 
 	const int64_t nTotal = unitsHere;
 	const double rho = policy::powerRatio(origin.apw, origin.pw, here.upw, here.pw);
-	policy::SplitPlan split =
-	    policy::planSplit({nTotal, rho, options_.tolerance, options_.nMax});
+	// n_max bounds the whole application: the pieces made here add to its processes on other nodes.
+	const int64_t activeHere = activeCount(app);
+	const int64_t elsewhere = std::max<int64_t>(app.totalProcesses, activeHere) - activeHere;
+	const int64_t nMaxHere = options_.nMax - elsewhere;
+	policy::SplitPlan split = policy::planSplit({nTotal, rho, options_.tolerance, nMaxHere});
 	nlohmann::json reasons = {
 	    {"apw_i", origin.apw},
 	    {"pw_i", origin.pw},
@@ -234,6 +237,7 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 	    {"rho", rho},
 	    {"tolerance", options_.tolerance},
 	    {"n_max", options_.nMax},
+	    {"processes_elsewhere", elsewhere},
 	    {"theta", options_.theta},
 	    {"split_search", splitStatusName(split.status)},
 	};

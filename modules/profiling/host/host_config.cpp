@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <malleo/config_table.h>
+#include <malleo/message.h>
 
 namespace malleo {
 
@@ -53,7 +54,8 @@ std::string parseHostConfig(const nlohmann::json &table, HostConfig &config)
 				rest.erase("pw");
 			} else {
 				double pw = 0;
-				t.number("pw", pw, 0, 1e9);
+				// Peers refuse a profile above kProfilePowerMax: a larger one would start an agent no peer listens to.
+				t.number("pw", pw, 0, kProfilePowerMax);
 				if (t.error().empty() && !(pw > 0))
 					t.fail("pw",
 					       "must be greater than 0 (or null to calibrate)");

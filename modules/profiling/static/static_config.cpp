@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <malleo/config_table.h>
+#include <malleo/message.h>
 
 namespace malleo {
 
@@ -54,7 +55,8 @@ std::string parseStaticConfig(const nlohmann::json &table, StaticConfig &config)
 	}
 
 	bool haveUpw = rest.is_object() && rest.contains("upw");
-	t.number("pw", c.base.pw, 0, 1e9);
+	// Peers refuse a profile above kProfilePowerMax: a larger one would start an agent no peer listens to.
+	t.number("pw", c.base.pw, 0, kProfilePowerMax);
 	if (t.error().empty() && !(c.base.pw > 0))
 		t.fail("pw", "must be greater than 0");
 	t.number("apw", c.base.apw, 0, 1);
