@@ -146,7 +146,7 @@ int clusterAddCommand(const GlobalOptions &options, const ClusterAddOptions &add
 							   : failure);
 		starter.onHosts(std::move(*network));
 	}
-	if (std::optional<Failure> f = starter.add(*cluster, index, std::move(cpus), {seed->endpoint})) {
+	if (std::optional<Failure> f = starter.add(*cluster, index, std::move(cpus), {seed->name + "@" + seed->endpoint})) {
 		starter.rollback();
 		f->line += fmt::format("; n{} is not part of the cluster", index);
 		return report(*f);

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "agent_client.h"
+#include "node_keys.h"
 #include "node_process.h"
 #include "node_stop.h"
 #include "text_table.h"
@@ -141,6 +142,16 @@ std::optional<Failure> ClusterStarter::launch(unsigned index, const std::vector<
 	{
 		nlohmann::json config = nodeConfig(input, l.node.name, peers, l.node.runDir);
 		config["agent"]["listen"] = listen; // what the command line says too: the file tells the truth
+		// Authenticated unless the configuration says otherwise (security.plain, or keys of its own): a key pair
+		// per node in <dir>/keys, every node's .pub allowed in (docs/deployment.md).
+		if (!config.contains("security")) {
+			const std::string keys = (fs::absolute(dir_) / "keys").string();
+			Failure failure;
+			std::optional<NodeKeyFiles> files = ensureNodeKeys(keys, l.node.name, failure);
+			if (!files)
+				return failure;
+			config["security"] = {{"secret_key", files->secretFile}, {"allowed_keys", keys}};
+		}
 		std::ofstream out(configPath, std::ios::trunc);
 		out << config.dump(2) << '\n';
 		if (!out.flush())
@@ -194,7 +205,8 @@ std::optional<Failure> ClusterStarter::start()
 	if (auto f = waitReady({&launches_[0]}))
 		return f;
 
-	const std::vector<std::string> seed = {launches_[0].node.endpoint};
+	// NODE@ENDPOINT: with CURVE, the seed's public key is its node's.
+	const std::vector<std::string> seed = {launches_[0].node.name + "@" + launches_[0].node.endpoint};
 	for (unsigned i = 2; i <= nodes_; ++i)
 		if (auto f = launch(i, seed))
 			return f;

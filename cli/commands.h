@@ -69,6 +69,14 @@ struct DrainOptions {
 	bool json = false;
 };
 int drainCommand(GlobalOptions options, const DrainOptions &drain);
+struct KeygenOptions {
+	std::string dir = ".";
+	std::vector<std::string> nodes;
+	bool force = false;
+	bool json = false;
+};
+int keygenCommand(const KeygenOptions &keygen);
+
 int reportCommand(const std::vector<std::string> &paths, bool json);
 
 struct LoadOptions {

@@ -37,6 +37,7 @@ struct Options {
 	RunOptions run;
 	ForceOptions force;
 	DrainOptions drain;
+	KeygenOptions keygen;
 	std::vector<std::string> reportFiles;
 	LoadOptions load;
 	TimelineOptions timeline;
@@ -103,6 +104,14 @@ int main(int argc, char **argv)
 			  "follow the drain up to SECONDS: exit 0 once the node hosts no active process, 1 at the deadline")
 		->check(CLI::PositiveNumber);
 	drain->add_flag("--json", o.drain.json, "print the agent's reply (with --wait: its last drain event) as JSON");
+
+	CLI::App *keygen = app.add_subcommand(
+		"keygen", "make a CURVE key pair per node: DIR/NODE.key (secret, 0600) and DIR/NODE.pub (public)");
+	keygen->add_option("nodes", o.keygen.nodes, "the nodes' ids, e.g. n1 n2 n3")->required();
+	keygen->add_option("--dir", o.keygen.dir, "where the key files go, created 0700 if missing")
+		->capture_default_str();
+	keygen->add_flag("--force", o.keygen.force, "replace a node's existing key files");
+	keygen->add_flag("--json", o.keygen.json, "print the files and public keys made as JSON");
 
 	CLI::App *events = app.add_subcommand("events", "follow one agent's events, one line each");
 	events->add_flag("--json", o.events.json, "one JSON object per event and line");
@@ -298,6 +307,8 @@ int main(int argc, char **argv)
 		return clusterStatusCommand(o.global, o.json);
 	if (run->parsed())
 		return runCommand(o.global, o.run);
+	if (keygen->parsed())
+		return keygenCommand(o.keygen);
 	if (reportView->parsed())
 		return reportCommand(o.reportFiles, o.json);
 	if (load->parsed())

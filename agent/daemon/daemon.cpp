@@ -68,7 +68,8 @@ spdlog::level::level_enum levelOf(const std::string &name)
 Daemon::Daemon(AgentConfig config, ProfilingModule &profiling, ProtocolModule &protocol,
 	       DecisionModule &decision, nlohmann::json moduleNames)
 	: config_(std::move(config)), profiling_(profiling), protocol_(protocol),
-	  decision_(decision), moduleNames_(std::move(moduleNames)), seedWatch_(config_.core.seeds)
+	  decision_(decision), moduleNames_(std::move(moduleNames)), seedWatch_(config_.core.seeds),
+	  keyRing_(config_.security)
 {
 	log_ = spdlog::get("agent");
 	if (!log_)
@@ -137,6 +138,12 @@ void Daemon::writeAgentFile(const std::string &localEndpoint)
 			       {"pid", getpid()}};
 	if (metrics_)
 		info["metrics"] = metrics_->url();
+	// For the coordinators of this node's applications (the PCM bridge): the key to reach this agent's remote
+	// endpoint with, and this node's own, to speak as this node on other nodes' (agent.json is 0600 in a 0700 dir).
+	if (transport_->curve()) {
+		info["public_key"] = transport_->publicKey();
+		info["secret_key_file"] = std::filesystem::absolute(config_.security.secretKeyFile).string();
+	}
 	if (std::string err = writePrivateFile(agentFile_, info.dump(2) + "\n"); !err.empty())
 		log_->error("cannot write agent.json: {}", err);
 }
@@ -154,7 +161,15 @@ void Daemon::apply(CoreOutputs &out)
 		transport_->disconnectPeer(endpoint);
 	for (const CoreOutputs::Send &s : out.sends) {
 		const std::string &type = s.message["type"].get_ref<const std::string &>();
-		if (!transport_->sendPeer(s.endpoint, s.message))
+		const std::string serverKey = transport_->curve() ? serverKeyFor(s.endpoint) : std::string();
+		if (transport_->curve() && serverKey.empty()) {
+			core_->count("auth.no_server_key");
+			LogLimiter::Verdict v = rejectionLog_.admit("no_key." + s.endpoint, now());
+			if (v.log)
+				log_->warn("no {} to {}: no public key known for the node there (a seed in agent.peers is "
+					   "written NODE@ENDPOINT; is the node's .pub in security.allowed_keys?)",
+					   type, s.endpoint);
+		} else if (!transport_->sendPeer(s.endpoint, serverKey, s.message))
 			log_->debug("dropped {} to {}: not connected or queue full", type, s.endpoint);
 		if (type == "hello")
 			if (std::string unanswered = seedWatch_.helloSent(s.endpoint, now()); !unanswered.empty())
@@ -290,8 +305,12 @@ void Daemon::handlePeer()
 			return;
 		double t = now();
 		std::optional<Rejection> refused = in->rejection;
-		if (!refused)
+		if (!refused && transport_->curve())
+			refused = checkSender(*in);
+		if (!refused) {
+			learnEndpoints(*in);
 			refused = guarded([&] { core_->onPeerMessage(in->message, t, out_); });
+		}
 		if (refused)
 			core_->onRejected(Channel::Peer, *refused, t, out_);
 		apply(out_);
@@ -370,6 +389,11 @@ int Daemon::run()
 						    config_.debugJson);
 	std::string localEndpoint = "ipc://" + socketPath_;
 	const std::string appListen = appListenEndpoint(config_);
+	if (std::string err = setUpSecurity(!appListen.empty()); !err.empty()) {
+		log_->error("{}", err);
+		close(sigfd);
+		return 1;
+	}
 	try {
 		std::string bound = transport_->bindPeer(config_.listen);
 		config_.core.endpoint = advertised(bound, config_.advertise);
@@ -410,15 +434,20 @@ int Daemon::run()
 	double nextSample = t + config_.profileInterval;
 	bool stop = false;
 	while (!stop) {
+		// The ZAP handler's socket first: a handshake waits for its answer.
 		zmq::pollitem_t items[] = {
 			{transport_->peerInbox().handle(), 0, ZMQ_POLLIN, 0},
 			{transport_->localInbox().handle(), 0, ZMQ_POLLIN, 0},
 			{transport_->remoteInbox().handle(), 0, ZMQ_POLLIN, 0},
 			{nullptr, sigfd, ZMQ_POLLIN, 0},
+			{transport_->curve() ? transport_->zapSocket().handle() : nullptr, transport_->curve() ? 0 : sigfd,
+			 ZMQ_POLLIN, 0},
 			{nullptr, metrics_ ? metrics_->wakeFd() : -1, ZMQ_POLLIN, 0},
 		};
 		double wait = std::max(0.0, std::min(nextTick, nextSample) - now());
-		zmq::poll(items, metrics_ ? 5 : 4, std::chrono::milliseconds(static_cast<long>(wait * 1000) + 1));
+		zmq::poll(items, metrics_ ? 6 : 5, std::chrono::milliseconds(static_cast<long>(wait * 1000) + 1));
+		if (transport_->curve() && (items[4].revents & ZMQ_POLLIN))
+			handleZap();
 		if (items[0].revents & ZMQ_POLLIN)
 			handlePeer();
 		if (items[1].revents & ZMQ_POLLIN)
@@ -441,7 +470,7 @@ int Daemon::run()
 		}
 		if (uint64_t ended = transport_->takePeerDisconnects())
 			core_->count("inbox.peer.disconnects", ended);
-		if (metrics_ && (items[4].revents & ZMQ_POLLIN))
+		if (metrics_ && (items[5].revents & ZMQ_POLLIN))
 			metrics_->answer([this] { return prometheusText(*core_, now()); });
 		t = now();
 		if (t >= nextSample) {

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "core.h"
+#include "key_ring.h"
 #include "log_limiter.h"
 #include "metrics_http.h"
 #include "seed_watch.h"
@@ -51,6 +52,18 @@ private:
 	std::optional<Rejection> guarded(Handle &&handle);
 	double now() const;
 
+	// Authentication (daemon_security.cpp, docs/deployment.md).
+	// Reads this node's key and the allowed keys and makes the transport's TCP sockets CURVE ones; or says why the
+	// agent cannot start. With security.plain, warns.
+	std::string setUpSecurity(bool remote);
+	// Answers the ZAP requests of CURVE handshakes: a key in security.allowed_keys gets its node as User-Id.
+	void handleZap();
+	// With CURVE, a peer message must come from the node it says it is from; the refusal, or nothing.
+	std::optional<Rejection> checkSender(const Incoming &in);
+	// Which node listens at which endpoint, as authenticated peers said: the public key a connection there needs.
+	void learnEndpoints(const Incoming &in);
+	std::string serverKeyFor(const std::string &endpoint);
+
 	AgentConfig config_;
 	ProfilingModule &profiling_;
 	ProtocolModule &protocol_;
@@ -66,6 +79,10 @@ private:
 	CoreOutputs out_;
 	LogLimiter rejectionLog_{5, 10.0}; // lines per channel and reason, per 10 s
 	SeedWatch seedWatch_;
+	KeyRing keyRing_;
+	LogLimiter authLog_{1, 60.0}; // refused handshakes: a line per client address, per minute
+	std::map<std::string, std::string> nodeSaidAt_;	  // endpoint -> node, from the node itself
+	std::map<std::string, std::string> nodeClaimedAt_; // endpoint -> node, from other nodes (gossip, wrm)
 	std::string socketPath_;
 	std::string agentFile_;
 	std::string commandsFile_;

@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 	CLI::App app{"malleod: the malleo agent. One per node; it joins the overlay of its peers, "
 		     "profiles the node and answers work-stealing requests.\n"
 		     "Every option of the configuration file is documented in docs/configuration.md."};
-	std::string configFile, id, listen, appListen, metricsListen, runDir, logLevel;
+	std::string configFile, id, listen, appListen, metricsListen, runDir, logLevel, secretKey, allowedKeys;
 	std::vector<std::string> peers;
 	bool version = false;
 	app.add_option("--config", configFile, "agent configuration (JSON)");
@@ -116,8 +116,12 @@ int main(int argc, char **argv)
 		       "HOST:PORT where Prometheus metrics are served over HTTP (GET /metrics), port 0 for any free "
 		       "one, or off (default: off)");
 	app.add_option("--peer", peers,
-		       "seed peer endpoint, tcp://HOST:PORT or ipc://PATH (repeatable); one that does not answer is "
-		       "logged as a warning");
+		       "seed peer endpoint, tcp://HOST:PORT or ipc://PATH, with CURVE written NODE@ENDPOINT "
+		       "(repeatable); one that does not answer is logged as a warning");
+	app.add_option("--secret-key", secretKey,
+		       "this node's CURVE secret key file, NODE.key of `malleo keygen` (security.secret_key)");
+	app.add_option("--allowed-keys", allowedKeys,
+		       "directory of the NODE.pub files of the nodes let in (security.allowed_keys)");
 	app.add_option("--run-dir", runDir, "directory of the local endpoint agent.sock and agent.json");
 	app.add_option("--log-level", logLevel, "trace, debug, info, warn, error, critical or off");
 	app.add_flag("--version", version, "print the version and exit");
@@ -159,6 +163,14 @@ int main(int argc, char **argv)
 	if (!overrides.empty())
 		if (std::string err = parseConfig({{"agent", overrides}}, config, builtinNames); !err.empty())
 			return fail("flag: " + err);
+	nlohmann::json security = nlohmann::json::object();
+	if (!secretKey.empty())
+		security["secret_key"] = secretKey;
+	if (!allowedKeys.empty())
+		security["allowed_keys"] = allowedKeys;
+	if (!security.empty())
+		if (std::string err = parseConfig({{"security", security}}, config, builtinNames); !err.empty())
+			return fail("flag: " + err);
 	if (config.core.id.empty())
 		config.core.id = defaultId();
 	if (config.runDir.empty())
@@ -187,6 +199,10 @@ int main(int argc, char **argv)
 	if (std::string err = loadConfigured(ModuleKind::Decision, config.modules.decision,
 					     "loaddiff", config, decision, log);
 	    !err.empty())
+		return fail(err);
+
+	// After the modules, whose own errors come first; before anything listens.
+	if (std::string err = securityProblem(config); !err.empty())
 		return fail(err);
 
 	auto &profilingModule = static_cast<ProfilingModule &>(*profiling.get());

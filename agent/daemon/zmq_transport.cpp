@@ -57,6 +57,58 @@ ZmqTransport::~ZmqTransport()
 	close(0);
 }
 
+void ZmqTransport::enableCurve(CurveKeyPair keys, bool remote)
+{
+	keys_ = std::move(keys);
+	// Bound before any CURVE socket listens: libzmq lets a handshake through unasked when no handler is bound.
+	zap_ = zmq::socket_t(context_, zmq::socket_type::rep);
+	zap_.set(zmq::sockopt::linger, 0);
+	zap_.bind("inproc://zeromq.zap.01");
+	const auto server = [this](zmq::socket_t &s, const char *domain) {
+		s.set(zmq::sockopt::curve_server, 1);
+		s.set(zmq::sockopt::curve_secretkey, keys_.secretKey);
+		s.set(zmq::sockopt::zap_domain, domain);
+	};
+	server(peerInbox_, kZapDomainPeer);
+	if (remote)
+		server(remoteInbox_, kZapDomainApp);
+}
+
+std::optional<ZapRequest> ZmqTransport::receiveZap()
+{
+	std::vector<zmq::message_t> frames;
+	if (!zap_ || !zmq::recv_multipart(zap_, std::back_inserter(frames), zmq::recv_flags::dontwait))
+		return std::nullopt;
+	// version, request id, domain, address, identity, mechanism, credentials...
+	ZapRequest request;
+	if (frames.size() >= 6) {
+		request.requestId = frames[1].to_string();
+		request.domain = frames[2].to_string();
+		request.address = frames[3].to_string();
+		request.mechanism = frames[5].to_string();
+	}
+	if (request.mechanism == "CURVE" && frames.size() >= 7 && frames[6].size() == 32) {
+		char text[41] = {};
+		if (zmq_z85_encode(text, static_cast<const uint8_t *>(frames[6].data()), 32))
+			request.publicKey = text;
+	}
+	return request;
+}
+
+void ZmqTransport::replyZap(const ZapRequest &request, bool allowed, const std::string &userId,
+			    const std::string &why)
+{
+	const std::string version = "1.0", status = allowed ? "200" : "400", metadata;
+	std::array<zmq::const_buffer, 6> parts = {zmq::buffer(version), zmq::buffer(request.requestId),
+						  zmq::buffer(status),	zmq::buffer(why),
+						  zmq::buffer(userId),	zmq::buffer(metadata)};
+	try {
+		zmq::send_multipart(zap_, parts, zmq::send_flags::dontwait);
+	} catch (const zmq::error_t &) {
+		// libzmq's own end of the pair: never full, and it keeps the request until answered
+	}
+}
+
 std::string ZmqTransport::bindPeer(const std::string &listen)
 {
 	peerInbox_.bind(listen);
@@ -88,13 +140,23 @@ std::optional<Incoming> ZmqTransport::receive(zmq::socket_t &socket)
 						 std::to_string(frames.size() - 1)};
 		return in;
 	}
+	// The ZAP handler's User-Id: the node of the key the connection was made with (absent without CURVE).
+	if (const char *user = zmq_msg_gets(frames[1].handle(), "User-Id"))
+		in.userId = user;
 	in.rejection = decodeMessage(bytes(frames[1]), bytes(frames[2]), maxMessageBytes_, in.message);
 	return in;
 }
 
-bool ZmqTransport::sendPeer(const std::string &endpoint, const Message &message)
+bool ZmqTransport::sendPeer(const std::string &endpoint, const std::string &serverKey, const Message &message)
 {
+	if (curve() && serverKey.empty())
+		return false;
 	auto it = dealers_.find(endpoint);
+	// Another node at this endpoint than the socket was made for (an agent restarted there under another id).
+	if (it != dealers_.end() && it->second.serverKey != serverKey) {
+		dealers_.erase(it);
+		it = dealers_.end();
+	}
 	if (it == dealers_.end()) {
 		if (dealers_.size() >= kMaxOutgoingSockets)
 			closeLeastRecentDealer();
@@ -104,8 +166,13 @@ bool ZmqTransport::sendPeer(const std::string &endpoint, const Message &message)
 			dealer.set(zmq::sockopt::sndhwm, kSendHighWaterMark);
 			dealer.set(zmq::sockopt::sndtimeo, 0);
 			dealer.set(zmq::sockopt::linger, 0);
+			if (curve()) {
+				dealer.set(zmq::sockopt::curve_serverkey, serverKey);
+				dealer.set(zmq::sockopt::curve_publickey, keys_.publicKey);
+				dealer.set(zmq::sockopt::curve_secretkey, keys_.secretKey);
+			}
 			dealer.connect(endpoint);
-			it = dealers_.emplace(endpoint, Dealer{std::move(dealer), 0}).first;
+			it = dealers_.emplace(endpoint, Dealer{std::move(dealer), 0, curve() ? serverKey : ""}).first;
 		} catch (const zmq::error_t &) {
 			return false; // a malformed endpoint from the network, or no socket left
 		}
@@ -170,6 +237,8 @@ void ZmqTransport::close(int lingerMs)
 		peerMonitor_.close();
 	}
 	peerInbox_.close();
+	if (zap_)
+		zap_.close();
 	localInbox_.close();
 	remoteInbox_.close();
 	context_.close();

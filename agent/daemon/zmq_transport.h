@@ -21,15 +21,46 @@ namespace malleo {
 // A received message, or the reason it could not be decoded.
 struct Incoming {
 	std::string routingId;
+	// With CURVE, the node the sender's public key belongs to (the ZAP handler's User-Id); empty without.
+	std::string userId;
 	Message message;
 	std::optional<Rejection> rejection;
 };
+
+// This node's CURVE key pair, Z85 text.
+struct CurveKeyPair {
+	std::string publicKey;
+	std::string secretKey;
+};
+
+// A ZAP request (ZeroMQ RFC 27): a client's handshake waits for the answer.
+struct ZapRequest {
+	std::string requestId;
+	std::string domain;  // which inbox: kZapDomainPeer or kZapDomainApp
+	std::string address; // the client's IP address
+	std::string mechanism;
+	std::string publicKey; // the client's, Z85 (CURVE only)
+};
+
+constexpr const char *kZapDomainPeer = "malleo-peer";
+constexpr const char *kZapDomainApp = "malleo-app";
 
 class ZmqTransport
 {
 public:
 	ZmqTransport(std::string selfId, std::size_t maxMessageBytes, bool jsonText);
 	~ZmqTransport();
+
+	// Before binding: the peer inbox and (if `remote`) the remote application inbox become CURVE servers whose
+	// clients the ZAP handler (zapSocket()) lets in or not, and the sockets to peers CURVE clients.
+	void enableCurve(CurveKeyPair keys, bool remote);
+	bool curve() const { return !keys_.secretKey.empty(); }
+	const std::string &publicKey() const { return keys_.publicKey; }
+	// The ZAP handler's socket (inproc://zeromq.zap.01), to poll; invalid without CURVE.
+	zmq::socket_t &zapSocket() { return zap_; }
+	std::optional<ZapRequest> receiveZap();
+	// status 200 with the node id as User-Id, or 400.
+	void replyZap(const ZapRequest &request, bool allowed, const std::string &userId, const std::string &why);
 
 	// Binds the peer inbox; returns the bound endpoint (a '*' port resolved).
 	std::string bindPeer(const std::string &listen);
@@ -44,8 +75,9 @@ public:
 	// Receives one message without blocking; nullopt when none is waiting.
 	std::optional<Incoming> receive(zmq::socket_t &socket);
 
-	// Sends to a peer's inbox without blocking; false if it had to be dropped.
-	bool sendPeer(const std::string &endpoint, const Message &message);
+	// Sends to a peer's inbox without blocking; false if it had to be dropped. With CURVE, serverKey is the public
+	// key of the node listening at endpoint (a connection to anyone else fails at the handshake); none: dropped.
+	bool sendPeer(const std::string &endpoint, const std::string &serverKey, const Message &message);
 	void disconnectPeer(const std::string &endpoint);
 
 	// Replies on the local or the remote application endpoint; false if the client is gone or slow.
@@ -71,6 +103,7 @@ private:
 	struct Dealer {
 		zmq::socket_t socket;
 		uint64_t lastUse;
+		std::string serverKey;
 	};
 
 	std::string selfId_;
@@ -85,6 +118,8 @@ private:
 	uint64_t uses_ = 0;
 	uint64_t dealersClosedForRoom_ = 0;
 	zmq::socket_t peerMonitor_; // the peer inbox's disconnections (zmq_socket_monitor)
+	CurveKeyPair keys_;
+	zmq::socket_t zap_;
 };
 
 } // namespace malleo

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "curve_keys.h"
 #include "endpoints.h"
 
 namespace malleo {
@@ -50,6 +51,68 @@ void checkEndpoints(ConfigTable &r, const AgentConfig &config)
 			r.fail("metrics_listen", problem);
 }
 
+// Seeds written NODE@ENDPOINT name the node that listens there: its endpoint goes to the core, its node to the
+// CURVE client that needs the node's public key before the first message.
+std::string splitSeedNodes(AgentConfig &config)
+{
+	config.seedNodes.clear();
+	for (std::string &seed : config.core.seeds) {
+		const std::size_t at = seed.find('@');
+		const std::size_t scheme = seed.find("://");
+		if (at == std::string::npos || (scheme != std::string::npos && scheme < at))
+			continue;
+		std::string node = seed.substr(0, at);
+		if (!checkId(node).empty())
+			return fmt::format("'{}': the node before '@' may hold only letters, digits, '-', '_' and '.'", seed);
+		seed = seed.substr(at + 1);
+		config.seedNodes[seed] = std::move(node);
+	}
+	return {};
+}
+
+// The `security` table. allowed_keys is a directory (a string) or a table of node id to public key.
+std::string readSecurity(const nlohmann::json &table, SecurityConfig &security)
+{
+	nlohmann::json rest = table;
+	const nlohmann::json *listed = nullptr;
+	if (auto it = table.find("allowed_keys"); table.is_object() && it != table.end() && it->is_object()) {
+		listed = &*it;
+		rest.erase("allowed_keys");
+	}
+	ConfigTable r(rest, "security");
+	r.string("secret_key", security.secretKeyFile, true);
+	if (!listed)
+		r.string("allowed_keys", security.allowedKeysDir, true);
+	r.boolean("plain", security.plain);
+	r.finish();
+	if (!r.error().empty())
+		return r.error();
+	if (listed) {
+		security.allowedKeysDir.clear();
+		security.allowedKeys.clear();
+		AllowedKeys keys;
+		for (const auto &[node, key] : listed->items()) {
+			if (!checkId(node).empty())
+				return fmt::format("config key 'security.allowed_keys': '{}' is no node id (letters, digits, "
+						   "'-', '_', '.')",
+						   node);
+			if (!key.is_string() || !isZ85Key(key.get_ref<const std::string &>()))
+				return fmt::format("config key 'security.allowed_keys.{}': expected a public key (40 "
+						   "characters of Z85 text, as in the node's .pub file)",
+						   node);
+			if (std::string e = keys.add(node, key.get<std::string>()); !e.empty())
+				return fmt::format("config key 'security.allowed_keys': {}", e);
+			security.allowedKeys[node] = key.get<std::string>();
+		}
+	} else if (!security.allowedKeysDir.empty()) {
+		security.allowedKeys.clear();
+	}
+	if (security.plain && security.curve())
+		return "config key 'security.plain': true with security.secret_key set; choose one (plain is TCP "
+		       "without authentication)";
+	return {};
+}
+
 } // namespace
 
 nlohmann::json AgentConfig::moduleTable(const std::string &name) const
@@ -80,6 +143,8 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 			r.fail("app_listen", fmt::format("expected a tcp:// endpoint or \"off\", got \"{}\"",
 							 config.appListen));
 		r.strings("peers", config.core.seeds);
+		if (std::string e = splitSeedNodes(config); !e.empty())
+			r.fail("peers", e);
 		checkEndpoints(r, config);
 		r.string("run_dir", config.runDir);
 		r.string("log_level", config.logLevel);
@@ -147,7 +212,15 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 			return r.error();
 	}
 
-	static const std::set<std::string> sections = {"agent", "membership", "work_stealing", "actions", "modules"};
+	if (const nlohmann::json *t = section("security")) {
+		if (!t->is_object())
+			return "config key 'security': expected a table (JSON object)";
+		if (std::string e = readSecurity(*t, config.security); !e.empty())
+			return e;
+	}
+
+	static const std::set<std::string> sections = {"agent",	  "membership", "work_stealing",
+						       "actions", "modules",	"security"};
 	for (const auto &[key, value] : doc.items()) {
 		if (sections.count(key))
 			continue;
@@ -156,7 +229,7 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 				key == config.modules.decision;
 		if (!isModule)
 			return fmt::format("config key '{}': unknown section (sections: agent, membership, "
-					   "work_stealing, actions, modules, or a module's name)", key);
+					   "work_stealing, actions, modules, security, or a module's name)", key);
 		if (!value.is_object())
 			return fmt::format("config key '{}': expected a table (JSON object)", key);
 		config.moduleTables[key] = value;
@@ -180,6 +253,35 @@ std::string appListenEndpoint(const AgentConfig &config)
 	if (!config.listen.starts_with("tcp://") || colon == std::string::npos || colon < 6)
 		return {};
 	return config.listen.substr(0, colon) + ":*";
+}
+
+std::string securityProblem(const AgentConfig &config)
+{
+	const SecurityConfig &s = config.security;
+	if (s.curve()) {
+		if (s.allowedKeysDir.empty() && s.allowedKeys.empty())
+			return "security.secret_key is set but security.allowed_keys is not: name the directory of the "
+			       "nodes' .pub files (malleo keygen --dir DIR NODE...) or list them";
+		std::string key;
+		if (std::string e = readKeyFile(s.secretKeyFile, key); !e.empty())
+			return "security.secret_key: " + e;
+		AllowedKeys allowed;
+		if (!s.allowedKeysDir.empty())
+			if (std::string e = readAllowedKeysDir(s.allowedKeysDir, allowed); !e.empty())
+				return "security.allowed_keys: " + e;
+		return {};
+	}
+	if (s.plain)
+		return {};
+	const std::string app = appListenEndpoint(config);
+	if (config.listen.starts_with("tcp://") || app.starts_with("tcp://"))
+		return fmt::format("agent '{}' would listen on TCP ({}) unauthenticated: make keys with `malleo keygen --dir "
+				   "DIR {}` and set security.secret_key (DIR/{}.key) and security.allowed_keys (DIR), or "
+				   "set security.plain: true to accept anyone who reaches the port (docs/deployment.md)",
+				   config.core.id, config.listen.starts_with("tcp://") ? config.listen : app,
+				   config.core.id.empty() ? "NODE" : config.core.id,
+				   config.core.id.empty() ? "NODE" : config.core.id);
+	return {};
 }
 
 std::string loadConfigFile(const std::string &path, AgentConfig &config,

@@ -3,6 +3,7 @@
 // module. docs/configuration.md documents every key with its default.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,20 @@ struct ModuleSelection {
 	bool fallback = false;	       // a refused module: use the default built-in instead of exiting
 };
 
+// Who may talk to this agent over TCP (docs/deployment.md): ZeroMQ CURVE with one key pair per node.
+struct SecurityConfig {
+	std::string secretKeyFile;  // this node's <node>.key (malleo keygen); empty: no CURVE
+	std::string allowedKeysDir; // a directory of <node-id>.pub files, read again when it changes
+	std::map<std::string, std::string> allowedKeys; // node id -> public key (Z85), written in the config
+	bool plain = false;	    // TCP without CURVE: anyone who reaches the agent is heard
+	bool curve() const { return !secretKeyFile.empty(); }
+};
+
 struct AgentConfig {
 	CoreConfig core;
+	// The node each seed peer is, from peers written NODE@ENDPOINT: with CURVE, a seed's public key is its node's.
+	std::map<std::string, std::string> seedNodes;
+	SecurityConfig security;
 	std::string listen = "tcp://0.0.0.0:5470";
 	std::string advertise; // the endpoint peers use; empty: derived from the bound one
 	// Where coordinators on other nodes reach this agent for `poll` and `result` (docs/protocol.md): empty means
@@ -49,6 +62,10 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 
 // The endpoint to bind for coordinators on other nodes, or empty when there is to be none.
 std::string appListenEndpoint(const AgentConfig &config);
+
+// Whether an agent may start so: an endpoint on TCP needs keys (security.secret_key and security.allowed_keys) or
+// security.plain. An empty string, or one line saying what to do.
+std::string securityProblem(const AgentConfig &config);
 
 // Reads a file; same contract, the line also names the file.
 std::string loadConfigFile(const std::string &path, AgentConfig &config,

@@ -61,6 +61,8 @@ constexpr Family kFamilies[] = {
 	{"malleo_drain_events_total", "counter", "Drains started, finished and cut by their deadline, by event"},
 	{"malleo_app_events_total", "counter", "Processes registered, reports received and processes found ended, by event"},
 	{"malleo_socket_events_total", "counter", "Outgoing sockets closed to make room, by event"},
+	{"malleo_auth_events_total", "counter",
+	 "CURVE handshakes refused for a key not allowed, and messages to peers whose key is unknown, by event"},
 	{"malleo_other_events_total", "counter", "Any other counter of the agent, by its name (label counter)"},
 };
 
@@ -71,6 +73,7 @@ const std::map<std::string, std::string_view, std::less<>> kCounterFamilies = {
 	{"requests", "malleo_request_events_total"},   {"commands", "malleo_command_events_total"},
 	{"results", "malleo_result_events_total"},     {"drain", "malleo_drain_events_total"},
 	{"apps", "malleo_app_events_total"},	       {"sockets", "malleo_socket_events_total"},
+	{"auth", "malleo_auth_events_total"},
 };
 
 using Labels = std::vector<std::pair<std::string_view, std::string>>;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -91,27 +92,67 @@ void AgentCommands::warn(const std::string &line)
 	std::fprintf(stderr, "malleo-pcm: %s\n", line.c_str());
 }
 
+namespace {
+
+// The agent.json an agent writes next to its local socket (docs/protocol.md): its endpoints, its public key and its
+// secret key's file. Null when the endpoint is no local socket or the file cannot be read.
+nlohmann::json agentFileOf(const std::string &local)
+{
+	const std::string ipc = "ipc://", socket = "/agent.sock";
+	if (!local.starts_with(ipc) || !local.ends_with(socket))
+		return nullptr;
+	const std::string dir = local.substr(ipc.size(), local.size() - ipc.size() - socket.size());
+	std::FILE *file = std::fopen((dir + "/agent.json").c_str(), "r");
+	if (!file)
+		return nullptr;
+	nlohmann::json info = nlohmann::json::parse(file, nullptr, false);
+	std::fclose(file);
+	return info.is_object() ? info : nullptr;
+}
+
+std::string textField(const nlohmann::json &info, const char *key)
+{
+	const auto it = info.is_object() ? info.find(key) : info.end();
+	return it != info.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The key line of a key file of `malleo keygen` ('#' lines are comments); empty if there is none.
+std::string readKey(const std::string &path)
+{
+	std::FILE *file = std::fopen(path.c_str(), "r");
+	if (!file)
+		return {};
+	char line[256];
+	std::string key;
+	while (std::fgets(line, sizeof(line), file)) {
+		std::string text(line);
+		while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+			text.pop_back();
+		if (!text.empty() && text[0] != '#') {
+			key = text;
+			break;
+		}
+	}
+	std::fclose(file);
+	return key.size() == 40 ? key : std::string();
+}
+
+} // namespace
+
 RootAgent AgentCommands::registeredHere()
 {
 	// libmalleo_pmpi registered the application under `<program>-<job>` (the job id from the launcher or rank 0's
 	// pid): asking the library, rather than deriving the id again here, keeps the two equal by construction.
 	const char *app = MALLEO_App_id ? MALLEO_App_id() : nullptr;
 	const char *endpoint = MALLEO_Agent_endpoint ? MALLEO_Agent_endpoint() : nullptr;
-	RootAgent root{app ? app : "", endpoint ? endpoint : "", ""};
+	RootAgent root{app ? app : "", endpoint ? endpoint : "", "", ""};
 	// The agent writes agent.json next to agent.sock in its run directory (docs/protocol.md); an agent without a
 	// remote endpoint, an older one or none at all leaves `remote` empty.
-	const std::string ipc = "ipc://", socket = "/agent.sock";
-	if (root.local.starts_with(ipc) && root.local.ends_with(socket)) {
-		const std::string dir = root.local.substr(ipc.size(), root.local.size() - ipc.size() - socket.size());
-		std::FILE *file = std::fopen((dir + "/agent.json").c_str(), "r");
-		if (file) {
-			const nlohmann::json info = nlohmann::json::parse(file, nullptr, false);
-			std::fclose(file);
-			const auto remote = info.is_object() ? info.find("app_remote") : info.end();
-			if (remote != info.end() && remote->is_string() &&
-			    remote->get_ref<const std::string &>().starts_with("tcp://"))
-				root.remote = remote->get<std::string>();
-		}
+	const nlohmann::json info = agentFileOf(root.local);
+	if (std::string remote = textField(info, "app_remote"); remote.starts_with("tcp://")) {
+		root.remote = remote;
+		// An authenticated agent (security.secret_key) names its public key: its remote endpoint is CURVE.
+		root.remoteKey = textField(info, "public_key");
 	}
 	return root;
 }
@@ -162,11 +203,38 @@ bool AgentCommands::connect()
 	zmq_setsockopt(socket_, ZMQ_LINGER, &zero, sizeof(zero));
 	zmq_setsockopt(socket_, ZMQ_SNDHWM, &queue, sizeof(queue));
 	zmq_setsockopt(socket_, ZMQ_MAXMSGSIZE, &maxBytes, sizeof(maxBytes));
+	if (endpoint_ == root_.remote && !root_.remoteKey.empty() && !authenticate())
+		return false;
 	if (zmq_connect(socket_, endpoint_.c_str()) != 0) {
 		warn("MALLEO_AGENT=" + endpoint_ + ": " + zmq_strerror(zmq_errno()) + "; no commands from the agent");
 		return false;
 	}
 	state_ = State::On;
+	return true;
+}
+
+// The coordinator on another node than the root agent's speaks as its own node, with the key its node's agent has
+// (the file agent.json names, or MALLEO_SECRET_KEY): the root agent lets in the nodes of its allowed keys.
+bool AgentCommands::authenticate()
+{
+	std::string keyFile;
+	if (const char *asked = std::getenv("MALLEO_SECRET_KEY"); asked && *asked)
+		keyFile = asked;
+	else if (const char *local = MALLEO_Agent_endpoint ? MALLEO_Agent_endpoint() : nullptr)
+		keyFile = textField(agentFileOf(local), "secret_key_file");
+	const std::string secret = keyFile.empty() ? std::string() : readKey(keyFile);
+	char publicKey[41] = {};
+	if (secret.empty() || zmq_curve_public(publicKey, secret.c_str()) != 0) {
+		warn("the root agent's remote endpoint " + endpoint_ + " takes authenticated nodes only, and " +
+		     (keyFile.empty() ? std::string("this node's agent names no key (security.secret_key); set "
+						    "MALLEO_SECRET_KEY to this node's .key file")
+				      : "the key file " + keyFile + " cannot be read as a CURVE secret key") +
+		     "; no commands from the agent");
+		return false;
+	}
+	zmq_setsockopt(socket_, ZMQ_CURVE_SERVERKEY, root_.remoteKey.c_str(), root_.remoteKey.size());
+	zmq_setsockopt(socket_, ZMQ_CURVE_PUBLICKEY, publicKey, 40);
+	zmq_setsockopt(socket_, ZMQ_CURVE_SECRETKEY, secret.c_str(), secret.size());
 	return true;
 }
 

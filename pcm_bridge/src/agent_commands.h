@@ -23,6 +23,8 @@ struct RootAgent {
 	std::string app;
 	std::string local;
 	std::string remote;
+	// The root agent's CURVE public key (Z85), with which its remote endpoint is reached; empty: plain TCP.
+	std::string remoteKey;
 };
 
 class AgentCommands
@@ -60,6 +62,8 @@ public:
 
 private:
 	bool connect();
+	// Makes socket_ a CURVE client of root_.remoteKey with the key of this process's node; false (warned) if none.
+	bool authenticate();
 	void drain();
 	void accept(const nlohmann::json &reply);
 	void sendPoll(std::int64_t iteration, int active);

@@ -75,7 +75,7 @@ def main():
         with open(os.path.join(n2["run_dir"], "config.json")) as f:
             config = json.load(f)
         check(config["modules"] == {"decision": "ios"} and config["agent"]["profile_interval"] == 0.25 and
-              config["agent"]["id"] == "n2" and config["agent"]["peers"] == [n1["endpoint"]] and
+              config["agent"]["id"] == "n2" and config["agent"]["peers"] == ["n1@" + n1["endpoint"]] and
               config["agent"]["run_dir"] == n2["run_dir"],
               f"its configuration: the cluster's (--config and --decision of `up`), n1 as its peer ({config})")
 

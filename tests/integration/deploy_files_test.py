@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness import MALLEOD, check, wait_for
+from harness import MALLEO, MALLEOD, check, wait_for
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 UNIT = os.path.join(ROOT, "configs", "malleod.service")
@@ -58,6 +58,11 @@ def main():
             agent = config.setdefault("agent", {})
             run_dir = os.path.join(work, name[:-5])
             agent.update({"listen": "tcp://127.0.0.1:*", "run_dir": run_dir, "peers": []})
+            # The files name /etc/malleo's keys; this node's are made here, as an operator makes them.
+            keys = os.path.join(work, "keys")
+            if not os.path.exists(os.path.join(keys, "deploy.key")):
+                subprocess.run([MALLEO, "keygen", "--dir", keys, "deploy"], check=True, capture_output=True)
+            config["security"] = {"secret_key": os.path.join(keys, "deploy.key"), "allowed_keys": keys}
             if "app_listen" in agent:
                 agent["app_listen"] = "tcp://127.0.0.1:*"
             path = os.path.join(work, name)

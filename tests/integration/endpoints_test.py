@@ -90,12 +90,17 @@ def late(cluster):
     """A seed that comes up after the agent: warned of while it is away, no more once it has answered."""
     endpoint = f"ipc://{cluster.dir}/late-peer.sock"
     fast = {"agent": {"tick": 0.02}, "membership": {"join_retry": 0.05, "heartbeat_interval": 0.05}}
-    waiting = cluster.add("waiting", fast, seeds=[endpoint])
+    waiting = cluster.add("waiting", fast, seeds=[f"late@{endpoint}"])
     check(wait_for(lambda: any(w[1] == endpoint for w in warnings(waiting)), 10),
           f"the late seed is warned of while nothing listens on {endpoint}")
     run_dir = os.path.join(cluster.dir, "late")
     with open(os.path.join(cluster.dir, "late.log"), "w") as log:
-        late_agent = subprocess.Popen([MALLEOD, "--id", "late", "--listen", endpoint, "--run-dir", run_dir],
+        # One of the cluster's nodes: its key, the cluster's allowed in.
+        config = os.path.join(cluster.dir, "late-config.json")
+        with open(config, "w") as f:
+            json.dump({"security": {"secret_key": cluster.key_file("late"), "allowed_keys": cluster.keys_dir}}, f)
+        late_agent = subprocess.Popen([MALLEOD, "--config", config, "--id", "late", "--listen", endpoint,
+                                       "--run-dir", run_dir],
                                       stdout=log, stderr=subprocess.STDOUT)
         try:
             check(wait_for(lambda: "late" in waiting.peers_via_cli(), 10), "the late seed answers: a peer")

@@ -31,6 +31,12 @@ def envelope(type_, sender="test", id_=1, **fields):
     return {"v": 1, "type": type_, "from": sender, "id": id_, **fields}
 
 
+def read_key(path):
+    """The key of a key file of `malleo keygen` (its one line that is not a comment), as bytes."""
+    with open(path) as f:
+        return next(line.strip() for line in f if line.strip() and not line.startswith("#")).encode()
+
+
 class Agent:
     def __init__(self, cluster, name, config, seeds):
         self.name = name
@@ -38,7 +44,13 @@ class Agent:
         os.makedirs(self.run_dir, exist_ok=True)
         config = json.loads(json.dumps(config))
         config.setdefault("agent", {}).update(
-            {"id": name, "listen": "tcp://127.0.0.1:*", "run_dir": self.run_dir, "peers": seeds})
+            {"id": name, "listen": "tcp://127.0.0.1:*", "run_dir": self.run_dir,
+             "peers": [cluster.seed_name(s) for s in seeds]})
+        # Authenticated as a deployment is (docs/deployment.md): this node's key, every node's .pub of the cluster
+        # allowed in; a test about plain TCP says so with its own `security` table.
+        if "security" not in config:
+            config["security"] = ({"plain": True} if cluster.plain else
+                                  {"secret_key": cluster.key_file(name), "allowed_keys": cluster.keys_dir})
         self.config_path = os.path.join(self.run_dir, "config.json")
         with open(self.config_path, "w") as f:
             json.dump(config, f)
@@ -105,9 +117,38 @@ class Agent:
 class Cluster:
     """A set of agents in one temporary directory; stopped on exit."""
 
-    def __init__(self):
+    def __init__(self, plain=False):
+        """plain: every agent on TCP without CURVE (security.plain), for tests of what an unauthenticated inbox
+        survives; otherwise each agent gets a key pair in <dir>/keys and lets in the cluster's nodes."""
         self.dir = tempfile.mkdtemp(prefix="malleo-it-")
         self.agents = {}
+        self.plain = plain
+        self.keys_dir = os.path.join(self.dir, "keys")
+
+    def key_file(self, name):
+        """<keys>/<name>.key, made by `malleo keygen` the first time a node of that name starts."""
+        path = os.path.join(self.keys_dir, name + ".key")
+        if not os.path.exists(path):
+            subprocess.run([MALLEO, "keygen", "--dir", self.keys_dir, name], check=True, capture_output=True)
+        return path
+
+    def as_node(self, socket, node, server):
+        """Makes socket (before it connects) a CURVE client with node's key pair, to the agent named server: what
+        it sends then comes from node. Nothing on a plain cluster."""
+        if self.plain:
+            return socket
+        secret = read_key(self.key_file(node))
+        socket.curve_secretkey = secret
+        socket.curve_publickey = zmq.curve_public(secret)
+        socket.curve_serverkey = read_key(os.path.join(self.keys_dir, server + ".pub"))
+        return socket
+
+    def seed_name(self, seed):
+        """A seed given as an agent's endpoint, written NODE@ENDPOINT: with CURVE the seed's key is its node's."""
+        for agent in self.agents.values():
+            if seed == agent.endpoint:
+                return f"{agent.name}@{seed}"
+        return seed
 
     def add(self, name, config=None, seeds=()):
         agent = Agent(self, name, config or {}, list(seeds))
@@ -170,6 +211,15 @@ def send_raw(endpoint, parts):
     s.connect(endpoint)
     s.send_multipart(parts)
     s.close()
+
+
+def plain_config(directory):
+    """A configuration file holding only security.plain: for a malleod started by hand on TCP in a test that is about
+    something else than authentication."""
+    path = os.path.join(directory, "plain-config.json")
+    with open(path, "w") as f:
+        json.dump({"security": {"plain": True}}, f)
+    return path
 
 
 def wait_for(predicate, timeout, interval=0.05):

@@ -36,7 +36,9 @@ def counter(agent, name):
 # Each reproduction gets an agent of its own, so that each one alone is seen to end an agent that lacks its guard.
 config = {"modules": {"profiling": "static"}, "static": profile,
           "membership": {"failure_timeout": 600}}  # peers leave only by eviction here
-with Cluster() as cluster:
+# Plain TCP (security.plain): what an inbox open to anyone survives; authenticated agents refuse these senders at the
+# handshake (auth_test.py), and what an allowed node sends is checked the same way.
+with Cluster(plain=True) as cluster:
     agent = cluster.add("typed", config)
     remote = agent.info["app_remote"]
 

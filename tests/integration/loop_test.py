@@ -201,9 +201,12 @@ def launch_pool(a, blocks, grid, env):
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
 
 
-def send_in_order(endpoint, messages):
-    """Messages one after the other on one connection, as a peer's DEALER sends them: they arrive in order."""
+def send_in_order(cluster, sender, receiver, messages):
+    """Messages one after the other on one connection, as a peer's DEALER sends them: they arrive in order. Sent
+    with the key of node `sender` to the agent `receiver`, as that peer's would be."""
     s = zmq.Context.instance().socket(zmq.DEALER)
+    cluster.as_node(s, sender, receiver.name)
+    endpoint = receiver.endpoint
     s.setsockopt(zmq.LINGER, 1000)
     s.setsockopt(zmq.IDENTITY, b"loop-test")
     s.connect(endpoint)
@@ -236,7 +239,7 @@ def drain(a, work):
                              from_node="n2", node="n1", trigger="drain", kind="migrate", why="test: too many")
             second = envelope("reconf_request", "n2", 2, app=app, request=902, op="merge", count=1,
                               trigger="tick", kind="merge", why="test: second")
-            send_in_order(n1.endpoint, [frames(first), frames(second)])
+            send_in_order(cluster, "n2", n1, [frames(first), frames(second)])
             busy = wait_for(lambda: results_of(n1, request=902), 10, 0.1)
             check(busy and not busy[0]["ok"] and busy[0]["code"] == "busy" and "already has command" in busy[0]["text"],
                   f"a second request while one is in flight is refused with its reason ({busy and busy[0]})")

@@ -28,7 +28,9 @@ cases = {  # name: (frames, counter reason)
     "json garbage": ([HEADER.pack(MAGIC, 1, 1, 0, 1), b"{not json"], "undecodable"),
 }
 
-with Cluster() as cluster:
+# Plain TCP (security.plain): what an inbox open to anyone survives; authenticated agents refuse these senders at the
+# handshake (auth_test.py), and what an allowed node sends is checked the same way.
+with Cluster(plain=True) as cluster:
     agent = cluster.add("m0", {"modules": {"profiling": "static"}, "static": profile})
     expected = {}
     for name, (parts, reason) in cases.items():

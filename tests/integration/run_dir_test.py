@@ -12,11 +12,14 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEOD, SKIP, check, wait_for
+from harness import MALLEOD, SKIP, check, plain_config, wait_for
 
 
 def start(run_dir, *extra):
-    return subprocess.Popen([MALLEOD, "--id", "rd", "--listen", "tcp://127.0.0.1:*", "--run-dir", run_dir, *extra],
+    # Not about authentication: plain TCP, said explicitly (security.plain).
+    config = plain_config(os.path.dirname(os.path.abspath(run_dir)))
+    return subprocess.Popen([MALLEOD, "--config", config, "--id", "rd", "--listen", "tcp://127.0.0.1:*", "--run-dir",
+                             run_dir, *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

@@ -250,8 +250,11 @@ def inside(heat2d, work):
     agents_dir = os.path.join(work, "agents")
     os.makedirs(agents_dir, exist_ok=True)
     base = free_port_range(NODES) + 1
+    # A key pair per node, every node's .pub allowed in (docs/deployment.md).
+    keys = os.path.join(work, "keys")
+    subprocess.run([MALLEO, "keygen", "--dir", keys, *nodes], check=True, capture_output=True)
     for i, node in enumerate(nodes):
-        config = {"agent": {"listen": f"tcp://127.0.0.1:{base + i}", "peers": [f"tcp://127.0.0.1:{base}"],
+        config = {"agent": {"listen": f"tcp://127.0.0.1:{base + i}", "peers": [f"{nodes[0]}@tcp://127.0.0.1:{base}"],
                             "run_dir": os.path.join(agents_dir, node), "decision_interval": 0.5,
                             "profile_interval": 0.5},
                   "work_stealing": {"idle_threshold": 0.5, "backoff_max": 2.0},
@@ -262,7 +265,8 @@ def inside(heat2d, work):
                   "host": {"cpus": [i % os.cpu_count()], "pw": 1.0},
                   # n_max: the launch's processes (--max 2), more pieces than the pool holds being refused.
                   "ios": {"evacuate_load": 0, "tolerance": 0.15, "n_max": 2},
-                  "actions": {"hold_down": 4.0}}
+                  "actions": {"hold_down": 4.0},
+                  "security": {"secret_key": os.path.join(keys, node + ".key"), "allowed_keys": keys}}
         if i > 0:
             config["modules"]["profiling"] = "static"
             config["static"] = static_profile(1.0)

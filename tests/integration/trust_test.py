@@ -51,7 +51,9 @@ def received(s, wanted, timeout=5.0):
     return None
 
 
-with Cluster() as cluster:
+# Plain TCP (security.plain): what an inbox open to anyone survives; authenticated agents refuse these senders at the
+# handshake (auth_test.py), and what an allowed node sends is checked the same way.
+with Cluster(plain=True) as cluster:
     agent = cluster.add("guarded", config)
 
     # 1. A fake peer p joins; a wrm carrying an extra nested field is forwarded to p without it.

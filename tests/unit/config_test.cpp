@@ -128,4 +128,70 @@ TEST_SUITE("config")
 		CHECK(endpointProblem("tcp://a:0", EndpointUse::Connect) != "");
 		CHECK(endpointProblem("ipc:///" + std::string(107, 'p'), EndpointUse::Bind) != "");
 	}
+
+	TEST_CASE("security: a key file and a directory, or a table of keys, or plain; seeds naming their node")
+	{
+		const std::string key = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";
+		AgentConfig c;
+		CHECK(parse(R"({"agent": {"peers": ["n1@tcp://a:1", "tcp://b:2"]},
+				"security": {"secret_key": "/k/n2.key", "allowed_keys": "/k"}})", c) == "");
+		CHECK(c.security.secretKeyFile == "/k/n2.key");
+		CHECK(c.security.allowedKeysDir == "/k");
+		CHECK(c.security.curve());
+		CHECK(!c.security.plain);
+		CHECK(c.core.seeds == std::vector<std::string>{"tcp://a:1", "tcp://b:2"});
+		CHECK(c.seedNodes == std::map<std::string, std::string>{{"tcp://a:1", "n1"}});
+
+		AgentConfig listed;
+		CHECK(parse(fmt::format(R"({{"security": {{"secret_key": "/k/n2.key", "allowed_keys": {{"n1": "{}"}}}}}})",
+					key).c_str(),
+			    listed) == "");
+		CHECK(listed.security.allowedKeys == std::map<std::string, std::string>{{"n1", key}});
+		CHECK(listed.security.allowedKeysDir.empty());
+
+		AgentConfig plain;
+		CHECK(parse(R"({"security": {"plain": true}})", plain) == "");
+		CHECK(plain.security.plain);
+		CHECK(!plain.security.curve());
+		CHECK(securityProblem(plain) == "");
+
+		AgentConfig d;
+		CHECK(!d.security.plain);
+		CHECK(!d.security.curve());
+
+		const auto refused = [](const std::string &text, const char *said) {
+			AgentConfig bad;
+			const std::string e = parseConfig(nlohmann::json::parse(text), bad, {"host", "static", "p2p"});
+			CHECK_MESSAGE(e.find(said) != std::string::npos, text, " -> ", e);
+		};
+		refused(R"({"security": {"plain": "yes"}})", "security.plain");
+		refused(R"({"security": {"secret": "/k"}})", "security.secret");
+		refused(R"({"security": {"allowed_keys": 3}})", "security.allowed_keys");
+		refused(R"({"security": {"allowed_keys": {"n1": "short"}}})", "security.allowed_keys.n1");
+		refused(R"({"security": {"allowed_keys": {"bad id": ")" + key + R"("}}})", "security.allowed_keys");
+		refused(R"({"security": {"allowed_keys": {"n1": ")" + key + R"(", "n2": ")" + key + R"("}}})",
+			"the same public key");
+		refused(R"({"security": {"plain": true, "secret_key": "/k/n1.key"}})", "choose one");
+		refused(R"({"security": []})", "security");
+		refused(R"({"agent": {"peers": ["bad id@tcp://a:1"]}})", "agent.peers");
+	}
+
+	TEST_CASE("security: TCP needs keys or security.plain; UNIX sockets alone need neither")
+	{
+		AgentConfig tcp;
+		tcp.core.id = "n1";
+		const std::string problem = securityProblem(tcp);
+		CHECK(problem.find("malleo keygen --dir DIR n1") != std::string::npos);
+		CHECK(problem.find("security.plain") != std::string::npos);
+
+		AgentConfig ipc;
+		ipc.listen = "ipc:///tmp/x.sock";
+		CHECK(securityProblem(ipc) == "");
+
+		AgentConfig noAllowed;
+		noAllowed.security.secretKeyFile = "/nonexistent/n1.key";
+		CHECK(securityProblem(noAllowed).find("security.allowed_keys") != std::string::npos);
+		noAllowed.security.allowedKeysDir = "/nonexistent";
+		CHECK(securityProblem(noAllowed).find("'/nonexistent/n1.key'") != std::string::npos);
+	}
 }

@@ -158,6 +158,7 @@ TEST_SUITE("metrics")
 			  {"commands.refused.busy", 8},
 			  {"actions.transfer", 9},
 			  {"sockets.closed_for_room", 10},
+			  {"auth.refused.peer", 12},
 			  {"something_new", 11}}}};
 		const std::string text = prometheusText(status, nlohmann::json::object(), nlohmann::json::object());
 		checkWellFormed(text);
@@ -173,6 +174,7 @@ TEST_SUITE("metrics")
 		CHECK(valueOf(text, R"(malleo_action_events_total{event="transfer"})") == "9");
 		CHECK(valueOf(text, R"(malleo_socket_events_total{event="closed_for_room"})") == "10");
 		CHECK(valueOf(text, R"(malleo_other_events_total{counter="something_new"})") == "11");
+		CHECK(valueOf(text, R"(malleo_auth_events_total{event="refused.peer"})") == "12");
 		CHECK(valueOf(text, "malleo_agent_uptime_seconds") == "2.5");
 		CHECK(text.find(R"(id="n\"1\\")") != std::string::npos);
 		// What the documents do not hold is left out rather than written as 0.

@@ -164,17 +164,17 @@ void Reconfigurator::shareApplication()
 {
 	// Whole, with no bound of its own to keep in step with libmalleo_pmpi's (kMaxAppId) or an endpoint's: an id cut
 	// short would be polled under and never match.
-	std::string text;  // id, NUL, local endpoint, NUL, remote endpoint
+	std::string text;  // id, NUL, local endpoint, NUL, remote endpoint, NUL, the root agent's public key
 	if (worldRank_ == 0) {
 		const RootAgent root = AgentCommands::registeredHere();
-		text = root.app + '\0' + root.local + '\0' + root.remote;
+		text = root.app + '\0' + root.local + '\0' + root.remote + '\0' + root.remoteKey;
 	}
 	std::int64_t size = static_cast<std::int64_t>(text.size());
 	MPI_Bcast(&size, 1, MPI_INT64_T, 0, control_);
 	text.resize(static_cast<std::size_t>(size));
 	MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, control_);
 	RootAgent root;
-	std::string *fields[] = {&root.app, &root.local, &root.remote};
+	std::string *fields[] = {&root.app, &root.local, &root.remote, &root.remoteKey};
 	std::size_t start = 0;
 	for (std::string *field : fields) {
 		const std::size_t end = std::min(text.find('\0', start), text.size());
@@ -267,7 +267,8 @@ void Reconfigurator::joinParents(MPI_Comm parent)
 	prepared_.prepare(control_);
 	RootAgent root;
 	for (auto [name, field] : {std::pair{"MALLEO_PCM_APP", &root.app}, std::pair{"MALLEO_PCM_ROOT_AGENT", &root.local},
-				   std::pair{"MALLEO_PCM_ROOT_AGENT_REMOTE", &root.remote}})
+				   std::pair{"MALLEO_PCM_ROOT_AGENT_REMOTE", &root.remote},
+				   std::pair{"MALLEO_PCM_ROOT_AGENT_KEY", &root.remoteKey}})
 		if (const char *value = std::getenv(name))
 			*field = value;
 	commands_.setApplication(std::move(root), onRootNode());

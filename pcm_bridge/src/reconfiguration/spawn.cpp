@@ -239,6 +239,8 @@ std::vector<std::string> Reconfigurator::spawnArguments(const std::string &node)
 		words.push_back("MALLEO_PCM_ROOT_AGENT=" + root.local);
 		if (!root.remote.empty())
 			words.push_back("MALLEO_PCM_ROOT_AGENT_REMOTE=" + root.remote);
+		if (!root.remoteKey.empty())
+			words.push_back("MALLEO_PCM_ROOT_AGENT_KEY=" + root.remoteKey);
 	}
 	words.push_back(program_);
 	words.insert(words.end(), arguments_.begin(), arguments_.end());
