@@ -179,6 +179,7 @@ def role_code(fn, fid, fortran):
             after.append('malleo::pmpi::onInit();')
         elif role == 'finalize':
             before.append('malleo::pmpi::onFinalize();')
+            after.append('malleo::pmpi::releaseRetiredComms();')
         elif role == 'abort':
             before.append('malleo::pmpi::onAbort();')
         elif role == 'send':

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <vector>
 
 namespace malleo::pmpi {
 
@@ -22,6 +23,10 @@ struct Slot {
 constexpr unsigned kSlots = 4096;
 Slot gSlots[kSlots];
 std::mutex gLock;
+// Infos taken out of the table (a communicator freed, a slot written again), under gLock. A reader on the hot path
+// may still hold one, so they are freed only after MPI_Finalize, when no MPI call may be in flight. Never destroyed:
+// a program that exits without MPI_Finalize keeps them reachable to the end.
+std::vector<CommInfo *> &gRetired = *new std::vector<CommInfo *>;
 
 unsigned slotOf(uint64_t key)
 {
@@ -64,13 +69,20 @@ CommInfo *buildInfo(MPI_Comm comm)
 	return info;
 }
 
-// Caller holds gLock. Old infos are leaked on purpose: another thread may still be reading one.
+// Caller holds gLock.
+void retire(CommInfo *info)
+{
+	if (info && info != gWorldInfo)
+		gRetired.push_back(info);
+}
+
+// Caller holds gLock. The info replaced is retired, not freed: another thread may still be reading it.
 void store(uint64_t key, CommInfo *info)
 {
 	for (unsigned i = slotOf(key), n = 0; n < kSlots; i = (i + 1) & (kSlots - 1), ++n) {
 		uint64_t k = gSlots[i].key.load(std::memory_order_relaxed);
 		if (k == key || k == 0) {
-			gSlots[i].info.store(info, std::memory_order_release);
+			retire(gSlots[i].info.exchange(info, std::memory_order_acq_rel));
 			gSlots[i].key.store(key, std::memory_order_release);
 			return;
 		}
@@ -119,12 +131,21 @@ void forgetComm(MPI_Comm comm)
 	for (unsigned i = slotOf(key), n = 0; n < kSlots; i = (i + 1) & (kSlots - 1), ++n) {
 		uint64_t k = gSlots[i].key.load(std::memory_order_relaxed);
 		if (k == key) {
-			gSlots[i].info.store(nullptr, std::memory_order_release);
+			retire(gSlots[i].info.exchange(nullptr, std::memory_order_acq_rel));
 			return;
 		}
 		if (k == 0)
 			return;
 	}
+}
+
+void releaseRetiredComms()
+{
+	std::lock_guard<std::mutex> lock(gLock);
+	for (CommInfo *info : gRetired)
+		std::free(info); // trivially destructible but for the atomic int, which needs no destructor
+	gRetired.clear();
+	gRetired.shrink_to_fit();
 }
 
 int outDegree(MPI_Comm comm, CommInfo *info)

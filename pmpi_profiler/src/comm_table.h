@@ -25,6 +25,8 @@ CommInfo *lookupCommSlow(MPI_Comm comm);
 CommInfo *findComm(uint64_t key);
 void rememberComm(MPI_Comm comm);
 void forgetComm(MPI_Comm comm);
+// Frees the infos of freed communicators; after MPI_Finalize only (readers hold infos without a lock).
+void releaseRetiredComms();
 int outDegree(MPI_Comm comm, CommInfo *info);
 
 inline CommInfo *commInfo(MPI_Comm comm)
