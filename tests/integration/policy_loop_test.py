@@ -162,7 +162,7 @@ def swap(a, work):
                   swapped[0]["trigger"] == "tick" and swapped[0]["origin"] == "n2" and
                   swapped[0]["from_node"] == "n2" and swapped[0]["node"] == "n1" and swapped[0]["before"] == 1 and
                   swapped[0]["after"] == 1,
-                  f"{took:.1f} s into the load n2's swap module swaps its process with n1's spare ({swapped[:1]})")
+                  f"{took:.1f} s into the load n2's swap module swaps its process with n1's spare ({(swapped or [])[:1]})")
             action = [e for e in events(n2, "action") if e.get("kind") == "swap"]
             check(action and action[0]["reasons"]["side"] == "active" and
                   action[0]["reasons"]["ratio"] > 1.25, f"decided on the measured load ({action[0]['reasons']['why']})")
