@@ -165,7 +165,8 @@ def own_marks(opts, errors):
 def start_agent(malleod, run_dir):
     config = os.path.join(run_dir, 'config.json')
     with open(config, 'w', encoding='utf-8') as f:
-        json.dump({'modules': {'profiling': 'static'}}, f)
+        # Only the local endpoint is used here; no peer will talk to the TCP inbox, so no keys for it.
+        json.dump({'modules': {'profiling': 'static'}, 'security': {'plain': True}}, f)
     log = open(os.path.join(run_dir, 'malleod.log'), 'w', encoding='utf-8')
     proc = subprocess.Popen([malleod, '--config', config, '--listen', 'tcp://127.0.0.1:*', '--run-dir', run_dir],
                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
