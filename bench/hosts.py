@@ -185,6 +185,9 @@ def measure_wrm(a, build, rounds):
     loaded = {"modules": {"profiling": "static", "decision": "loaddiff"}, "static": {"apw": 0.05, "upw": 0.95},
               "work_stealing": {"enabled": False}}
     quiet = {"work_stealing": {"enabled": False}, "modules": {"decision": "none"}}
+    # agent_bench speaks to n2 as a peer of its own making, with no key: plain TCP (CURVE's cost is not measured).
+    for config in (loaded, quiet):
+        config["security"] = {"plain": True}
     records = []
     work = tempfile.mkdtemp(prefix="malleo-bench-wrm-")
     try:
