@@ -307,6 +307,8 @@ void Daemon::handlePeer()
 		std::optional<Rejection> refused = in->rejection;
 		if (!refused && transport_->curve())
 			refused = checkSender(*in);
+		if (!refused && transport_->curve())
+			refused = checkKeyAllowed(*in);
 		if (!refused) {
 			learnEndpoints(*in);
 			refused = guarded([&] { core_->onPeerMessage(in->message, t, out_); });
@@ -337,6 +339,8 @@ void Daemon::handleRequests(zmq::socket_t &inbox, Channel channel)
 		double t = now();
 		Message reply;
 		std::optional<Rejection> refused = in->rejection;
+		if (!refused && !local && transport_->curve())
+			refused = checkKeyAllowed(*in);
 		if (!refused)
 			refused = guarded([&] {
 				reply = local ? core_->onLocalRequest(in->message, t, out_)

@@ -60,6 +60,11 @@ private:
 	void handleZap();
 	// With CURVE, a peer message must come from the node it says it is from; the refusal, or nothing.
 	std::optional<Rejection> checkSender(const Incoming &in);
+	// With CURVE, the key a connection was made with must still be allowed: ZeroMQ checks it only at the handshake,
+	// so a node whose .pub was removed is refused here on the connections it opened before.
+	std::optional<Rejection> checkKeyAllowed(const Incoming &in);
+	// Reads security.allowed_keys again if the directory changed; a bad file is logged, the keys before kept.
+	void refreshKeys();
 	// Which node listens at which endpoint, as authenticated peers said: the public key a connection there needs.
 	void learnEndpoints(const Incoming &in);
 	std::string serverKeyFor(const std::string &endpoint);

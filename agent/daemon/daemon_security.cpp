@@ -67,10 +67,7 @@ void Daemon::handleZap()
 		std::optional<ZapRequest> request = transport_->receiveZap();
 		if (!request)
 			return;
-		// A .pub added or removed since counts from the next handshake on.
-		if (std::string e = keyRing_.refresh(); !e.empty())
-			if (rejectionLog_.admit("allowed_keys", now()).log)
-				log_->error("security.allowed_keys: {}; the keys read before still apply", e);
+		refreshKeys();
 		const std::string node = request->mechanism == "CURVE" ? keyRing_.nodeOf(request->publicKey) : "";
 		if (!node.empty()) {
 			transport_->replyZap(*request, true, node, "OK");
@@ -88,6 +85,25 @@ void Daemon::handleZap()
 				   app ? "remote application endpoint" : "peer inbox", request->address,
 				   request->publicKey.empty() ? "(none)" : request->publicKey);
 	}
+}
+
+void Daemon::refreshKeys()
+{
+	if (std::string e = keyRing_.refresh(); !e.empty())
+		if (rejectionLog_.admit("allowed_keys", now()).log)
+			log_->error("security.allowed_keys: {}; the keys read before still apply", e);
+}
+
+std::optional<Rejection> Daemon::checkKeyAllowed(const Incoming &in)
+{
+	if (in.userId.empty())
+		return std::nullopt; // no key: checkSender refuses a peer message, the handshake a remote one
+	refreshKeys(); // a stat of the directory per message: a revocation holds from the next message on
+	if (!keyRing_.keyOf(in.userId).empty())
+		return std::nullopt;
+	return Rejection{"revoked", fmt::format("node '{}' sent on a connection made with a key no longer in "
+						"security.allowed_keys",
+						in.userId)};
 }
 
 std::optional<Rejection> Daemon::checkSender(const Incoming &in)

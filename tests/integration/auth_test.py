@@ -2,7 +2,8 @@
 """Authenticated agents (docs/deployment.md), real malleod processes over real sockets: a node whose key is not in
 security.allowed_keys is refused at the CURVE handshake, counted, and logged once per address however often it tries;
 an allowed node that sends a leave, an unlink or a heartbeat in another node's name is refused and the real peer
-stays; a stranger cannot poll the remote application endpoint, so a queued command stays queued; TCP without keys is refused at start unless security.plain says so, which warns; a bad key file is one line
+stays; a stranger cannot poll the remote application endpoint, so a queued command stays queued; a node whose .pub
+is removed is refused on the connections it had open; TCP without keys is refused at start unless security.plain says so, which warns; a bad key file is one line
 naming it."""
 import json
 import os
@@ -160,6 +161,40 @@ with Cluster() as cluster:
     taken = poll(n2_secret, zmq.curve_public(n2_secret))
     check(taken and taken.get("type") == "command" and taken.get("op") == "merge",
           f"the queued command is still there for a coordinator with its node's key (n2): {taken}")
+
+    # 6. Revocation: n4's .pub removed while its connections stay open. ZeroMQ checks a key at the handshake only;
+    # the agent refuses what comes on those connections afterwards, on the peer inbox and the remote endpoint.
+    peer = ctx.socket(zmq.DEALER)
+    peer.setsockopt(zmq.LINGER, 1000)
+    cluster.as_node(peer, "n4", "n1")
+    peer.connect(n1.endpoint)
+    n4_secret = read_key(os.path.join(cluster.keys_dir, "n4.key"))
+    app = ctx.socket(zmq.DEALER)
+    app.setsockopt(zmq.LINGER, 0)
+    app.curve_secretkey, app.curve_publickey, app.curve_serverkey = n4_secret, zmq.curve_public(n4_secret), n1_key
+    app.connect(remote)
+
+    def app_poll(seq):
+        app.send_multipart(frames(envelope("poll", "malleo-pcm", seq, app="heat", iteration=seq, size=2)))
+        return msgpack.unpackb(app.recv_multipart()[1]) if app.poll(5000) else None
+    hellos = counter(n1, "rx.hello")
+    peer.send_multipart(frames(envelope("hello", "n4", 20, endpoint="tcp://127.0.0.1:9", agent_version="1",
+                                        profile=wire_profile)))
+    check(wait_for(lambda: counter(n1, "rx.hello") == hellos + 1, 10), "n4, allowed, is heard on its connection")
+    answer = app_poll(1)
+    check(answer and answer.get("type") != "error", f"n4's key polls the remote endpoint ({answer})")
+    os.remove(os.path.join(cluster.keys_dir, "n4.pub"))
+    peer.send_multipart(frames(envelope("hello", "n4", 21, endpoint="tcp://127.0.0.1:9", agent_version="1",
+                                        profile=wire_profile)))
+    check(wait_for(lambda: counter(n1, "rejected.peer.revoked") == 1, 10),
+          f"after its .pub is removed, n4's next message on the same connection is refused as revoked "
+          f"({counter(n1, 'rejected.peer.revoked')})")
+    check(counter(n1, "rx.hello") == hellos + 1, "and not taken")
+    answer = app_poll(2)
+    check(answer and answer.get("type") == "error" and answer.get("code") == "revoked",
+          f"so is its next poll on the remote endpoint's open connection ({answer})")
+    peer.close()
+    app.close()
 
     # 5. Starting: TCP without keys is refused with one line saying what to do; security.plain starts and warns.
     def start(conf, name):
