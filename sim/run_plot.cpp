@@ -19,6 +19,9 @@ struct KindStyle {
 constexpr KindStyle kKinds[] = {{"split", 9}, {"merge", 11}, {"migrate", 7}, {"drain", 5},
 				{"evacuate", 3}, {"resize", 13}};
 constexpr const char *kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"};
+// The decision module's run solid, each baseline dashed its own way: baselines that do nothing run on the same
+// level (static and migration only at the same iteration time), and a dashed line lets the one beneath show.
+constexpr const char *kDashes[] = {"solid", "(12,6)", "(4,4)", "(12,4,2,4)", "(2,4)", "(20,4,4,4)"};
 
 std::string field(const std::string &s)
 {
@@ -75,8 +78,8 @@ std::string plotScript(const RunSet &set, const std::string &kind, const std::st
 	const std::string file = cli::gnuplotString(data);
 	std::vector<std::string> plots;
 	for (size_t k = 0; k < set.runs.size(); ++k)
-		plots.push_back(fmt::format("{} index {} using 1:2 with steps lw 2 lc rgb '{}' title {}", file, 2 * k,
-					    kColours[k % 6], cli::gnuplotString(set.runs[k].policy)));
+		plots.push_back(fmt::format("{} index {} using 1:2 with steps lw 2 dt {} lc rgb '{}' title {}", file,
+					    2 * k, kDashes[k % 6], kColours[k % 6], cli::gnuplotString(set.runs[k].policy)));
 	for (size_t k = 0; k < set.runs.size(); ++k)
 		for (const KindStyle &style : kKinds) {
 			const bool any = std::any_of(set.runs[k].marks.begin(), set.runs[k].marks.end(),
