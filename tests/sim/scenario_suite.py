@@ -14,9 +14,9 @@ static), asserting on the medians over the seeds.
                   ios faster than static
 
 The registered test (meson test sim_scenarios) runs seeds 1-10, the issue's, and per scenario only the policies its
-assertions compare: about 6 minutes of CPU, 3 to 8 of wall time on 2 cores. `--sweep` runs every policy (ios,
-sweetspot, migration, static, swap; the churn scenarios ios, migration and static: sweetspot and swap do nothing
-there) over seeds 1-10: the table sim/README.md and docs/performance.md show (bench/sim_scenarios.sh).
+assertions compare: about 6 minutes of CPU, 8 to 9 of wall time on 2 shared cores. `--sweep` runs every policy
+(ios, sweetspot, migration, static, swap; the churn scenarios ios, migration and static: sweetspot and swap do
+nothing there) over seeds 1-10: the table sim/README.md and docs/performance.md show (bench/sim_scenarios.sh).
 MALLEO_SIM_SEEDS (e.g. "1-10") and MALLEO_SIM_ONLY (comma-separated scenario names) choose the seeds and scenarios
 of either. Every (scenario, seed, decision module) is its own malleo-sim process, the longest first, one per CPU."""
 import csv
