@@ -231,8 +231,7 @@ void SimApplication::report(double now, double iterationSeconds, const Iteration
 		double local = 0.0, remote = 0.0;
 		if (p.active) {
 			m["units"] = std::max<int64_t>(1, std::llround(smallest > 0 ? p.data / smallest : 1.0));
-			SimNode *node = nodes_.node(p.node);
-			m["cpu_share"] = cpuShare(p.node, perNode[p.node], now) / node->cores();
+			m["cpu_share"] = cpuShare(p.node, perNode[p.node], now); // in cores, as libmalleo_pmpi measures it
 			size_t i = position[p.rank];
 			if (model_.pattern == "neighbour") {
 				for (int64_t j : {static_cast<int64_t>(i) - 1, static_cast<int64_t>(i) + 1})

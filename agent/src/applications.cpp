@@ -115,7 +115,7 @@ Message Core::onAppReport(const Message &m, double now, CoreOutputs &out)
 	if (m.contains("bytes_remote"))
 		process->bytesRemote = std::max(0.0, m["bytes_remote"].get<double>());
 	if (m.contains("cpu_share"))
-		process->ownLoad = std::clamp(m["cpu_share"].get<double>(), 0.0, 1.0);
+		process->ownLoad = std::clamp(m["cpu_share"].get<double>(), 0.0, kProfileCoresMax);
 	if (m.contains("active") && m["active"].get<bool>() != process->active) {
 		process->active = m["active"].get<bool>();
 		process->lastChange = now;

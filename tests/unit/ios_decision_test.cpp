@@ -423,6 +423,40 @@ TEST_SUITE("ios_decision_merge")
 			CHECK(node.tick(0.5).empty());
 	}
 
+	// A process reports the cores it uses (CPU time over wall time, as libmalleo_pmpi measures it); the load the
+	// node's UPW shows beyond them is foreign. On a 4-core node, three processes each busy on a core explain a UPW
+	// of 0.75 whole: nothing leaves (the simulator once reported a share of the node instead, 0.25 each, and ios
+	// read 56 % foreign load on an idle node and moved a process back and forth).
+	TEST_CASE("evacuate: the application's own processes, in cores, are not foreign load; a CPU hog is")
+	{
+		const nlohmann::json options = {{"evacuate_load", 0.5}, {"evacuate_ticks", 3}};
+		ModuleHandle h = ios(options);
+		ApplicationInfo heat = app("heat", {process(0), process(1), process(2)});
+		for (ProcessInfo &p : heat.local)
+			p.ownLoad = 1.0;
+		PeerEntry idle;
+		idle.id = "p";
+		idle.profile = profile(4.0, 1.0, 0.0, 4);
+		View busyOwn{profile(4.0, 0.25, 0.75, 4), {idle}, {heat}};
+		for (int k = 0; k < 10; ++k, busyOwn.now += 1.0)
+			CHECK(decision(h).onTick(busyOwn.get()).empty());
+
+		// One core, UPW 1, the process getting 0.3 of it: 70 % foreign. After evacuate_ticks ticks it leaves for
+		// the idle peer.
+		ModuleHandle loaded = ios(options);
+		ApplicationInfo one = app("heat", {process(0)});
+		one.local[0].ownLoad = 0.3;
+		idle.profile = profile(1.0, 1.0, 0.0, 1);
+		View hog{profile(1.0, 0.0, 1.0, 1), {idle}, {one}};
+		std::vector<Action> actions;
+		for (int k = 0; k < 3 && actions.empty(); ++k, hog.now += 1.0)
+			actions = decision(loaded).onTick(hog.get());
+		REQUIRE(actions.size() == 1);
+		CHECK(actions[0].kind == "migrate");
+		CHECK(actions[0].params["target"] == "p");
+		CHECK(actions[0].reasons["foreign_load"].get<double>() == doctest::Approx(0.7));
+	}
+
 	TEST_CASE("no merge with no more processes than cores or few context switches")
 	{
 		MergeNode node;

@@ -59,7 +59,7 @@ struct Cluster {
 		a.malleable = true;
 		a.rootAgent = "j";
 		a.totalProcesses = 2;
-		a.local = {process(0, true, 0.25, 0.0), process(1, false, 0.0, 0.0)};
+		a.local = {process(0, true, 1.0, 0.0), process(1, false, 0.0, 0.0)}; // one core of 4
 		apps.push_back(a);
 	}
 
@@ -120,7 +120,7 @@ TEST_SUITE("swap_decision")
 		// Carried out: rank 1 runs here now, nothing left to swap.
 		c.apps[0].local[1].active = true;
 		c.apps[0].local[1].lastChange = c.now;
-		c.apps[0].local[1].ownLoad = 0.25;
+		c.apps[0].local[1].ownLoad = 1.0;
 		c.local.upw = 0.5;
 		c.peers[0].profile.processes = 0;
 		for (int k = 0; k < 60; ++k)

@@ -20,7 +20,7 @@ struct ProcessInfo {
 	double lastChange = 0.0;  // agent clock: when it last became active or parked
 	double bytesLocal = 0.0;  // bytes per iteration exchanged with processes on this node
 	double bytesRemote = 0.0; // bytes per iteration exchanged with processes elsewhere
-	double ownLoad = 0.0;	  // share of the node's CPU this process used, 0..1
+	double ownLoad = 0.0;	  // cores this process used: its CPU time over wall time (1: one core busy)
 };
 
 // One measured configuration of an application: its size and iteration time.

@@ -7,7 +7,7 @@
 //  - where processes of it are parked (the spares' side): each local process
 //    is a slot on this node's processor: peak speed PW/cores, total load UPW,
 //    own load the sum of the ownLoad of the application's active processes
-//    here (all in shares of the node's CPU). Every process here thus rates
+//    here (all in shares of the node's CPU: ownLoad, in cores, over the cores). Every process here thus rates
 //    the same: swapping within a node gains nothing, and the own-load
 //    exclusion keeps the process that runs from making its own node look
 //    slower than an idle one. When the application has active processes
@@ -145,7 +145,7 @@ std::vector<Action> SwapDecision::planAway(const DecisionView &view, const Appli
 		if (!p.active || pending(app.id + "/" + std::to_string(p.rank), now, p.lastChange))
 			continue;
 		const policy::ProcessorLoad load{here.pw / std::max(here.cores, 1), here.upw,
-						 p.ownLoad};
+						 p.ownLoad / std::max(here.cores, 1)};
 		slots.push_back({slots.size(), load, true, p.lastChange});
 		sources.push_back({p.rank, self});
 	}
@@ -209,7 +209,7 @@ std::vector<Action> SwapDecision::planApp(const DecisionView &view, const Applic
 	for (const ProcessInfo &p : app.local) {
 		if (!p.active)
 			continue;
-		ownHere += p.ownLoad;
+		ownHere += p.ownLoad / std::max(here.cores, 1);
 		++activeHere;
 	}
 	const policy::ProcessorLoad local{here.pw / std::max(here.cores, 1), here.upw, ownHere};
