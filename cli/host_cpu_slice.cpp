@@ -17,7 +17,11 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char *kRoot = "/sys/fs/cgroup";
-constexpr const char *kParent = "malleo";
+// Slices sit at the hierarchies' top, not under a group of their own: CFS shares the CPU between the groups of one
+// level, so a parent group would weigh as much as one process of the machine for all the hosts together, and under a
+// busy machine each host would get a fraction of its quota. At the top each host weighs as one process (cpu.shares
+// 1024, a nice-0 task's), and its quota caps it.
+constexpr const char *kPrefix = "malleo-";
 // CFS's default period; a quota is a share of it.
 constexpr long kPeriodUs = 100000;
 
@@ -40,7 +44,7 @@ std::optional<Failure> writeFile(const fs::path &path, const std::string &text)
 
 std::string cpuSliceName(const std::string &host)
 {
-	return std::string(kParent) + "/" + host;
+	return kPrefix + host;
 }
 
 std::optional<std::string> cpuSlicesUnavailable()
@@ -93,8 +97,6 @@ std::vector<std::string> removeCpuSlice(const std::string &name)
 				writeFile(controllerDir(controller) / "cgroup.procs", pid); // gone meanwhile: nothing to move
 		if (rmdir(dir.c_str()) != 0)
 			left.push_back(fmt::format("cannot remove cgroup {}: {}", dir.string(), std::strerror(errno)));
-		// The parent goes with the last slice of any cluster; another cluster's slices keep it (ENOTEMPTY/EBUSY).
-		rmdir(dir.parent_path().c_str());
 	}
 	return left;
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // A host's share of the machine's CPU (`malleo cluster up --hosts K --host-cpu-quota Q`): a cgroup v1 of the cpu
 // controller capped at Q cores (cpu.cfs_quota_us over a 100 ms period) and a cgroup of the cpuacct controller counting
-// what it used, both named malleo/<host>. The host's agent and every process started on the host join both (the
-// agent between fork and exec, mpirun's and hydra's daemons in the cluster's rsh agent script), and their children
-// inherit them; the agent's host profiling module measures the node against the quota (host.cgroup).
+// what it used, both named malleo-<host> at the top of their hierarchies. The host's agent and every process started
+// on the host join both (the agent between fork and exec, mpirun's and hydra's daemons in the cluster's rsh agent
+// script), and their children inherit them; the agent's host profiling module measures the node against the quota
+// (host.cgroup).
 #pragma once
 
 #include <optional>
