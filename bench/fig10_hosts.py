@@ -123,9 +123,6 @@ def scaled_scenario(a, work_per_unit):
 def agent_config(scenario, policy):
     c = copy.deepcopy(scenario["agent"])
     c["modules"] = {"decision": "none" if policy == "static" else "ios"}
-    # The machine's niced work (other builds and tests) yields to the slices, which weigh as nice-0 processes: its
-    # time is room a host can have.
-    c["host"] = {"niced_is_load": False}
     if policy == "migration":  # as malleo-sim's migration run (sim/simulation.cpp)
         c["ios"]["migration_only"] = True
         c["actions"]["node_weights"] = False

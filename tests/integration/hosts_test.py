@@ -18,7 +18,7 @@ Skips (exit 77) with one line where namespaces cannot be made (not root, no `ip`
   slice    (no MPI) `--hosts 2 --host-cpu-quota 0.25`: each host a cgroup v1 CPU slice of a quarter core holding its
            agent; a busy loop started on n1 through the cluster's rsh agent script (as mpirun's daemons are) lands in
            n1's slice, gets a quarter core, and n1's agent reports its node loaded (upw near 1) while n2's slice uses
-           next to nothing;
+           next to nothing and n2's agent reports it idle;
            `malleo load --node n2` runs in n2's slice and n2 reports loaded; `cluster down` removes both slices, also with the loop still running in one. Skips where cgroup v1's cpu
            and cpuacct hierarchies are missing.
   partition  heat2d on host n1; host n2's link down longer than the failure timeout, then up: n1 and n3 keep each
@@ -448,10 +448,11 @@ def slice_checks(a, keep):
                 return int(f.read()) / 1e9
         idle_before = usage("n2")
 
-        # n2's profile is not checked to be idle: its CPU may be busy with the machine's other work, which a slice
-        # counts against what it can have (sliceUsedFraction); its own slice's usage is checked below.
-        profiles = wait_for(lambda: (lambda p: p if p["upw"] > 0.8 else None)(status("n1")["profile"]), 20, 0.2)
-        check(profiles, f"n1 reports itself loaded ({profiles or status('n1')['profile']})")
+        def loaded():
+            p1, p2 = status("n1")["profile"], status("n2")["profile"]
+            return (p1, p2) if p1["upw"] > 0.8 and p2["upw"] < 0.5 else None
+        profiles = wait_for(loaded, 20, 0.2)
+        check(profiles, f"n1 reports itself loaded and n2 idle ({profiles or (status('n1')['profile'], status('n2')['profile'])})")
         wait_for(lambda: time.monotonic() - t0 >= 2.0, 5, 0.1)
         rate = (cpu_seconds(child) - before) / (time.monotonic() - t0)
         check(rate < 0.35, f"the loop gets about a quarter core, not a core ({rate:.2f} core)")

@@ -96,14 +96,6 @@ std::optional<double> sliceBusyFraction(uint64_t usageBeforeNs, uint64_t usageAf
 	return std::min(1.0, used / (seconds * cores));
 }
 
-double sliceUsedFraction(double own, double idleCores, double cores)
-{
-	if (!(cores > 0))
-		return 1.0;
-	const double unavailable = 1.0 - std::max(0.0, idleCores) / cores;
-	return std::clamp(std::max(own, unavailable), 0.0, 1.0);
-}
-
 std::string openCpuSlice(const std::string &root, const std::string &name, CpuSlice &slice)
 {
 	const std::string cpuRoot = controllerDir(root, "cpu");

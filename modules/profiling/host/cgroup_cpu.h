@@ -25,12 +25,6 @@ std::optional<double> quotaCores(long long quotaUs, long long periodUs);
 // Above 1 is cut to 1: a period's quota may be used in a burst that straddles two samples.
 std::optional<double> sliceBusyFraction(uint64_t usageBeforeNs, uint64_t usageAfterNs, double seconds, double cores);
 
-// The used share (0..1) of a slice of `cores` cores whose own share was `own`, on CPUs that were idle `idleCores`
-// cores' worth of the time: what the slice cannot have is its own use, or, when the CPUs it runs on are busier than
-// that (other processes of the machine), all but their idle time. A slice gets its quota only from idle CPU time,
-// so a quarter-core slice on a CPU others keep busy has nothing to offer, whatever it used itself.
-double sliceUsedFraction(double own, double idleCores, double cores);
-
 struct CpuSlice {
 	std::string name;	     // the group's path under each controller's hierarchy, e.g. /malleo/h1
 	std::string cpuDir;	     // <root>/cpu/<name>

@@ -43,8 +43,10 @@
 // --host-cpu-quota Q`, or a container): its cores are the quota in cores rounded up (at most the CPUs above), PW
 // is the quota in cores × the per-core speed (calibrated in the thread's CPU time, so the throttling of the slice
 // is not counted twice), and upw is the CPU time the group used since the previous sample against the quota over
-// that time (cpuacct.usage), or, when the CPUs above had less idle time than the rest of the quota (other processes
-// keep them busy), all but that idle time (sliceUsedFraction()): a slice gets its quota only from idle CPU.
+// that time (cpuacct.usage), niced or not. The CPUs' idle time is not a bound: the other slices of a machine cut in
+// quarters keep its CPUs busy while each gets its quota, so a busy CPU says nothing of a slice's share. What the
+// machine's other processes take is not seen: a slice weighs as one nice-0 process in the CPU's sharing, so under
+// other un-niced load it may get less than its quota while its agent reports room.
 //
 //   {"host": {"cpus": [0, 1], "stability_window": 20}}
 #include "host_profiling.h"
@@ -220,14 +222,6 @@ NodeProfile HostProfiling::sampleSlice(double now, ProcStat current, uint64_t us
 	if (!(now - previousTime_ >= 1e-3))
 		return profile_;
 	std::optional<double> upw = sliceBusyFraction(previousUsage_, usage, now - previousTime_, slice_->cores);
-	// The slice's CPUs' idle time bounds what it can have: others' processes on them are not in its usage.
-	CpuDelta delta;
-	if (upw && setDelta(*previous_, current, cpus_, delta).empty() && delta.total > 0) {
-		const uint64_t busy = config_.nicedIsLoad ? delta.busy : delta.busy - delta.niced;
-		const double idleCores = static_cast<double>(delta.total - busy) / static_cast<double>(delta.total) *
-					 static_cast<double>(cpus_.size());
-		upw = sliceUsedFraction(*upw, idleCores, slice_->cores);
-	}
 	if (!upw) {
 		lastError_ = fmt::format("{}/cpuacct.usage went backwards (the group was made again?)",
 					 slice_->cpuacctDir);
