@@ -9,16 +9,20 @@ its agent measures itself against). The figure's 8 -> 12 -> 16 -> 15 -> 10 -> 8 
 processes, halved: astro (examples/astro, farmer/worker, the paper's application) with 8 processes on 4 -> 6 -> 8 ->
 7 -> 5 -> 4 hosts, a change every --every iterations (bench/fig10_hosts.json, the scaled scenario): hosts n5..n8 join
 with `malleo cluster add`, and n2, then n3 and n4, then n5 leave with `malleo drain` (the initial hosts, as in the
-figure, but never n1: rank 0's launch host). Launched by `malleo run --mode spawn -n 8 --active-on n1,n2,n3,n4`
-(Open MPI; two ranks a host).
+figure, but never n1: rank 0's launch host). Open MPI, spawn mode with MALLEO_PCM_SPAWN=wait: `malleo run --mode
+spawn -n 2` on n1, then forced splits (MALLEO_FORCE) at the first three probes put 2 ranks on each of n2, n3 and n4
+(a launch over several hosts takes a rankfile, which Open MPI 4.1.4 applies to the job's spawns too, refusing them);
+the scenario's iterations count from there. Pool mode is not used: `malleo run --spares-on` takes only nodes that
+are up, and the joining hosts' agents start at their join.
 
 Policies, as sim/README.md's runs: ios (decision ios), migration (ios with migration_only, no node weights) and
 static (decision none). A host that leaves drains (its agent moves its processes off, for at most the scenario's
 actions.drain_deadline); what is still on it when its agent is gone is evacuated as the simulator does: moved, by
 cgroup, into the slice of the live host of the application with the fewest of its processes.
 
-Throughput: (iterations - 1) / (arrival of rank 0's progress line of the last iteration - that of iteration 0): the
-run from its first computed iteration on, reconfigurations included, launch and start-up not. Each policy --rounds
+Throughput: (iterations - 1) / (arrival of rank 0's progress line of the scenario's last iteration - that of its
+iteration 0, the first on 8 processes over 4 hosts): reconfigurations included, launch and set-up not. A
+reconfiguration's stall: the interval of the iteration after it less the run's median interval. Each policy --rounds
 times, the policies alternating within a round (the order rotated each round); median [min-max]. Every run's
 checksum is compared with the others' (astro's result is bitwise the same whatever the reconfigurations).
 
@@ -27,7 +31,7 @@ per-iteration CSV. Its one free parameter, work_per_unit (seconds of one unit's 
 measured first and separately: one astro process with one unit's stars (--stars / 8) alone on one slice, the median
 of its iteration times times the quota.
 
-usage: bench/fig10_hosts.py [--build build] [--rounds 3] [--stars 20000000] [--quota 0.25] [--every 6]
+usage: bench/fig10_hosts.py [--build build] [--rounds 3] [--stars 12000000] [--quota 0.25] [--every 6]
                             [--policies ios,migration,static] [--seeds 1-5] [--json FILE]"""
 import argparse
 import copy
@@ -181,19 +185,18 @@ class RealRun:
         self.lock = threading.Lock()
 
     def placement(self):
-        """Computing astro processes per host."""
+        """Astro processes seen runnable per host (a sample: a parked process wakes now and then, a throttled one
+        may be missed)."""
         counts = {n: len(running(astro_pids(self.groups[n]))) for n in INITIAL + JOINERS}
         return {n: c for n, c in counts.items() if c}
 
-    def evacuate(self, node):
+    def evacuate(self, node, active):
         """What the drain left on node goes into the slice of the live host of the application with the fewest of
-        its processes (the simulator's evacuation)."""
+        its processes (the simulator's evacuation). active: the active processes the drain left, as its agent said."""
         with self.lock:
             self.live.discard(node)
-            # Every astro process goes (a parked one uses no CPU, wherever it waits); the count is of those that
-            # computed.
+            # Every astro process goes (a parked one uses no CPU, wherever it waits); the count is the drain's.
             left = astro_pids(self.groups[node])
-            active = running(left)
             if not left:
                 return
             counts = {n: len(running(astro_pids(self.groups[n]))) for n in self.live}
@@ -206,17 +209,18 @@ class RealRun:
                             f.write(str(pid))
                     except OSError:
                         pass  # ended meanwhile
-            self.evacuated += len(active)
-            self.notes.append(f"{node}: {len(active)} computing and {len(left) - len(active)} parked processes "
-                              f"evacuated to {target}")
+            self.evacuated += active
+            self.notes.append(f"{node}: its {len(left)} astro processes ({active} active) moved to {target}'s slice")
 
     def drain(self, cluster, node):
         deadline = self.scenario["agent"]["actions"]["drain_deadline"]
         started = time.monotonic()
         r = cluster.cli("drain", node, "--wait", str(deadline + 20), timeout=deadline + 60)
         # The agent exits once drained or at its deadline: what is still there is then on a host that is gone.
-        self.notes.append(f"{node} drain: {r.stdout.strip() or r.stderr.strip()} ({time.monotonic() - started:.1f} s)")
-        self.evacuate(node)
+        said = r.stdout.strip() or r.stderr.strip()
+        self.notes.append(f"{node} drain: {said} ({time.monotonic() - started:.1f} s)")
+        left = re.search(r"with (\d+) active process", said)
+        self.evacuate(node, int(left.group(1)) if left else 0)
 
     def run(self):
         a = self.a
@@ -250,7 +254,7 @@ class RealRun:
                         t = threading.Thread(target=self.drain, args=(cluster, next(leavers)), daemon=True)
                         t.start()
                         self.drains.append(t)
-                    self.notes.append(f"after iteration {done - 1}: {event} (processes per host before: {before})")
+                    self.notes.append(f"after iteration {done - 1}: {event} (astro processes seen runnable per host before: {before})")
                 run.wait(timeout=1800)
                 lines.thread.join(timeout=10)
             finally:
@@ -270,7 +274,14 @@ class RealRun:
             # From the line of the set-up's last iteration to the last: a.iterations - 1 iterations, as the
             # simulator's iterations 1 .. a.iterations - 1.
             first = SETUP
+            # A reconfiguration happens in the probe before its iteration: that iteration's interval against the
+            # median interval of the run is what it stopped the application for.
+            intervals = {k: times[k] - times[k - 1] for k in range(first + 1, n)}
+            typical = statistics.median(intervals.values())
+            stalls = [intervals[k] - typical for k in (int(m.group(1)) for m in RECONFIGURED.finditer(text))
+                      if k in intervals]
             return {"policy": self.policy, "throughput": (n - 1 - first) / (times[n - 1] - times[first]),
+                    "median_interval": typical, "reconfiguration_stalls": stalls,
                     "seconds": times[n - 1] - times[first], "checksum": checksum.group(1) if checksum else None,
                     "reconfigurations": len(sizes), "sizes": sizes, "evacuated": self.evacuated,
                     "final_processes": int(PROGRESS.match(next(l for l in reversed(text.splitlines())
@@ -303,7 +314,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default=os.path.join(os.path.dirname(HERE), "build"))
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--stars", type=int, default=20_000_000)
+    parser.add_argument("--stars", type=int, default=12_000_000)
     parser.add_argument("--iterations", type=int, default=36)
     parser.add_argument("--every", type=int, default=6)
     parser.add_argument("--quota", type=float, default=0.25)
@@ -348,6 +359,9 @@ def main():
                   f"{record['reconfigurations']} reconfigurations {record['sizes']}, {record['evacuated']} evacuated, "
                   f"final {record['final_processes']} processes, checksum {record['checksum']}, load "
                   f"{record['load'][0]:.1f}-{record['load'][1]:.1f}", flush=True)
+            if record["reconfiguration_stalls"]:
+                print(f"    reconfigurations stopped it for {summary(record['reconfiguration_stalls'], 2)} s each "
+                      f"(an iteration: {record['median_interval']:.2f} s)", flush=True)
             for note in record["notes"]:
                 print(f"    {note}", flush=True)
     print()
