@@ -38,6 +38,7 @@ import copy
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -161,15 +162,18 @@ def progress_times(lines):
 def calibrate(a, scenario_agent):
     """work_per_unit: one astro process with one unit's stars alone on one slice; seconds per iteration × quota."""
     work = tempfile.mkdtemp(prefix="malleo-fig10-cal-")
-    config = write_json(os.path.join(work, "none.json"), dict(scenario_agent, modules={"decision": "none"}))
-    with Hosts(a.malleo, "--hosts", "1", "--host-cpu-quota", str(a.quota), "--config", config) as cluster:
-        run = astro_run(a, cluster, a.stars // PROCESSES, 10, 1)
-        lines = Lines(run)
-        run.wait(timeout=600)
-        lines.thread.join(timeout=10)
-        times = progress_times(lines)
-        if run.returncode != 0 or len(times) < 10:
-            sys.exit(f"calibration run failed:\n{lines.text()[-2000:]}")
+    try:
+        config = write_json(os.path.join(work, "none.json"), dict(scenario_agent, modules={"decision": "none"}))
+        with Hosts(a.malleo, "--hosts", "1", "--host-cpu-quota", str(a.quota), "--config", config) as cluster:
+            run = astro_run(a, cluster, a.stars // PROCESSES, 10, 1)
+            lines = Lines(run)
+            run.wait(timeout=600)
+            lines.thread.join(timeout=10)
+            times = progress_times(lines)
+            if run.returncode != 0 or len(times) < 10:
+                sys.exit(f"calibration run failed:\n{lines.text()[-2000:]}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     steps = [times[i] - times[i - 1] for i in range(2, 10)]
     return statistics.median(steps) * a.quota, steps
 
@@ -333,6 +337,13 @@ def main():
     a.sim = os.path.join(a.build, "sim", "malleo-sim")
     policies = a.policies.split(",")
     work = tempfile.mkdtemp(prefix="malleo-fig10-hosts-")
+    try:
+        return measure(a, policies, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(a, policies, work):
     base = scaled_scenario(a, 1.0)
 
     if a.work_per_unit:
@@ -343,7 +354,6 @@ def main():
               f"{summary(steps)} s an iteration -> work_per_unit {wpu:.4f} s at speed 1", flush=True)
     scenario = scaled_scenario(a, wpu)
     predicted, sim_reconf, path = simulate(a, scenario, work)
-    print(f"scenario: {path}", flush=True)
     for policy in policies:
         print(f"malleo-sim {policy}: {summary(predicted[policy])} iterations/s, reconfigurations "
               f"{summary(sim_reconf[policy], 0)} (seeds {a.seeds})", flush=True)
