@@ -142,6 +142,13 @@ std::optional<Failure> ClusterStarter::launch(unsigned index, const std::vector<
 	{
 		nlohmann::json config = nodeConfig(input, l.node.name, peers, l.node.runDir);
 		config["agent"]["listen"] = listen; // what the command line says too: the file tells the truth
+		// A host that is a CPU slice is measured as one, unless the configuration names a group itself.
+		const nlohmann::json modules = config.value("modules", nlohmann::json::object());
+		const bool hostProfiling = !modules.is_object() || modules.value("profiling", "host") == "host";
+		const bool groupNamed = config.contains("host") && config["host"].is_object() &&
+					config["host"].contains("cgroup");
+		if (host && !host->cgroup.empty() && hostProfiling && !groupNamed)
+			config["host"]["cgroup"] = host->cgroup;
 		// Authenticated unless the configuration says otherwise (security.plain, or keys of its own): a key pair
 		// per node in <dir>/keys, every node's .pub allowed in (docs/deployment.md).
 		if (!config.contains("security")) {
@@ -170,8 +177,7 @@ std::optional<Failure> ClusterStarter::launch(unsigned index, const std::vector<
 	if (host) {
 		entry.emplace(*host);
 		if (!entry->opened())
-			return Failure{kExitFailed, fmt::format("cannot open /run/netns/{}: {}", host->name,
-								std::strerror(errno))};
+			return Failure{kExitFailed, entry->openError()};
 	}
 	std::optional<pid_t> pid = spawnDetached(argv, l.node.cpus, l.logPath, failure, entry ? &*entry : nullptr);
 	if (!pid)

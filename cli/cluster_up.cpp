@@ -12,6 +12,7 @@
 #include "cluster_lock.h"
 #include "cluster_starter.h"
 #include "commands.h"
+#include "host_cpu_slice.h"
 #include "netns_hosts.h"
 #include "node_config.h"
 #include "node_process.h"
@@ -108,6 +109,11 @@ int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &given
 	if (given.hosts > 0)
 		if (std::optional<std::string> why = namespacesUnavailable())
 			return report({kExitFailed, *why});
+	if (given.hostCpuQuota > 0 && given.hosts == 0)
+		return report({kExitBadInput, "--host-cpu-quota: only with --hosts K (a quota is a host's)"});
+	if (given.hostCpuQuota > 0)
+		if (std::optional<std::string> why = cpuSlicesUnavailable())
+			return report({kExitFailed, *why});
 	ClusterUpOptions up = given;
 	if (up.nodes == 0)
 		up.nodes = up.hosts;
@@ -157,7 +163,7 @@ int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &given
 							left.front())});
 	ClusterStarter starter(up.nodes, up.logLevel, dir, *malleod, std::move(input), std::move(*nodeFiles));
 	if (up.hosts > 0) {
-		std::optional<HostNetwork> network = makeHostNetwork(dir, failure);
+		std::optional<HostNetwork> network = makeHostNetwork(dir, failure, up.hostCpuQuota);
 		if (!network)
 			return report(failure);
 		// Every host now, those of nodes to come too: an MPI job reaches only the hosts of the hostfile it

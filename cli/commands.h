@@ -33,6 +33,7 @@ int topCommand(const GlobalOptions &options, const TopOptions &top);
 struct ClusterUpOptions {
 	unsigned nodes = 0;
 	unsigned hosts = 0; // --hosts K: K hosts (network namespaces; netns_hosts.h), node nI on host I
+	double hostCpuQuota = 0.0; // --host-cpu-quota Q: each host a CPU slice of Q cores (host_cpu_slice.h); 0: none
 	std::string config;
 	std::string profiling;
 	std::string protocol;

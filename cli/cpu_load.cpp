@@ -164,7 +164,7 @@ bool loadRuns(const LoadRecord &record)
 
 std::optional<LoadRecord> startLoad(const std::string &dir, const std::string &node,
 				    const std::vector<int> &cpus, unsigned count,
-				    std::optional<double> seconds, Failure &failure)
+				    std::optional<double> seconds, Failure &failure, const HostEntry *host)
 {
 	std::optional<std::string> self = selfExecutable(failure);
 	if (!self)
@@ -183,7 +183,7 @@ std::optional<LoadRecord> startLoad(const std::string &dir, const std::string &n
 		const int cpu = cpus[i % cpus.size()];
 		// Nothing to log: a burner that starts only spins, and one that cannot start is
 		// reported here.
-		std::optional<pid_t> pid = spawnDetached(argv, {cpu}, "/dev/null", failure);
+		std::optional<pid_t> pid = spawnDetached(argv, {cpu}, "/dev/null", failure, host);
 		if (!pid) {
 			(void)stopNodes(asProcesses(record), kStopGrace);
 			return std::nullopt;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "failure.h"
+#include "netns_hosts.h"
 #include "node_stop.h"
 
 namespace malleo::cli {
@@ -44,10 +45,11 @@ bool loadRuns(const LoadRecord &record);
 
 // Starts `count` burners spread over cpus (one each, round robin) for `seconds` (none: until
 // stopped) and records them in dir/load.json. Burners already started are ended again when a later
-// one cannot start.
+// one cannot start. host: each burner runs on that host (its namespaces and CPU slice).
 std::optional<LoadRecord> startLoad(const std::string &dir, const std::string &node,
 				    const std::vector<int> &cpus, unsigned count,
-				    std::optional<double> seconds, Failure &failure);
+				    std::optional<double> seconds, Failure &failure,
+				    const HostEntry *host = nullptr);
 
 // Ends the burners of dir's record (SIGTERM, then SIGKILL) and removes the record unless one
 // survived.

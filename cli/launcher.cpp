@@ -220,8 +220,7 @@ std::optional<LaunchEnd> runLauncher(const std::vector<std::string> &argv, Failu
 	if (host) {
 		entry.emplace(*host, hostTmpdir);
 		if (!entry->opened()) {
-			failure = {kExitFailed, fmt::format("cannot open /run/netns/{}: {} (is the cluster up?)", host->name,
-							    std::strerror(errno))};
+			failure = {kExitFailed, entry->openError() + " (is the cluster up?)"};
 			return std::nullopt;
 		}
 	}

@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "cpu_load.h"
 #include "human_units.h"
+#include "netns_hosts.h"
 #include "node_process.h"
 #include "target.h"
 
@@ -31,6 +32,7 @@ struct Place {
 	std::string node; // empty: this machine
 	std::string dir;  // where load.json goes
 	std::vector<int> cpus;
+	std::optional<NetHost> host; // a node on a host that is a CPU slice: the load runs on the host, in its slice
 };
 
 std::string stopHint(const std::string &node)
@@ -110,7 +112,13 @@ std::optional<Place> place(const GlobalOptions &options, const LoadOptions &load
 				       node->name)};
 			return std::nullopt;
 		}
-		return Place{node->name, node->runDir, node->cpus};
+		Place where{node->name, node->runDir, node->cpus, std::nullopt};
+		// On a CPU slice the node is the slice: a load beside it, outside, would not be the node's.
+		Failure none;
+		if (std::optional<HostNetwork> network = readHostNetwork(clusterDir(options), none))
+			if (const NetHost *host = network->ofNode(node->name); host && !host->cgroup.empty())
+				where.host = *host;
+		return where;
 	}
 	std::optional<std::vector<int>> cpus = parseCpuList(*load.cpuList);
 	if (!cpus) {
@@ -130,7 +138,7 @@ std::optional<Place> place(const GlobalOptions &options, const LoadOptions &load
 					*load.cpuList, cpu, fmt::join(usable, ","))};
 			return std::nullopt;
 		}
-	return Place{"", clusterDir(options), *cpus};
+	return Place{"", clusterDir(options), *cpus, std::nullopt};
 }
 
 void printStarted(const LoadRecord &record, const std::string &dir, bool json)
@@ -182,8 +190,14 @@ int startCommand(const GlobalOptions &options, const LoadOptions &load)
 		     fmt::format("{} already carries a load (CPUs {}); end it first with {}",
 				 where->node.empty() ? "this machine" : where->node,
 				 fmt::join(old->cpus, ","), stopHint(where->node))});
-	std::optional<LoadRecord> record =
-	    startLoad(where->dir, where->node, where->cpus, *count, *seconds, failure);
+	std::optional<HostEntry> entry;
+	if (where->host) {
+		entry.emplace(*where->host);
+		if (!entry->opened())
+			return report({kExitFailed, entry->openError()});
+	}
+	std::optional<LoadRecord> record = startLoad(where->dir, where->node, where->cpus, *count, *seconds, failure,
+						     entry ? &*entry : nullptr);
 	if (!record)
 		return report(failure);
 	printStarted(*record, where->dir, load.json);

@@ -137,6 +137,12 @@ int main(int argc, char **argv)
 		       "the cluster's (root only), node nI's agent on host I; alone: K nodes; with --nodes N: hosts "
 		       "N+1..K wait for `cluster add`")
 		->check(CLI::Range(1, 253));
+	up->add_option("--host-cpu-quota", o.up.hostCpuQuota,
+		       "with --hosts: each host gets CORES of the machine's CPU (e.g. 0.25: a quarter of a core), a cgroup "
+		       "its agent and every process started on it share, and its agent measures itself against (root, "
+		       "cgroup v1)")
+		->type_name("CORES")
+		->check(CLI::Range(0.01, 1024.0));
 	(void)nodes;
 	up->add_option("--config", o.up.config, "base agent configuration (JSON) for every node")
 		->check(CLI::ExistingFile);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "netns_hosts.h"
 
+#include "host_cpu_slice.h"
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -98,7 +100,10 @@ std::optional<Failure> ip(const std::vector<std::string> &words)
 
 nlohmann::json toJson(const NetHost &host)
 {
-	return {{"name", host.name}, {"node", host.node}, {"address", host.address}, {"tmp_dir", host.tmpDir}};
+	nlohmann::json j = {{"name", host.name}, {"node", host.node}, {"address", host.address}, {"tmp_dir", host.tmpDir}};
+	if (!host.cgroup.empty())
+		j["cgroup"] = host.cgroup;
+	return j;
 }
 
 NetHost hostFromJson(const nlohmann::json &j)
@@ -108,6 +113,7 @@ NetHost hostFromJson(const nlohmann::json &j)
 	host.node = j.value("node", "");
 	host.address = j.value("address", "");
 	host.tmpDir = j.value("tmp_dir", "");
+	host.cgroup = j.value("cgroup", "");
 	return host;
 }
 
@@ -117,7 +123,8 @@ std::optional<Failure> writeRecord(const HostNetwork &network)
 	for (const NetHost &host : network.hosts)
 		hosts.push_back(toJson(host));
 	const nlohmann::json j = {{"tag", network.tag},	  {"bridge", network.bridge},	  {"launch", toJson(network.launch)},
-				  {"hostfile", network.hostfile}, {"rsh_agent", network.rshAgent}, {"hosts", hosts}};
+				  {"hostfile", network.hostfile}, {"rsh_agent", network.rshAgent}, {"hosts", hosts},
+				  {"cpu_quota", network.cpuQuota}};
 	const std::string path = hostsFilePath(network.dir);
 	{
 		std::ofstream out(path + ".tmp", std::ios::trunc);
@@ -151,6 +158,18 @@ std::optional<Failure> writeHostfiles(const HostNetwork &network)
 // (hydra's ssh launcher passes -x) are ssh's own and mean nothing here.
 std::optional<Failure> writeRshAgent(const HostNetwork &network)
 {
+	// The daemon started on a host, and every process it starts (ranks, spawned ones), in the host's CPU slice:
+	// joined here, before the namespace is entered, since `ip netns exec` mounts a /sys of its own without the
+	// cgroup hierarchies.
+	std::string sliceJoin;
+	if (network.cpuQuota > 0) {
+		std::vector<std::string> files = cpuSliceProcsFiles(cpuSliceName("$host"));
+		sliceJoin = "# The host's CPU slice (--host-cpu-quota), inherited by all the daemon starts.\n";
+		for (const std::string &file : files)
+			sliceJoin += fmt::format("echo $$ > \"{}\" || {{ echo \"malleo rsh agent: cannot join the CPU slice "
+						 "of $host\" >&2; exit 255; }}\n",
+						 file);
+	}
 	const std::string script = fmt::format(
 		R"(#!/bin/sh
 # The rsh agent of the malleo cluster in {dir} (written by `malleo cluster up --hosts`): runs a command on one of
@@ -171,11 +190,11 @@ case "$host" in
 	exit 255
 	;;
 esac
-exec {ip} netns exec "$host" unshare --uts /bin/sh -c \
+{join}exec {ip} netns exec "$host" unshare --uts /bin/sh -c \
 	'hostname "$1" && TMPDIR="$2" && export TMPDIR && shift 2 && eval "$*"' malleo-host "$host" "{dir}/hosts/$host/tmp" "$@"
 )",
 		fmt::arg("dir", network.dir), fmt::arg("self", network.rshAgent), fmt::arg("tag", network.tag),
-		fmt::arg("ip", findOnPath("ip").value_or("ip")));
+		fmt::arg("ip", findOnPath("ip").value_or("ip")), fmt::arg("join", sliceJoin));
 	{
 		std::ofstream out(network.rshAgent, std::ios::trunc);
 		out << script;
@@ -251,10 +270,11 @@ std::optional<std::string> namespacesUnavailable()
 	return std::nullopt;
 }
 
-std::optional<HostNetwork> makeHostNetwork(const std::string &dir, Failure &failure)
+std::optional<HostNetwork> makeHostNetwork(const std::string &dir, Failure &failure, double cpuQuota)
 {
 	HostNetwork network;
 	network.dir = dir;
+	network.cpuQuota = cpuQuota;
 	network.tag = fmt::format("mh{:06x}", std::hash<std::string>{}(dir) & 0xffffff);
 	network.bridge = network.tag + "-br";
 	network.launch = hostNamed(network, "run", kLaunchOctet);
@@ -306,6 +326,8 @@ std::optional<NetHost> addHost(HostNetwork &network, const std::string &node, un
 		return *known;
 	NetHost host = hostNamed(network, node, index);
 	host.node = node;
+	if (network.cpuQuota > 0)
+		host.cgroup = cpuSliceName(host.name);
 	network.hosts.push_back(host);
 	// Recorded first: a crash between here and the end leaves nothing `cluster down` does not know of.
 	if (auto f = writeRecord(network)) {
@@ -317,6 +339,11 @@ std::optional<NetHost> addHost(HostNetwork &network, const std::string &node, un
 		failure = *f;
 		return std::nullopt;
 	}
+	if (!host.cgroup.empty())
+		if (auto f = makeCpuSlice(host.cgroup, network.cpuQuota)) {
+			failure = *f;
+			return std::nullopt;
+		}
 	if (auto f = writeHostfiles(network)) {
 		failure = *f;
 		return std::nullopt;
@@ -348,6 +375,8 @@ std::optional<HostNetwork> readHostNetwork(const std::string &dir, Failure &fail
 		network.launch = hostFromJson(j["launch"]);
 	network.hostfile = j.value("hostfile", "");
 	network.rshAgent = j.value("rsh_agent", "");
+	if (j.contains("cpu_quota") && j["cpu_quota"].is_number())
+		network.cpuQuota = j["cpu_quota"];
 	for (const auto &h : j["hosts"])
 		if (h.is_object())
 			network.hosts.push_back(hostFromJson(h));
@@ -379,6 +408,10 @@ std::vector<std::string> removeHostNetwork(const std::string &dir)
 		if (auto f = ip({"netns", "del", name}))
 			left.push_back(f->line);
 	}
+	for (const NetHost &host : network->hosts)
+		if (!host.cgroup.empty() && host.cgroup == cpuSliceName(host.name) && ours(host.name))
+			for (std::string &line : removeCpuSlice(host.cgroup))
+				left.push_back(std::move(line));
 	std::error_code ec;
 	fs::remove_all(fs::path(dir) / "hosts", ec);
 	if (ec)
@@ -392,16 +425,37 @@ HostEntry::HostEntry(const NetHost &host, bool withTmpdir)
 	: fd_(open(("/run/netns/" + host.name).c_str(), O_RDONLY | O_CLOEXEC)), hostname_(host.name),
 	  tmpdir_(withTmpdir ? "TMPDIR=" + host.tmpDir : "TMPDIR")
 {
+	if (fd_ < 0) {
+		openError_ = fmt::format("cannot open /run/netns/{}: {}", host.name, std::strerror(errno));
+		return;
+	}
+	if (host.cgroup.empty())
+		return;
+	for (const std::string &file : cpuSliceProcsFiles(host.cgroup)) {
+		const int fd = open(file.c_str(), O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			openError_ = fmt::format("cannot open {} (the CPU slice of host {}): {}", file, host.name,
+						 std::strerror(errno));
+			return;
+		}
+		sliceFds_.push_back(fd);
+	}
 }
 
 HostEntry::~HostEntry()
 {
 	if (fd_ >= 0)
 		close(fd_);
+	for (int fd : sliceFds_)
+		close(fd);
 }
 
 int HostEntry::enter() const
 {
+	// "0" is the writing process itself; what it starts inherits the group.
+	for (int fd : sliceFds_)
+		if (write(fd, "0", 1) != 1)
+			return errno;
 	if (setns(fd_, CLONE_NEWNET) != 0 || unshare(CLONE_NEWUTS) != 0 ||
 	    sethostname(hostname_.c_str(), hostname_.size()) != 0)
 		return errno;

@@ -103,6 +103,10 @@ int main(int argc, char **argv)
 			std::printf("iteration %lld of %lld on %d processes: mean %.6f, scale %.6f, log-likelihood %.6f\n",
 				    static_cast<long long>(step), static_cast<long long>(options.iterations),
 				    session.size(), fit.mean, std::exp(fit.log_scale), fit.log_likelihood);
+		// A progress line is for whoever watches the run (bench/fig10_hosts.py times them): through mpirun's pipe
+		// stdout is block-buffered, and would hold it until the end.
+		if (options.progress && session.rank() == 0 && step % options.progress == 0)
+			std::fflush(stdout);
 	}
 
 	if (session.comm() != MPI_COMM_NULL) {

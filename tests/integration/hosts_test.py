@@ -15,10 +15,16 @@ real mpirun/hydra, real heat2d; no `malleo force` and no MALLEO_FORCE.
 
 Skips (exit 77) with one line where namespaces cannot be made (not root, no `ip`).
 
+  slice    (no MPI) `--hosts 2 --host-cpu-quota 0.25`: each host a cgroup v1 CPU slice of a quarter core holding its
+           agent; a busy loop started on n1 through the cluster's rsh agent script (as mpirun's daemons are) lands in
+           n1's slice, gets a quarter core, and n1's agent reports its node loaded (upw near 1) while n2's slice uses
+           next to nothing and n2's agent reports it idle;
+           `malleo load --node n2` runs in n2's slice and n2 reports loaded; `cluster down` removes both slices, also with the loop still running in one. Skips where cgroup v1's cpu
+           and cpuacct hierarchies are missing.
   partition  heat2d on host n1; host n2's link down longer than the failure timeout, then up: n1 and n3 keep each
            other and the application, n2 answers alone, the overlay heals; checksum equal to a static run's.
 
-usage: hosts_test.py --scenario overlay|join|pool|partition [--mpi openmpi|mpich] HEAT2D"""
+usage: hosts_test.py --scenario overlay|slice|join|pool|partition [--mpi openmpi|mpich] HEAT2D"""
 import argparse
 import json
 import os
@@ -357,9 +363,121 @@ def pool(a, work):
     return 0
 
 
+def cgroup_of(pid, controller):
+    try:
+        with open(f"/proc/{pid}/cgroup") as f:
+            for line in f:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                if controller in controllers.split(","):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process, from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def slice(a):
+    started = []  # the busy loop, killed whatever happens: meson waits for its inherited pipes otherwise
+    try:
+        return slice_checks(a, started.append)
+    finally:
+        for loop in started:
+            if loop.poll() is None:
+                os.killpg(loop.pid, signal.SIGKILL)
+                loop.wait()
+
+
+def slice_checks(a, keep):
+    if not all(os.path.exists(p) for p in ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpuacct/cpuacct.usage")):
+        print("SKIP: no cgroup v1 cpu and cpuacct hierarchies under /sys/fs/cgroup: no CPU slices here")
+        return SKIP
+    with HostCluster("--hosts", "2", "--host-cpu-quota", "0.25") as cluster:
+        nodes = cluster.nodes()
+        with open(os.path.join(cluster.dir, "hosts.json")) as f:
+            hosts = json.load(f)
+        groups = {h["node"]: h["cgroup"] for h in hosts["hosts"]}
+        check(groups == {n: f"malleo-{nodes[n]['host']}" for n in ("n1", "n2")}, f"each host has a slice ({groups})")
+        for node, group in groups.items():
+            with open(f"/sys/fs/cgroup/cpu/{group}/cpu.cfs_quota_us") as f, \
+                    open(f"/sys/fs/cgroup/cpu/{group}/cpu.cfs_period_us") as g:
+                quota, period = int(f.read()), int(g.read())
+            check(quota * 4 == period, f"{node}'s slice is a quarter core ({quota}/{period})")
+            pid = nodes[node]["pid"]
+            check(cgroup_of(pid, "cpu") == "/" + group and cgroup_of(pid, "cpuacct") == "/" + group,
+                  f"{node}'s agent is in its slice")
+
+        def status(node):
+            r = cluster.cli("--node", node, "status", "--json")
+            return json.loads(r.stdout) if r.returncode == 0 else None
+        described = status("n1")["node"]
+        check(described["cgroup"] and described["cgroup"]["quota_cores"] == 0.25 and described["cores"] == 1,
+              f"n1's profiling module measures the slice ({described['cgroup']}, {described['cores']} core)")
+        speed = described["calibration"]["per_core_speed"]
+        check(abs(described["pw"] - 0.25 * speed) < 1e-9, f"n1's PW is the quota times the core's speed ({described['pw']:.3f})")
+
+        # A busy loop started on n1 as mpirun starts its daemons: by the rsh agent script, from the launch namespace.
+        entry = ["nsenter", f"--net=/run/netns/{hosts['launch']['name']}"]
+        loop = subprocess.Popen([*entry, hosts["rsh_agent"], nodes["n1"]["host"], "exec sh -c 'while :; do :; done'"],
+                                start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        keep(loop)
+        n1_net = netns_of(nodes["n1"]["pid"])
+
+        def started():
+            # The script execs its way to the loop (ip, unshare, sh): one pid, done once it is the loop on n1's net.
+            try:
+                with open(f"/proc/{loop.pid}/cmdline") as f:
+                    looping = "while" in f.read()
+            except OSError:
+                return None
+            return loop.pid if looping and netns_of(loop.pid) == n1_net else None
+        child = wait_for(started, 10, 0.1)
+        check(child, "the loop started on n1 by the rsh agent runs in n1's network namespace")
+        check(cgroup_of(child, "cpu") == "/" + groups["n1"] and cgroup_of(child, "cpuacct") == "/" + groups["n1"],
+              "and in n1's slice")
+        before, t0 = cpu_seconds(child), time.monotonic()
+
+        def usage(node):
+            with open(f"/sys/fs/cgroup/cpuacct/{groups[node]}/cpuacct.usage") as f:
+                return int(f.read()) / 1e9
+        idle_before = usage("n2")
+
+        def loaded():
+            p1, p2 = status("n1")["profile"], status("n2")["profile"]
+            return (p1, p2) if p1["upw"] > 0.8 and p2["upw"] < 0.5 else None
+        profiles = wait_for(loaded, 20, 0.2)
+        check(profiles, f"n1 reports itself loaded and n2 idle ({profiles or (status('n1')['profile'], status('n2')['profile'])})")
+        wait_for(lambda: time.monotonic() - t0 >= 2.0, 5, 0.1)
+        rate = (cpu_seconds(child) - before) / (time.monotonic() - t0)
+        check(rate < 0.35, f"the loop gets about a quarter core, not a core ({rate:.2f} core)")
+        idle_rate = (usage("n2") - idle_before) / (time.monotonic() - t0)
+        check(idle_rate < 0.05, f"n2's slice, with its agent alone, used next to nothing ({idle_rate:.3f} core)")
+
+        # `malleo load` on a node of a slice loads the slice.
+        r = cluster.cli("--node", "n2", "load", "--for", "60", "--json")
+        check(r.returncode == 0, f"malleo load --node n2: {r.stderr.strip()}")
+        burner = json.loads(r.stdout)["burners"][0]["pid"]
+        check(cgroup_of(burner, "cpu") == "/" + groups["n2"], "the load on n2 runs in n2's slice")
+        profiles = wait_for(lambda: (lambda p: p if p["upw"] > 0.8 else None)(status("n2")["profile"]), 20, 0.2)
+        check(profiles, f"n2 reports itself loaded ({profiles or status('n2')['profile']})")
+
+        r = cluster.down()
+        check(r.returncode == 0, f"cluster down with the loop still running: {r.stderr.strip()}")
+        gone = [g for g in groups.values() for c in ("cpu", "cpuacct") if os.path.exists(f"/sys/fs/cgroup/{c}/{g}")]
+        check(not gone, f"cluster down removed the slices ({gone})")
+        check(cgroup_of(child, "cpu") == "/", "what still ran in a slice went back to the root group")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", required=True, choices=["overlay", "join", "pool", "partition"])
+    parser.add_argument("--scenario", required=True, choices=["overlay", "slice", "join", "pool", "partition"])
     parser.add_argument("--mpi", default="openmpi", choices=["openmpi", "mpich"])
     parser.add_argument("heat2d", nargs="?")
     a = parser.parse_args()
@@ -373,6 +491,8 @@ def main():
     try:
         if a.scenario == "overlay":
             return overlay(a)
+        if a.scenario == "slice":
+            return slice(a)
         return {"join": join, "pool": pool, "partition": partition}[a.scenario](a, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)

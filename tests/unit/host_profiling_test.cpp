@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibration.h"
+#include "cgroup_cpu.h"
 #include "host_config.h"
 #include "host_profiling.h"
 #include "module_registry.h"
@@ -547,6 +548,112 @@ TEST_CASE("host module: the default CPU set is the agent's affinity")
 	REQUIRE(m.start() == "");
 	CHECK(m.cpus() == affinity);
 	CHECK(m.sample(0.0).cores == static_cast<int>(affinity.size()));
+}
+
+TEST_CASE("cgroup slice: the controller's group in /proc/self/cgroup")
+{
+	const std::string text = "9:name=systemd:/\n4:memory:/process_api/abc\n2:cpuacct:/malleo/h2\n"
+				 "1:cpu:/malleo/h1\n0::/\n";
+	std::string path;
+	CHECK(cgroupOfController(text, "cpu", path) == "");
+	CHECK(path == "/malleo/h1");
+	CHECK(cgroupOfController(text, "cpuacct", path) == "");
+	CHECK(path == "/malleo/h2");
+	// Mounted together (systemd's cpu,cpuacct): either name finds the line.
+	CHECK(cgroupOfController("3:cpuacct,cpu:/x\n", "cpu", path) == "");
+	CHECK(path == "/x");
+	// A name that only begins like the controller's is another controller.
+	CHECK(cgroupOfController("5:cpuset:/y\n0::/z\n", "cpu", path).find("no cgroup of the cpu controller") == 0);
+	CHECK(cgroupOfController("", "cpu", path) != "");
+}
+
+TEST_CASE("cgroup slice: quota in cores, used share against the quota")
+{
+	CHECK(quotaCores(25000, 100000) == doctest::Approx(0.25));
+	CHECK(quotaCores(150000, 100000) == doctest::Approx(1.5));
+	CHECK(!quotaCores(-1, 100000)); // no quota
+	CHECK(!quotaCores(25000, 0));
+
+	// A quarter core busy for 2 s used 0.5 s of CPU time: all of its quota.
+	CHECK(*sliceBusyFraction(1'000'000'000, 1'500'000'000, 2.0, 0.25) == doctest::Approx(1.0));
+	// 0.1 s in 2 s of a quarter core: a fifth of it.
+	CHECK(*sliceBusyFraction(0, 100'000'000, 2.0, 0.25) == doctest::Approx(0.2));
+	// A burst straddling two samples may exceed the quota over the interval: cut to 1.
+	CHECK(*sliceBusyFraction(0, 400'000'000, 1.0, 0.25) == 1.0);
+	CHECK(*sliceBusyFraction(7, 7, 1.0, 0.5) == 0.0);
+	CHECK(!sliceBusyFraction(10, 5, 1.0, 0.25)); // the counter went backwards
+	CHECK(!sliceBusyFraction(0, 5, 0.0, 0.25));
+	CHECK(!sliceBusyFraction(0, 5, 1.0, 0.0));
+}
+
+TEST_CASE("host module on a cgroup slice written by the test")
+{
+	TempDir dir;
+	ScopedEnv xml("MALLEO_HWLOC_XML", kHwlocData + "/two_packages_16_pus.xml");
+	std::filesystem::create_directories(dir.path / "cg" / "cpu" / "malleo" / "h1");
+	std::filesystem::create_directories(dir.path / "cg" / "cpuacct" / "malleo" / "h1");
+	dir.write("cg/cpu/malleo/h1/cpu.cfs_quota_us", "25000\n");
+	dir.write("cg/cpu/malleo/h1/cpu.cfs_period_us", "100000\n");
+	const std::string usage = dir.write("cg/cpuacct/malleo/h1/cpuacct.usage", "1000000000\n");
+	std::string stat = dir.write("stat", procStat(1, {{0, 0, 1}, {0, 0, 1}}));
+
+	HostProfiling m;
+	REQUIRE(m.configure({{"cpus", {0, 1}},
+			     {"calibration_ms", 5},
+			     {"proc_stat", stat},
+			     {"cgroup", "malleo/h1"},
+			     {"cgroup_root", (dir.path / "cg").string()}}) == "");
+	REQUIRE(m.start() == "");
+	json d = m.describe();
+	CHECK(d["cores"] == 1); // a quarter of a core runs on one CPU at a time
+	CHECK(d["cgroup"]["quota_cores"] == doctest::Approx(0.25));
+	const double speed = d["calibration"]["per_core_speed"];
+	CHECK(d["pw"].get<double>() == doctest::Approx(0.25 * speed));
+
+	NodeProfile p = m.sample(10.0); // primes
+	CHECK(p.apw == 1.0);
+	CHECK(p.cores == 1);
+	// 0.3 s of CPU in 2 s: 60 % of the slice, although /proc/stat says the CPUs are idle.
+	dir.write("cg/cpuacct/malleo/h1/cpuacct.usage", "1300000000\n");
+	dir.write("stat", procStat(201, {{0, 0, 201}, {0, 0, 201}}));
+	p = m.sample(12.0);
+	CHECK(p.upw == doctest::Approx(0.6));
+	CHECK(p.apw == doctest::Approx(0.4));
+	// CPUs kept busy (by the other slices of the machine) say nothing of the slice's share: its own use counts.
+	dir.write("cg/cpuacct/malleo/h1/cpuacct.usage", "1400000000\n");
+	dir.write("stat", procStat(301, {{100, 0, 201}, {100, 0, 201}}));
+	p = m.sample(14.0);
+	CHECK(p.upw == doctest::Approx(0.2));
+	CHECK(p.apw == doctest::Approx(0.8));
+	// The counter going backwards is an error kept in describe(); the profile stays.
+	dir.write("cg/cpuacct/malleo/h1/cpuacct.usage", "5\n");
+	p = m.sample(15.0);
+	CHECK(p.upw == doctest::Approx(0.2));
+	CHECK(m.describe()["last_error"].get<std::string>().find("went backwards") != std::string::npos);
+	(void)usage;
+
+	// A group without a quota, or none at all, is refused at start in one line.
+	dir.write("cg/cpu/malleo/h1/cpu.cfs_quota_us", "-1\n");
+	HostProfiling unlimited;
+	REQUIRE(unlimited.configure({{"cpus", {0}}, {"pw", 1.0}, {"proc_stat", stat}, {"cgroup", "malleo/h1"},
+				     {"cgroup_root", (dir.path / "cg").string()}}) == "");
+	CHECK(unlimited.start().find("has no CPU quota") != std::string::npos);
+	HostProfiling missing;
+	REQUIRE(missing.configure({{"cpus", {0}}, {"pw", 1.0}, {"proc_stat", stat}, {"cgroup", "malleo/h9"},
+				   {"cgroup_root", (dir.path / "cg").string()}}) == "");
+	CHECK(missing.start().find("host.cgroup") != std::string::npos);
+	HostProfiling escape;
+	REQUIRE(escape.configure({{"cpus", {0}}, {"pw", 1.0}, {"proc_stat", stat}, {"cgroup", "../x"},
+				  {"cgroup_root", (dir.path / "cg").string()}}) == "");
+	CHECK(escape.start().find("without '..'") != std::string::npos);
+}
+
+TEST_CASE("calibration in thread CPU time counts only the thread's own time")
+{
+	Calibration c = calibrate(5, CalibrationClock::ThreadCpu);
+	CHECK(c.rounds > 0);
+	CHECK(c.seconds >= 0.005);
+	CHECK(c.perCoreSpeed > 0);
 }
 
 TEST_CASE("host is a built-in profiling module")

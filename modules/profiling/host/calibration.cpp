@@ -14,6 +14,8 @@
 
 #include <chrono>
 
+#include <time.h>
+
 namespace malleo {
 
 namespace {
@@ -41,9 +43,25 @@ double perCoreSpeed(uint64_t rounds, double seconds)
 	return static_cast<double>(rounds) / seconds / kReferenceRoundsPerSecond;
 }
 
-Calibration calibrate(int milliseconds)
+namespace {
+
+double threadCpuSeconds()
 {
-	using Clock = std::chrono::steady_clock;
+	timespec t{};
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+double wallSeconds()
+{
+	return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+} // namespace
+
+Calibration calibrate(int milliseconds, CalibrationClock clock)
+{
+	double (*now)() = clock == CalibrationClock::ThreadCpu ? threadCpuSeconds : wallSeconds;
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 	double f = 1.0;
 
@@ -52,22 +70,20 @@ Calibration calibrate(int milliseconds)
 	for (int i = 0; i < 64; ++i)
 		round(x, f);
 
-	const auto budget = std::chrono::milliseconds(milliseconds);
-	const auto start = Clock::now();
-	auto now = start;
+	const double budget = milliseconds * 1e-3;
+	const double start = now();
+	double elapsed = 0.0;
 	uint64_t rounds = 0;
 	// Batches of 16 rounds keep clock reads well under 1 % of the time.
-	while (now - start < budget) {
+	while (elapsed < budget) {
 		for (int i = 0; i < 16; ++i)
 			round(x, f);
 		rounds += 16;
-		now = Clock::now();
+		elapsed = now() - start;
 	}
 	integerSink = x;
 	floatSink = f;
-
-	double seconds = std::chrono::duration<double>(now - start).count();
-	return {perCoreSpeed(rounds, seconds), rounds, seconds};
+	return {perCoreSpeed(rounds, elapsed), rounds, elapsed};
 }
 
 } // namespace malleo

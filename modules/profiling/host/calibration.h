@@ -19,7 +19,12 @@ struct Calibration {
 // The per-core speed of `rounds` rounds done in `seconds`; 0 if no time elapsed.
 double perCoreSpeed(uint64_t rounds, double seconds);
 
-// Runs the workload for about `milliseconds` on this thread and reports its speed.
-Calibration calibrate(int milliseconds);
+// Which time the calibration counts. Wall: a core busy with other work measures as slower (what it would give a
+// process now). ThreadCpu: the calibrating thread's own CPU time, so a node whose CPU is a throttled slice of a core
+// (cgroup quota) measures the core's speed, and the slice's size is counted once, by the quota.
+enum class CalibrationClock { Wall, ThreadCpu };
+
+// Runs the workload for about `milliseconds` (of the clock's time) on this thread and reports its speed.
+Calibration calibrate(int milliseconds, CalibrationClock clock = CalibrationClock::Wall);
 
 } // namespace malleo

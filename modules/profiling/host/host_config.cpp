@@ -67,6 +67,8 @@ std::string parseHostConfig(const nlohmann::json &table, HostConfig &config)
 	t.integer("stability_window", c.stabilityWindow, 2, 10000);
 	t.string("proc_stat", c.procStat);
 	t.boolean("niced_is_load", c.nicedIsLoad);
+	t.string("cgroup", c.cgroup, true);
+	t.string("cgroup_root", c.cgroupRoot);
 	t.finish();
 	if (!t.error().empty())
 		return t.error();

@@ -20,6 +20,10 @@ struct HostConfig {
 	// application's processes (a nice 10 task gets about a tenth of a core beside a nice 0
 	// one), as background builds do.
 	bool nicedIsLoad = true;
+	// Not empty: the node is the CPU slice of this cgroup (v1; "self": the agent's own), measured against its
+	// quota (cgroup_cpu.h) instead of /proc/stat's CPUs.
+	std::string cgroup;
+	std::string cgroupRoot = "/sys/fs/cgroup";
 };
 
 // Reads the table strictly: unknown keys, wrong types and values out of range

@@ -36,11 +36,24 @@
 //   calibration_ms    100          length of the calibration, 1 to 10000
 //   stability_window  10           samples in σ_i, 2 to 10000
 //   proc_stat         "/proc/stat" where to read the counters (for tests)
+//   cgroup            ""           a cgroup v1 path ("self": the agent's own): the node is its CPU slice
+//   cgroup_root       "/sys/fs/cgroup" where the cgroup hierarchies are mounted
+//
+// With `cgroup`, the node is a slice of the machine's CPU (a virtual host of `malleo cluster up --hosts K
+// --host-cpu-quota Q`, or a container): its cores are the quota in cores rounded up (at most the CPUs above), PW
+// is the quota in cores × the per-core speed (calibrated in the thread's CPU time, so the throttling of the slice
+// is not counted twice), and upw is the CPU time the group used since the previous sample against the quota over
+// that time (cpuacct.usage), niced or not. The CPUs' idle time is not a bound: the other slices of a machine cut in
+// quarters keep its CPUs busy while each gets its quota, so a busy CPU says nothing of a slice's share. What the
+// machine's other processes take is not seen: a slice weighs as one nice-0 process in the CPU's sharing, so under
+// other un-niced load it may get less than its quota while its agent reports room.
 //
 //   {"host": {"cpus": [0, 1], "stability_window": 20}}
 #include "host_profiling.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -125,16 +138,27 @@ std::string HostProfiling::start()
 		return err + (xml ? " (from MALLEO_HWLOC_XML)" : "");
 
 	int cores = static_cast<int>(cpus_.size());
+	double powerCores = cores;
+	slice_.reset();
+	if (!config_.cgroup.empty()) {
+		CpuSlice slice;
+		if (std::string err = openCpuSlice(config_.cgroupRoot, config_.cgroup, slice); !err.empty())
+			return "config key 'host.cgroup': " + err;
+		powerCores = std::min(slice.cores, static_cast<double>(cores));
+		cores = std::max(1, std::min(cores, static_cast<int>(std::ceil(slice.cores - 1e-9))));
+		slice_ = std::move(slice);
+	}
 	if (config_.pw) {
 		pw_ = *config_.pw;
 		calibration_.reset();
 	} else {
-		calibration_ = calibrate(config_.calibrationMs);
+		calibration_ = calibrate(config_.calibrationMs,
+					 slice_ ? CalibrationClock::ThreadCpu : CalibrationClock::Wall);
 		if (!(calibration_->perCoreSpeed > 0))
 			return fmt::format(
 			    "calibration measured no speed in {} ms; set 'pw' instead",
 			    config_.calibrationMs);
-		pw_ = cores * calibration_->perCoreSpeed;
+		pw_ = powerCores * calibration_->perCoreSpeed;
 	}
 
 	window_ = StabilityWindow(static_cast<size_t>(config_.stabilityWindow));
@@ -153,11 +177,20 @@ NodeProfile HostProfiling::sample(double now)
 		lastError_ = err;
 		return profile_;
 	}
+	uint64_t usage = 0;
+	if (slice_)
+		if (std::string err = readSliceUsage(*slice_, usage); !err.empty()) {
+			lastError_ = err;
+			return profile_;
+		}
 	if (!previous_) {
 		previous_ = std::move(current);
+		previousUsage_ = usage;
 		previousTime_ = now;
 		return profile_;
 	}
+	if (slice_)
+		return sampleSlice(now, std::move(current), usage);
 
 	CpuDelta delta;
 	if (std::string err = setDelta(*previous_, current, cpus_, delta); !err.empty()) {
@@ -183,6 +216,29 @@ NodeProfile HostProfiling::sample(double now)
 	return profile_;
 }
 
+NodeProfile HostProfiling::sampleSlice(double now, ProcStat current, uint64_t usage)
+{
+	// Samples closer than a millisecond measure the counter's granularity, not the load.
+	if (!(now - previousTime_ >= 1e-3))
+		return profile_;
+	std::optional<double> upw = sliceBusyFraction(previousUsage_, usage, now - previousTime_, slice_->cores);
+	if (!upw) {
+		lastError_ = fmt::format("{}/cpuacct.usage went backwards (the group was made again?)",
+					 slice_->cpuacctDir);
+	} else {
+		window_.push(1.0 - *upw);
+		profile_.upw = *upw;
+		profile_.apw = 1.0 - *upw;
+		profile_.sigma = window_.sigma();
+		profile_.ctxswRate = contextSwitchRate(previous_->ctxt, current.ctxt, now - previousTime_);
+		lastError_.clear();
+	}
+	previous_ = std::move(current);
+	previousUsage_ = usage;
+	previousTime_ = now;
+	return profile_;
+}
+
 nlohmann::json HostProfiling::describe() const
 {
 	const char *pwSource = config_.pw ? "config" : "not started";
@@ -197,13 +253,18 @@ nlohmann::json HostProfiling::describe() const
 	return {
 	    {"module", "host"},
 	    {"cpus", cpus_},
-	    {"cores", cpus_.size()},
+	    {"cores", slice_ ? static_cast<std::size_t>(profile_.cores) : cpus_.size()},
 	    {"pw", pw_},
 	    {"pw_source", pwSource},
 	    {"calibration", calibration},
 	    {"stability_window", config_.stabilityWindow},
 	    {"proc_stat", config_.procStat},
 	    {"niced_is_load", config_.nicedIsLoad},
+	    {"cgroup", slice_ ? nlohmann::json{{"name", slice_->name},
+					       {"quota_cores", slice_->cores},
+					       {"cpu_dir", slice_->cpuDir},
+					       {"cpuacct_dir", slice_->cpuacctDir}}
+			      : nlohmann::json(nullptr)},
 	    {"topology", topology_},
 	    {"last_error",
 	     lastError_.empty() ? nlohmann::json(nullptr) : nlohmann::json(lastError_)},

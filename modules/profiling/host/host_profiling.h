@@ -9,6 +9,7 @@
 #include <malleo/profiling_module.h>
 
 #include "calibration.h"
+#include "cgroup_cpu.h"
 #include "host_config.h"
 #include "proc_stat.h"
 #include "stability.h"
@@ -28,6 +29,7 @@ public:
 
 private:
 	std::string readProcStat(ProcStat &out) const;
+	NodeProfile sampleSlice(double now, ProcStat current, uint64_t usage);
 
 	HostConfig config_;
 	std::vector<int> cpus_;
@@ -35,6 +37,8 @@ private:
 	std::optional<Calibration> calibration_;
 	nlohmann::json topology_;
 	StabilityWindow window_;
+	std::optional<CpuSlice> slice_;     // host.cgroup: the node is this slice
+	uint64_t previousUsage_ = 0;	    // the slice's usage counter at the previous sample
 	std::optional<ProcStat> previous_; // the reading the next sample measures from
 	double previousTime_ = 0.0;
 	NodeProfile profile_;
