@@ -438,6 +438,7 @@ int main(int argc, char **argv)
 			for (int r = 0; r < yDim; ++r)
 				prevData[(size_t)i * yDim + r] = initial(first + i - 1, r);
 		if (ck.restart && (current_iteration = restart_from_checkpoint(&ck, prevData, xDim, yDim, o.columns)) < 0) {
+			PCM_Free(prevData);
 			PCM_Finalize(PCM_COMM_WORLD);
 			MPI_Finalize();
 			return 2;

@@ -17,6 +17,10 @@ import zmq
 MALLEOD = os.environ.get("MALLEOD", "malleod")
 MALLEO = os.environ.get("MALLEO", "malleo")
 SKIP = 77
+# How much slower than usual the programs under test run: 5 in the sanitizer build's `asan` test setup
+# (tests/meson.build), 1 otherwise. Every wait for something to happen below is stretched by it, never a bound that a
+# test asserts (a test that measures a latency scales its bound itself, saying so).
+TIME_SCALE = float(os.environ.get("MALLEO_TEST_TIME_SCALE", "1"))
 
 HEADER = struct.Struct(">BBBBI")
 MAGIC, WIRE_VERSION = 0x6D, 1
@@ -63,7 +67,7 @@ class Agent:
 
     def _wait_info(self, timeout=10.0):
         path = os.path.join(self.run_dir, "agent.json")
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout * TIME_SCALE
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"{self.name} exited with {self.proc.returncode}: "
@@ -77,7 +81,7 @@ class Agent:
             except (FileNotFoundError, json.JSONDecodeError):
                 pass
             time.sleep(0.02)
-        raise RuntimeError(f"{self.name} wrote no agent.json within {timeout} s")
+        raise RuntimeError(f"{self.name} wrote no agent.json within {timeout * TIME_SCALE:g} s")
 
     def request(self, type_, timeout=2.0):
         return local_request(self.local, envelope(type_, "test"), timeout)
@@ -90,7 +94,7 @@ class Agent:
 
     def cli(self, *args, timeout=10):
         return subprocess.run([MALLEO, "--agent", self.local, *args], capture_output=True,
-                              text=True, timeout=timeout)
+                              text=True, timeout=timeout * TIME_SCALE)
 
     def peers_via_cli(self, in_view_only=False):
         r = self.cli("peers", "--json")
@@ -106,7 +110,7 @@ class Agent:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
             try:
-                self.proc.wait(timeout)
+                self.proc.wait(timeout * TIME_SCALE)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
@@ -185,7 +189,7 @@ def local_request(endpoint, body, timeout=2.0, raw=None):
     s.connect(endpoint)
     try:
         s.send_multipart(raw if raw is not None else frames(body))
-        if not s.poll(int(timeout * 1000)):
+        if not s.poll(int(timeout * TIME_SCALE * 1000)):
             raise TimeoutError(f"no reply from {endpoint}")
         header, payload = s.recv_multipart()
         magic, version, flags, _, _ = HEADER.unpack(header)
@@ -223,8 +227,9 @@ def plain_config(directory):
 
 
 def wait_for(predicate, timeout, interval=0.05):
-    """Polls `predicate` until it returns a true value; returns it or None."""
-    deadline = time.monotonic() + timeout
+    """Polls `predicate` until it returns a true value, for at most `timeout` s times TIME_SCALE; returns it or
+    None."""
+    deadline = time.monotonic() + timeout * TIME_SCALE
     while True:
         value = predicate()
         if value:

@@ -173,7 +173,8 @@ with Cluster(plain=True) as cluster:
     check(wait_for(lambda: counter(agent, "replies.dropped.local") >= 1, 30),
           f"events past the subscriber's queue are counted ({counter(agent, 'replies.dropped.local')})")
     # (the `malleo events` above, gone since, is dropped at its first event too)
-    check(counter(agent, "events.subscribers_dropped") == 2, "the subscriber that does not read is dropped")
+    check(wait_for(lambda: counter(agent, "events.subscribers_dropped") == 2, 10),
+          f"the subscriber that does not read is dropped ({counter(agent, 'events.subscribers_dropped')} of 2)")
     noisy.close()
     lazy.close()
     serving(agent, "after a subscriber that never reads")

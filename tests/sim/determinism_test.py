@@ -9,6 +9,8 @@ import tempfile
 
 SIM = os.environ["MALLEO_SIM"]
 SCENARIO = os.path.join(os.environ["MALLEO_SIM_SCENARIOS"], "fig10_dynamic.json")
+# Seconds before a run counts as hung: 100, times MALLEO_TEST_TIME_SCALE (5 in the sanitizer build's asan setup).
+HUNG = 100 * float(os.environ.get("MALLEO_TEST_TIME_SCALE", "1"))
 
 
 def check(condition, message):
@@ -21,7 +23,7 @@ def check(condition, message):
 def run(out, seed):
     r = subprocess.run([SIM, "--scenario", SCENARIO, "--decision", "ios", "--baselines",
                         "static,migration", "--seed", str(seed), "--out", out, "--plot", "--json"],
-                       capture_output=True, text=True, timeout=100)
+                       capture_output=True, text=True, timeout=HUNG)
     check(r.returncode == 0, f"malleo-sim --seed {seed} exits 0 ({r.stderr.strip()})")
     return r.stdout
 

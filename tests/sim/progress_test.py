@@ -9,10 +9,12 @@ import sys
 
 SIM = os.environ["MALLEO_SIM"]
 SCENARIO = os.path.join(os.environ["MALLEO_SIM_SCENARIOS"], "fig10_dynamic.json")
+# Seconds before a run counts as hung: 100, times MALLEO_TEST_TIME_SCALE (5 in the sanitizer build's asan setup).
+HUNG = 100 * float(os.environ.get("MALLEO_TEST_TIME_SCALE", "1"))
 ARGS = [SIM, "--scenario", SCENARIO, "--decision", "ios", "--baselines", "none", "--json"]
 errors = []
 
-piped = subprocess.run(ARGS, capture_output=True, text=True, timeout=100)
+piped = subprocess.run(ARGS, capture_output=True, text=True, timeout=HUNG)
 if piped.returncode != 0 or "simulated (" in piped.stderr:
     errors.append(f"piped: status {piped.returncode}, stderr {piped.stderr!r}")
 
@@ -29,7 +31,7 @@ while True:
         break
     seen += chunk
 stdout = p.stdout.read().decode()
-p.wait(timeout=100)
+p.wait(timeout=HUNG)
 os.close(main)
 text = seen.decode(errors="replace")
 if p.returncode != 0:

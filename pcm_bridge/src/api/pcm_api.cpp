@@ -22,8 +22,11 @@ using malleo::pcm::Reconfigurator;
 using malleo::pcm::StartStatus;
 using malleo::pcm::Store;
 
+// Weak: a program written as the papers' Fig. 6 defines PCM_COMM_WORLD itself (tests/pcm/bridge/pcm_skeleton.c), and
+// its definition is then the one the library uses. A strong one here made two definitions of one variable, which
+// AddressSanitizer stops as an ODR violation at start (the program's interposes the library's either way).
 extern "C" {
-__attribute__((visibility("default"))) MPI_Comm PCM_COMM_WORLD = MPI_COMM_NULL;
+__attribute__((visibility("default"), weak)) MPI_Comm PCM_COMM_WORLD = MPI_COMM_NULL;
 }
 
 namespace {

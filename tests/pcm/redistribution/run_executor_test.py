@@ -15,9 +15,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument('--mpi', choices=sorted(LAUNCHERS), required=True, help='which MPI launches the program')
     parser.add_argument('--ranks', type=int, required=True, help='number of ranks')
-    parser.add_argument('--timeout', type=float, default=150, help='seconds before the run counts as hung')
+    parser.add_argument('--timeout', type=float, default=150,
+                        help='seconds before the run counts as hung, times MALLEO_TEST_TIME_SCALE (5 in the asan '
+                             'test setup)')
     parser.add_argument('program', nargs=argparse.REMAINDER, help='the program and its arguments')
     args = parser.parse_args()
+    args.timeout *= float(os.environ.get('MALLEO_TEST_TIME_SCALE', '1'))
 
     launcher = shutil.which(LAUNCHERS[args.mpi])
     if not launcher:
