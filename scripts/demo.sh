@@ -4,10 +4,11 @@
 # decision module reconfigures a running MPI application (heat2d) by itself, with no `malleo force` anywhere:
 #  1. heat2d starts on node n1 alone;
 #  2. a node joins (`malleo cluster add`): the application splits onto it;
-#  3. a real CPU load on that node (`malleo load`): its process leaves; once the load ends n2 asks for work again and may get it back;
-#  4. the node drains (`malleo drain`): its process moves away, then its agent exits;
+#  3. a real CPU load on that node (`malleo load`): its process leaves;
+#  4. once the load is over a third node joins: n2 or n3, idle, gets a process of heat2d;
+#  5. that node drains (`malleo drain`): its process moves away, then its agent exits;
 # then the agents' event logs as a timeline and a plot, and heat2d's checksum against a run left alone: equal, bit
-# for bit, or this script exits 1. About 2 minutes. Ctrl-C stops everything (cluster, load, application).
+# for bit, or this script exits 1. About 3 minutes. Ctrl-C stops everything (cluster, load, application).
 #
 # Environment: ITERATIONS (heat2d's steps, 20000), ROWS and COLUMNS (its grid, 2048 x 1024), LOAD_SECONDS (20),
 # TOP_SECONDS (how long `malleo top` is shown, 8), STEP_TIMEOUT (seconds each step may take, 60),
@@ -118,23 +119,20 @@ wait_until "the process leaving loaded n2" has_none n2
 $malleo apps
 
 echo
-echo "== the load ends after $LOAD_SECONDS s: n2 is idle again, and may get work back"
+echo "== the load ends after $LOAD_SECONDS s; a third node joins, on n2's CPU: one of the two idle nodes gets work"
 wait_until "the end of the load" load_over
-# Not a step that must happen: whether n2's work request finds work worth moving is the decision module's call
-# (here it is answered within a minute or so, after the agent's work-request backoff), so the demo goes on either way.
-back=$((SECONDS + STEP_TIMEOUT))
-# Asked once a second: each question costs a malleo and a python3 start, CPU the idle node would count as load.
-until has_active n2 1 settled || [ "$SECONDS" -ge "$back" ]; do
-  kill -0 "$run" 2>/dev/null || fail "heat2d ended before the drain (raise ITERATIONS)"
-  sleep 1
-done
-if has_active n2 1; then echo "a process of heat2d is back on n2"; else echo "no process came back to n2 within $STEP_TIMEOUT s"; fi
+# This machine may have 2 CPUs: n3 runs on CPU 1 beside n2 (the load is over), so either idle node's work request
+# may be the one answered; the node that gets the process is the one that drains next.
+$malleo cluster add --cpus 1
+has_active_n2_or_n3() { has_active n2 1 settled || has_active n3 1 settled; }
+wait_until "a process of heat2d on n2 or n3" has_active_n2_or_n3
+if has_active n3 1; then leaving=n3; else leaving=n2; fi
 $malleo apps
 
 echo
-echo "== n2 drains: malleo drain n2 --wait 60"
-$malleo drain n2 --wait 60 || fail "n2 did not drain"
-wait_until "the process leaving drained n2" has_none n2
+echo "== $leaving drains: malleo drain $leaving --wait 60"
+$malleo drain "$leaving" --wait 60 || fail "$leaving did not drain"
+wait_until "the process leaving drained $leaving" has_none "$leaving"
 $malleo apps
 
 echo "== heat2d runs to its end"
