@@ -137,6 +137,23 @@ TEST_SUITE("ios_decision")
 		CHECK(verdict.actions[0].params["n"] == 2);
 	}
 
+	TEST_CASE("a process that started within `settle` seconds is not offered: the node's load does not show it yet")
+	{
+		ModuleHandle h = ios({{"settle", 2.0}});
+		ApplicationInfo heat = app("heat", {process(0)});
+		heat.local[0].lastChange = 99.5; // registered half a second before the request (now 100)
+		View young{profile(1.0, 0.0, 1.0), {}, {heat}};
+		WorkVerdict verdict = decision(h).onWorkRequest(young.get(), request(profile(1.0, 1.0, 0.0)));
+		CHECK_FALSE(verdict.answer);
+		CHECK(verdict.actions.empty());
+		CHECK(verdict.reasons["apps"][0]["outcome"].get<std::string>().find("settle 2 s") != std::string::npos);
+		// Two seconds on, the same request splits it.
+		young.now = 101.6;
+		verdict = decision(h).onWorkRequest(young.get(), request(profile(1.0, 1.0, 0.0)));
+		REQUIRE(verdict.actions.size() == 2);
+		CHECK(verdict.actions[0].kind == "split");
+	}
+
 	TEST_CASE("transfer with heterogeneous PW and APW: N_transfer from eq. 1-5, chattiest "
 		  "process stays")
 	{

@@ -48,6 +48,8 @@
 //                                       that makes the applications' processes leave it (0: never)
 //   evacuate_ticks               3      ticks in a row the load must last before they leave
 //   merge_retry                  5      seconds after which a merge not carried out is proposed again
+//   settle                       2      seconds a process must have run here before a work request may take its
+//                                       work: until then the node's measured load (UPW) does not show it
 //   migration_only               false  seed 000's "migration only" comparison: a split the node could make of
 //                                       whole processes (it has more than r) becomes a migration of r of them,
 //                                       any other split is dropped, and no merge is proposed
@@ -69,6 +71,7 @@
 #include "ios_decision.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
@@ -137,6 +140,7 @@ std::string IosDecision::configure(const nlohmann::json &table)
 	t.integer("evacuate_ticks", o.evacuateTicks, 1, 1000);
 	t.boolean("migration_only", o.migrationOnly);
 	t.number("merge_retry", o.mergeRetry, 0, 86400);
+	t.number("settle", o.settle, 0, 3600);
 	t.finish();
 	if (!t.error().empty())
 		return t.error();
@@ -200,16 +204,26 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 	const NodeProfile &origin = request.originProfile;
 	int64_t unitsHere = 0;
 	double bytesLocal = 0.0;
+	double newest = -std::numeric_limits<double>::infinity();
 	for (const ProcessInfo &p : app.local) {
 		if (!p.active)
 			continue;
 		unitsHere += p.units;
 		bytesLocal += p.bytesLocal;
+		newest = std::max(newest, p.lastChange);
 	}
 	AppPlan plan;
 	plan.summary = {{"app", app.id}, {"n_i", 0}, {"n_j", unitsHere}};
 	if (unitsHere == 0) {
 		plan.summary["outcome"] = "no active process here";
+		return plan;
+	}
+	// ρ comes from UPW, the node's CPU use over the last profile interval: a process that started or arrived
+	// within it is not (fully) in that figure, and a plan made now would misjudge what the node gives away.
+	if (view.overlay.now - newest < options_.settle) {
+		plan.summary["outcome"] = fmt::format("a process started here {:.1f} s ago: the node's load does not "
+						      "show it yet (settle {:g} s)",
+						      view.overlay.now - newest, options_.settle);
 		return plan;
 	}
 

@@ -26,6 +26,7 @@ struct IosOptions {
 	int64_t evacuateTicks = 3;
 	bool migrationOnly = false;
 	double mergeRetry = 5.0;
+	double settle = 2.0;
 };
 
 // What the module found for one application on a WRM.
