@@ -9,11 +9,14 @@ its agent measures itself against). The figure's 8 -> 12 -> 16 -> 15 -> 10 -> 8 
 processes, halved: astro (examples/astro, farmer/worker, the paper's application) with 8 processes on 4 -> 6 -> 8 ->
 7 -> 5 -> 4 hosts, a change every --every iterations (bench/fig10_hosts.json, the scaled scenario): hosts n5..n8 join
 with `malleo cluster add`, and n2, then n3 and n4, then n5 leave with `malleo drain` (the initial hosts, as in the
-figure, but never n1: rank 0's launch host). Open MPI, spawn mode with MALLEO_PCM_SPAWN=wait: `malleo run --mode
-spawn -n 2` on n1, then forced splits (MALLEO_FORCE) at the first three probes put 2 ranks on each of n2, n3 and n4
-(a launch over several hosts takes a rankfile, which Open MPI 4.1.4 applies to the job's spawns too, refusing them);
-the scenario's iterations count from there. Pool mode is not used: `malleo run --spares-on` takes only nodes that
-are up, and the joining hosts' agents start at their join.
+figure, but never n1: rank 0's launch host). Open MPI, in one of two modes (--mode):
+  spawn  (the default) MALLEO_PCM_SPAWN=wait: `malleo run --mode spawn -n 2` on n1, then forced splits (MALLEO_FORCE)
+         at the first three probes put 2 ranks on each of n2, n3 and n4 (a launch over several hosts takes a
+         rankfile, which Open MPI 4.1.4 applies to the job's spawns too, refusing them); the scenario's iterations
+         count from there.
+  pool   `malleo run -n 8 --max 24 --active-on n1,n1,n2,n2,n3,n3,n4,n4 --spares-on n1,...,n8` (2 spares on every
+         host, those of the hosts still to join included: they wait parked there and register with their host's
+         agent when `cluster add` starts it); a reconfiguration activates and parks processes, nothing is spawned.
 
 Policies, as sim/README.md's runs: ios (decision ios), migration (ios with migration_only, no node weights) and
 static (decision none). A host that leaves drains (its agent moves its processes off, for at most the scenario's
@@ -31,8 +34,8 @@ per-iteration CSV. Its one free parameter, work_per_unit (seconds of one unit's 
 measured first and separately: one astro process with one unit's stars (--stars / 8) alone on one slice, the median
 of its iteration times times the quota.
 
-usage: bench/fig10_hosts.py [--build build] [--rounds 3] [--stars 12000000] [--quota 0.25] [--every 6]
-                            [--policies ios,migration,static] [--seeds 1-5] [--json FILE]"""
+usage: bench/fig10_hosts.py [--build build] [--mode spawn|pool] [--rounds 3] [--stars 12000000] [--quota 0.25]
+                            [--every 6] [--policies ios,migration,static] [--seeds 1-5] [--json FILE]"""
 import argparse
 import copy
 import json
@@ -61,6 +64,7 @@ STAR_BYTES = 16
 PER_HOST = PROCESSES // len(INITIAL)
 SETUP = len(INITIAL) - 1
 SETUP_FORCE = ",".join(f"split@{i}:{PER_HOST}/{node}" for i, node in enumerate(INITIAL[1:]))
+SPARES_PER_HOST = 2  # pool mode
 PROGRESS = re.compile(r"^iteration (\d+) of (\d+) on (\d+) processes")
 RECONFIGURED = re.compile(r"^iteration (\d+): (\d+) processes$", re.M)
 CGROUP = "/sys/fs/cgroup"
@@ -134,15 +138,22 @@ def agent_config(scenario, policy):
     return c
 
 
-def astro_run(a, cluster, stars, iterations, processes, force=None):
+def astro_run(a, cluster, stars, iterations, processes, force=None, pool=False):
     env = run_env()
     # Spawned processes start inside the probe that takes the command: the set-up's splits, one a probe, would
     # otherwise find the previous one still starting its processes (busy) and fail.
     env["MALLEO_PCM_SPAWN"] = "wait"
     if force:
         env["MALLEO_FORCE"] = force
+    if pool:
+        active = [n for n in INITIAL for _ in range(PER_HOST)]
+        spares = [n for n in INITIAL + JOINERS for _ in range(SPARES_PER_HOST)]
+        launch = ["--mode", "pool", "-n", str(len(active)), "--max", str(len(active) + len(spares)),
+                  "--active-on", ",".join(active), "--spares-on", ",".join(spares)]
+    else:
+        launch = ["--mode", "spawn", "-n", str(processes)]
     return subprocess.Popen([a.malleo, "--cluster-dir", cluster.dir, "--node", "n1", "run", "--mpi", "openmpi",
-                             "--mode", "spawn", "-n", str(processes), "--profile-dir", cluster.dir, "--", a.astro,
+                             *launch, "--profile-dir", cluster.dir, "--", a.astro,
                              "--stars", str(stars), "--iterations", str(iterations), "--progress", "1"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
 
@@ -235,15 +246,17 @@ class RealRun:
                 self.groups = {h["node"]: h["cgroup"] for h in json.load(f)["hosts"]}
             self.live = set(INITIAL)
             load_before = loadavg()
-            run = astro_run(a, cluster, a.stars, SETUP + a.iterations, PER_HOST, SETUP_FORCE)
+            pool = a.mode == "pool"
+            setup = 0 if pool else SETUP
+            run = astro_run(a, cluster, a.stars, setup + a.iterations, PER_HOST, None if pool else SETUP_FORCE, pool)
             lines = Lines(run)
             joiners, leavers = iter(JOINERS), iter(LEAVERS)
             try:
-                if lines.wait(lambda l: l.startswith(f"iteration {SETUP - 1} of "), 300) is None:
+                if lines.wait(lambda l: l.startswith(f"iteration {max(setup - 1, 0)} of "), 300) is None:
                     sys.exit(f"{self.policy}: astro did not start on 4 hosts\n{lines.text()[-2000:]}")
                 self.notes.append(f"start: {self.placement()}")
                 for event in self.scenario["events"]:
-                    done = SETUP + event["iteration"]
+                    done = setup + event["iteration"]
                     if lines.wait(lambda l: l.startswith(f"iteration {done - 1} of "), 900) is None:
                         sys.exit(f"{self.policy}: no iteration {done - 1}\n{lines.text()[-3000:]}")
                     before = self.placement()
@@ -267,17 +280,17 @@ class RealRun:
                 t.join(timeout=120)
             text = lines.text()
             times = progress_times(lines)
-            n = SETUP + a.iterations
+            n = setup + a.iterations
             if run.returncode != 0 or len(times) != n:
                 sys.exit(f"{self.policy}: the run failed ({run.returncode}, {len(times)} iterations)\n{text[-3000:]}")
-            setup_sizes = [int(m.group(2)) for m in RECONFIGURED.finditer(text) if int(m.group(1)) < SETUP]
+            setup_sizes = [int(m.group(2)) for m in RECONFIGURED.finditer(text) if int(m.group(1)) < setup]
             checksum = re.search(r"^checksum (\w+)$", text, re.M)
-            sizes = [int(m.group(2)) for m in RECONFIGURED.finditer(text) if int(m.group(1)) >= SETUP]
-            if setup_sizes != [PER_HOST * (i + 2) for i in range(SETUP)]:
+            sizes = [int(m.group(2)) for m in RECONFIGURED.finditer(text) if int(m.group(1)) >= setup]
+            if setup_sizes != [PER_HOST * (i + 2) for i in range(setup)]:
                 sys.exit(f"{self.policy}: the set-up splits were not {SETUP_FORCE} alone: {setup_sizes}\n{text[:4000]}")
-            # From the line of the set-up's last iteration to the last: a.iterations - 1 iterations, as the
-            # simulator's iterations 1 .. a.iterations - 1.
-            first = SETUP
+            # From the line of the set-up's last iteration (pool mode: iteration 0) to the last: a.iterations - 1
+            # iterations, as the simulator's iterations 1 .. a.iterations - 1.
+            first = setup
             # A reconfiguration happens in the probe before its iteration: that iteration's interval against the
             # median interval of the run is what it stopped the application for.
             intervals = {k: times[k] - times[k - 1] for k in range(first + 1, n)}
@@ -317,6 +330,7 @@ def simulate(a, scenario, work):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default=os.path.join(os.path.dirname(HERE), "build"))
+    parser.add_argument("--mode", choices=["spawn", "pool"], default="spawn")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--stars", type=int, default=12_000_000)
     parser.add_argument("--iterations", type=int, default=36)

@@ -105,8 +105,7 @@ ClusterStarter::ClusterStarter(unsigned nodes, std::string logLevel, std::string
 			       std::string malleod, NodeConfigInput input,
 			       std::map<std::string, nlohmann::json> nodeFiles)
 	: nodes_(nodes), logLevel_(std::move(logLevel)), dir_(std::move(dir)),
-	  malleod_(std::move(malleod)), input_(std::move(input)), nodeFiles_(std::move(nodeFiles)),
-	  cpus_(usableCpus())
+	  malleod_(std::move(malleod)), input_(std::move(input)), nodeFiles_(std::move(nodeFiles))
 {
 }
 
@@ -116,7 +115,7 @@ std::optional<Failure> ClusterStarter::launch(unsigned index, const std::vector<
 	Launch l;
 	l.node.name = fmt::format("n{}", index);
 	l.node.runDir = (fs::path(dir_) / l.node.name).string();
-	l.node.cpus = cpus.empty() ? std::vector<int>{cpus_[(index - 1) % cpus_.size()]} : std::move(cpus);
+	l.node.cpus = cpus.empty() ? defaultNodeCpus(index) : std::move(cpus);
 	l.logPath = l.node.runDir + "/malleod.log";
 
 	std::error_code ec;

@@ -57,7 +57,6 @@ private:
 	std::string malleod_;
 	NodeConfigInput input_;
 	std::map<std::string, nlohmann::json> nodeFiles_;
-	std::vector<int> cpus_;
 	std::vector<Launch> launches_;
 	std::vector<ClusterNode> kept_; // add(): the nodes already up, recorded first
 	ClusterFile cluster_;

@@ -121,6 +121,12 @@ std::vector<int> usableCpus()
 	return cpus;
 }
 
+std::vector<int> defaultNodeCpus(unsigned index)
+{
+	const std::vector<int> cpus = usableCpus();
+	return {cpus[(index - 1) % cpus.size()]};
+}
+
 std::optional<pid_t> spawnDetached(const std::vector<std::string> &argv, const std::vector<int> &cpus,
 				   const std::string &logPath, Failure &failure, const HostEntry *host)
 {

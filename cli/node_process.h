@@ -20,6 +20,9 @@ std::optional<std::string> findMalleod(Failure &failure);
 // The CPUs this process may run on, in order (the nodes are spread over them).
 std::vector<int> usableCpus();
 
+// Node n<index>'s CPU unless `cluster up`/`cluster add` is given others: the usable CPUs round-robin.
+std::vector<int> defaultNodeCpus(unsigned index);
+
 class HostEntry;
 
 // Starts argv[0] in a new session bound to cpus, stdin from /dev/null and

@@ -25,6 +25,8 @@
 #include "commands.h"
 #include "failure.h"
 #include "launcher.h"
+#include "netns_hosts.h"
+#include "node_process.h"
 #include "program_mpi.h"
 #include "run_placement.h"
 #include "run_slurm.h"
@@ -217,9 +219,41 @@ std::optional<RankTarget> rankTarget(const GlobalOptions &options, Failure &fail
 	return found;
 }
 
+// A node to come: `cluster up --hosts K --nodes N` made the hosts of nodes N+1..K too, whose agents `cluster add`
+// starts later. A spare rank may wait on such a host from the start, as a machine that joins would have one: it
+// registers with the node's agent once that agent runs. The node is described as `cluster add` will start it.
+std::optional<ClusterNode> nodeToCome(const RankTarget &target, const std::string &name)
+{
+	Failure none;
+	const std::optional<HostNetwork> network = readHostNetwork(target.clusterDir, none);
+	const NetHost *host = network ? network->ofNode(name) : nullptr;
+	if (!host || name.size() < 2 || name.find_first_not_of("0123456789", 1) != std::string::npos)
+		return std::nullopt;
+	ClusterNode node;
+	node.name = name;
+	node.runDir = (fs::path(target.clusterDir) / name).string();
+	node.cpus = defaultNodeCpus(static_cast<unsigned>(std::stoul(name.substr(1))));
+	node.host = host->name;
+	node.address = host->address;
+	return node;
+}
+
+// Whether name is a node to come, added to toCome the first time.
+bool isNodeToCome(const RankTarget &target, const std::string &name, std::vector<ClusterNode> &toCome)
+{
+	if (std::any_of(toCome.begin(), toCome.end(), [&name](const ClusterNode &n) { return n.name == name; }))
+		return true;
+	std::optional<ClusterNode> node = nodeToCome(target, name);
+	if (node)
+		toCome.push_back(std::move(*node));
+	return node.has_value();
+}
+
 // The names of an option that lists nodes of the ranks' virtual cluster (--spares-on, --active-on), each checked.
+// With toCome, a node whose host waits for `cluster add` is accepted too, and added to toCome.
 std::optional<std::vector<std::string>> clusterNodes(const char *option, const std::string &value,
-						      const RankTarget &target, std::string &problem)
+						      const RankTarget &target, std::string &problem,
+						      std::vector<ClusterNode> *toCome = nullptr)
 {
 	std::vector<std::string> names;
 	if (value.empty())
@@ -232,9 +266,10 @@ std::optional<std::vector<std::string>> clusterNodes(const char *option, const s
 	}
 	std::istringstream list(value);
 	for (std::string name; std::getline(list, name, ',');) {
-		if (!target.cluster->find(name)) {
-			problem = fmt::format("{} {}: no node {} in the cluster at {} (nodes: {})", option, value,
-					      name.empty() ? "''" : name, target.clusterDir, target.cluster->names());
+		if (!target.cluster->find(name) && !(toCome && isNodeToCome(target, name, *toCome))) {
+			problem = fmt::format("{} {}: no node {} in the cluster at {} (nodes: {}{})", option, value,
+					      name.empty() ? "''" : name, target.clusterDir, target.cluster->names(),
+					      toCome ? "; and no host of theirs waits for `cluster add`" : "");
 			return std::nullopt;
 		}
 		names.push_back(name);
@@ -243,13 +278,13 @@ std::optional<std::vector<std::string>> clusterNodes(const char *option, const s
 }
 
 std::optional<std::vector<std::string>> sparesOn(const RunOptions &run, const RankTarget &target,
-						  std::string &problem)
+						  std::string &problem, std::vector<ClusterNode> &toCome)
 {
 	if (!run.sparesOn.empty() && run.maxRanks.empty()) {
 		problem = "--spares-on places the spare ranks of --max: give --max too";
 		return std::nullopt;
 	}
-	return clusterNodes("--spares-on", run.sparesOn, target, problem);
+	return clusterNodes("--spares-on", run.sparesOn, target, problem, &toCome);
 }
 
 // A name that tells this run's reports from every other's, in the order runs start.
@@ -386,7 +421,8 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 	const std::optional<RankTarget> target = rankTarget(options, failure);
 	if (!target)
 		return refuse(failure.status, failure.line);
-	const std::optional<std::vector<std::string>> spareNodes = sparesOn(run, *target, problem);
+	std::vector<ClusterNode> nodesToCome;
+	const std::optional<std::vector<std::string>> spareNodes = sparesOn(run, *target, problem, nodesToCome);
 	if (!spareNodes)
 		return refuse(kExitBadInput, problem);
 	const std::optional<std::vector<std::string>> activeNodes =
@@ -409,13 +445,15 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 	const unsigned launched = maxRanks ? *maxRanks : *ranks;
 	std::vector<RankBlock> blocks = {{launched, {}, {}, {}}};
 	if (target->cluster) {
-		for (const auto &[key, value] : clusterEnvironment(target->clusterDir, *target->cluster))
+		ClusterFile cluster = *target->cluster;
+		cluster.nodes.insert(cluster.nodes.end(), nodesToCome.begin(), nodesToCome.end());
+		for (const auto &[key, value] : clusterEnvironment(target->clusterDir, cluster))
 			env[key] = value;
 		// Each block says its own node and agent.
 		env.erase("MALLEO_NODE");
 		env.erase("MALLEO_AGENT");
-		blocks = placeRanks(*target->cluster, *target->cluster->find(target->node), *ranks, launched - *ranks,
-				    *spareNodes, *activeNodes);
+		blocks = placeRanks(cluster, *cluster.find(target->node), *ranks, launched - *ranks, *spareNodes,
+				    *activeNodes);
 	} else if (insideSlurmAllocation(run)) {
 		const std::optional<std::vector<std::string>> nodes = slurmNodes(problem);
 		if (!nodes)

@@ -9,9 +9,10 @@ real mpirun/hydra, real heat2d; no `malleo force` and no MALLEO_FORCE.
   join     (spawn mode, Open MPI) heat2d on host n1; n2's agent joins on host n2 (made at `cluster up --nodes 1
            --hosts 2`); n1's decision splits the application onto n2: processes whose /proc/PID/ns/net is n2's, that
            report to n2's agent; checksum equal to a static run's.
-  pool     (pool mode, Open MPI or MPICH) heat2d with one active rank on n1 and four spares on n2 (parked there,
-           registered with n2's agent); n2 is idle, asks for work, n1 splits onto n2's spares: the active processes
-           on n2 are in n2's namespace; checksum equal to a static run's.
+  pool     (pool mode, Open MPI or MPICH) heat2d with one active rank on n1 and four spares on host n2 before n2's
+           agent exists (`cluster up --nodes 1 --hosts 2`, `run --spares-on n2`): parked in n2's namespace; n2's
+           agent joins (`cluster add`), the spares register with it; n2 is idle, asks for work, n1 splits onto n2's
+           spares: the active processes on n2 are in n2's namespace; checksum equal to a static run's.
 
 Skips (exit 77) with one line where namespaces cannot be made (not root, no `ip`).
 
@@ -111,6 +112,20 @@ def netns_of(pid):
         return os.readlink(f"/proc/{pid}/ns/net")
     except OSError:
         return None
+
+
+def processes_in(netns, program):
+    """The pids of program's processes in a network namespace."""
+    name = os.path.basename(program)[:15]
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == name and netns_of(pid) == netns:
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
 
 
 def uts_hostname(pid):
@@ -334,18 +349,26 @@ def partition(a, work):
 
 
 def pool(a, work):
-    grid = ["--rows", "1024", "--columns", "1024", "--iterations", "1200", "--pace", "8"]
+    grid = ["--rows", "1024", "--columns", "1024", "--iterations", "2500", "--pace", "8"]
     config = write_json(os.path.join(work, "base.json"), agent_config())
     n1 = write_json(os.path.join(work, "n1.json"), {"host": {"cpus": [0]}})
-    n2 = write_json(os.path.join(work, "n2.json"), IDLE)
-    with HostCluster("--hosts", "2", "--config", config, "--node-config", f"n1={n1}",
-                     "--node-config", f"n2={n2}") as cluster:
+    n2 = write_json(os.path.join(work, "n2.json"), agent_config(**IDLE))
+    with HostCluster("--nodes", "1", "--hosts", "2", "--config", config, "--node-config", f"n1={n1}") as cluster:
         run = subprocess.Popen([MALLEO, "--cluster-dir", cluster.dir, "--node", "n1", "run", "--mpi", a.mpi,
                                 "-n", "1", "--max", "5", "--spares-on", "n2", "--profile-dir", work, "--",
                                 a.heat2d, *grid, "--times"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=run_env(a.mpi))
         try:
             app = registered_app(cluster, a.heat2d)
+            # n2 has a host and no agent yet: its spares wait there, as on a machine that has not joined.
+            with open(os.path.join(cluster.dir, "hosts.json")) as f:
+                host = next(h["name"] for h in json.load(f)["hosts"] if h["node"] == "n2")
+            host_ns = f"net:[{os.stat('/run/netns/' + host).st_ino}]"
+            waiting = wait_for(lambda: len(processes_in(host_ns, a.heat2d)) == 4, 60, 0.2)
+            check(waiting and "n2" not in cluster.nodes(),
+                  f"before n2's agent runs, four heat2d spares wait in its host's namespace {host_ns}")
+            r = cluster.cli("cluster", "add", "--config", n2, timeout=60)
+            check(r.returncode == 0, f"n2's agent joins on host n2 ({r.stderr.strip()})")
             parked = wait_for(lambda: len(processes_here(cluster, "n2", app, active=False)) == 4 and
                               processes_here(cluster, "n2", app, active=False), 60, 0.2)
             check(parked, "the four spares are parked on n2 and registered with n2's agent")

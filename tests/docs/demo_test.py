@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The README's first command, `scripts/demo.sh`, run as written from the top of the source tree.
+
+The demo checks each step of its story itself (it exits 1 when a step does not happen within STEP_TIMEOUT). This test
+reads what it printed and checks the story from the agents' own timeline: heat2d split onto n2 on n2's work request,
+a process sent away by the load on n2, a node drained and gone, no reconfiguration forced by a person, a plot drawn,
+and the checksum after every reconfiguration equal to a run left alone. The demo runs ./build (the README's layout),
+so this test skips when the build under test is another directory. The cluster lives in a directory of the test's
+own and the plot is written there, so nothing of a user's demo is touched.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SOURCE = os.environ['MALLEO_SOURCE_ROOT']
+BUILD = os.environ['MALLEO_BUILD_ROOT']
+SCALE = float(os.environ.get('MALLEO_TEST_TIME_SCALE', '1'))
+
+failures = 0
+
+
+def check(condition, what):
+    global failures
+    print(('ok: ' if condition else 'FAIL: ') + what, flush=True)
+    failures += 0 if condition else 1
+
+
+def timeline_rows(output):
+    """The rows `malleo timeline` printed: (event, why), from its header to the next `==` line."""
+    rows, inside = [], False
+    for line in output.splitlines():
+        if line.startswith(' TIME ') or line.startswith('TIME '):
+            inside = True
+            continue
+        if inside and (line.startswith('==') or not line.strip()):
+            break
+        if inside:
+            cells = re.split(r'\s{2,}', line.strip())
+            if len(cells) >= 6:
+                rows.append((cells[4], cells[5]))
+            elif len(cells) == 5:
+                rows.append((cells[4], '-'))
+    return rows
+
+
+def main():
+    if os.path.realpath(BUILD) != os.path.realpath(os.path.join(SOURCE, 'build')):
+        print(f'SKIP: scripts/demo.sh runs ./build, and this build is {BUILD}')
+        return 77
+    with tempfile.TemporaryDirectory(prefix='malleo-demo-test-') as tmp:
+        plot = os.path.join(tmp, 'demo-throughput.png')
+        env = dict(os.environ, MALLEO_CLUSTER_DIR=os.path.join(tmp, 'cluster'), PLOT=plot,
+                   STEP_TIMEOUT=str(int(60 * SCALE)))
+        run = subprocess.run(['scripts/demo.sh'], cwd=SOURCE, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, timeout=540 * SCALE)
+        print(run.stdout, flush=True)
+        check(run.returncode == 0, f'scripts/demo.sh exits 0 ({run.returncode})')
+        rows = timeline_rows(run.stdout)
+        check(any(e.startswith('split') and e.endswith('-> n2') and w.startswith('work request from n2')
+                  for e, w in rows), 'the timeline has a split onto n2 on its work request')
+        check(any(e.startswith('migrate') and 'failed' not in e and 'no application here' in w for e, w in rows),
+              'the timeline has a process sent away by the load (used by processes of no application)')
+        drained = [e.split()[0] for e, _ in rows if e.endswith(' drains')]
+        check(len(drained) == 1 and any(e == f'{drained[0]} leaves' for e, _ in rows),
+              f'one node drains and then leaves ({drained})')
+        check(rows and not any('force' in e or 'force' in w for e, w in rows),
+              f'no reconfiguration was forced ({len(rows)} rows)')
+        sums = dict(re.findall(r'^(reconfigured by the agents|left alone):\s+checksum (\w+)$', run.stdout, re.M))
+        check(len(sums) == 2 and len(set(sums.values())) == 1, f'the checksums are equal ({sums})')
+        with open(plot, 'rb') if os.path.exists(plot) else open(os.devnull, 'rb') as f:
+            check(f.read(8) == b'\x89PNG\r\n\x1a\n', f'the plot is a PNG ({plot})')
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
