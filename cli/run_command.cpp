@@ -267,9 +267,9 @@ std::optional<std::vector<std::string>> clusterNodes(const char *option, const s
 	std::istringstream list(value);
 	for (std::string name; std::getline(list, name, ',');) {
 		if (!target.cluster->find(name) && !(toCome && isNodeToCome(target, name, *toCome))) {
-			problem = fmt::format("{} {}: no node {} in the cluster at {} (nodes: {}{})", option, value,
+			problem = fmt::format("{} {}: no node {} in the cluster at {} (nodes: {}){}", option, value,
 					      name.empty() ? "''" : name, target.clusterDir, target.cluster->names(),
-					      toCome ? "; and no host of theirs waits for `cluster add`" : "");
+					      toCome ? ", nor a host made for it to join on" : "");
 			return std::nullopt;
 		}
 		names.push_back(name);

@@ -551,18 +551,29 @@ int main(int argc, char **argv)
 		displs = malloc(sizeof(int) * (size_t)totalProcessors);
 		all = malloc(sizeof(double) * (size_t)o.columns * yDim);
 	}
+	/* Which process holds how many columns: how the bridge shared the data (by node power, with node weights). */
+	int worldRank = 0, *worldRanks = NULL;
+	MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+	if (rank == 0)
+		worldRanks = malloc(sizeof(int) * (size_t)totalProcessors);
 	MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
+	MPI_Gather(&worldRank, 1, MPI_INT, worldRanks, 1, MPI_INT, 0, comm);
 	if (rank == 0)
 		for (int p = 0, at = 0; p < totalProcessors; at += counts[p], ++p)
 			displs[p] = at;
 	MPI_Gatherv(prevData + yDim, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, comm);
 	if (rank == 0) {
 		printf("final: %d processes, %d iterations\n", totalProcessors, o.iterations);
+		printf("columns:");
+		for (int p = 0; p < totalProcessors; ++p)
+			printf("%s %d (world rank %d)", p ? "," : "", counts[p] / yDim, worldRanks[p]);
+		printf("\n");
 		printf("checksum %016llx\n",
 		       (unsigned long long)fnv1a((const unsigned char *)all, sizeof(double) * (size_t)o.columns * yDim));
 		fflush(stdout);
 	}
 	free(all);
+	free(worldRanks);
 	free(counts);
 	free(displs);
 	PCM_Free(prevData);

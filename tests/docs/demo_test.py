@@ -63,7 +63,7 @@ def main():
                   for e, w in rows), 'the timeline has a split onto n2 on its work request')
         check(any(e.startswith('migrate') and 'failed' not in e and 'no application here' in w for e, w in rows),
               'the timeline has a process sent away by the load (used by processes of no application)')
-        drained = [e.split()[0] for e, _ in rows if e.endswith(' drains')]
+        drained = sorted({e.split()[0] for e, _ in rows if e.endswith(' drains')})
         check(len(drained) == 1 and any(e == f'{drained[0]} leaves' for e, _ in rows),
               f'one node drains and then leaves ({drained})')
         check(rows and not any('force' in e or 'force' in w for e, w in rows),

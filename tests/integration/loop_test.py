@@ -13,10 +13,14 @@ and no MALLEO_FORCE anywhere. Each scenario ends with heat2d's checksum compared
   load   (Open MPI or MPICH, pool mode): heat2d on n1 and n2; real CPU hogs pinned to n2's CPU: n2's decision sends its
          process away (a request n2 sends to n1, which hosts rank 0); once the load is steady, at most one
          reconfiguration per hold-down.
+  weights (Open MPI or MPICH, pool mode): rank 0 active on n1, rank 1 parked on n2; the nodes' powers fixed by the
+         static profiling module, n1 1 and busy, n2 2 and idle, and actions.node_weights on: n2's work request makes
+         n1 split the application in two, and the root agent's command carries each node's power, so the bridge
+         gives n2's process two thirds of the grid's columns and n1's one third (heat2d's `columns:` line).
   The drain scenario also sends n1 two requests back to back: the second, while the first is in flight, is refused
   with its reason.
 
-usage: loop_test.py --scenario join|drain|load|merge --mpi openmpi|mpich [--sigterm] HEAT2D"""
+usage: loop_test.py --scenario join|drain|load|merge|weights --mpi openmpi|mpich [--sigterm] HEAT2D"""
 import argparse
 import json
 import os
@@ -31,7 +35,7 @@ import types
 
 import zmq
 
-from harness import MALLEO, SKIP, Cluster, check, envelope, frames, wait_for
+from harness import MALLEO, SKIP, Cluster, check, envelope, frames, static_profile, wait_for
 
 RUN_TIMEOUT = 600
 HOLD_DOWN = 4.0
@@ -395,9 +399,51 @@ def merge(a, work):
     return 0
 
 
+def weights(a, work):
+    columns = 1024
+    grid = ["--rows", "512", "--columns", str(columns), "--iterations", "1500", "--pace", "4"]
+    power = {"n1": 1.0, "n2": 2.0}
+
+    def config(node, apw):
+        # ρ = 2/3 for n2's request; n_max 2 allows only the split in two, whose predicted imbalance (0.5) the
+        # tolerance accepts.
+        c = agent_config(0, evacuate_load=0, n_max=2, tolerance=1.0)
+        del c["host"]
+        c["modules"]["profiling"] = "static"
+        c["static"] = static_profile(apw, power[node])
+        c["actions"]["node_weights"] = True
+        return c
+    with Cluster() as cluster:
+        n1 = cluster.add("n1", config("n1", 0.0))
+        n2 = cluster.add("n2", config("n2", 1.0), seeds=[n1.endpoint])
+        env = run_env(a.mpi, {"MALLEO_NODES": "n1=0;n2=1", "MALLEO_POOL_ACTIVE": "1", "MALLEO_PROFILE_DIR": work})
+        run = launch_pool(a, [("n1", n1), ("n2", n2)], grid, env)
+        try:
+            app = registered_app(n1, a.heat2d)
+            results = wait_for(lambda: [e for e in events(n1, "reconf_result") if e.get("ok")], 60, 0.1) or []
+            check(results and results[0]["op"] == "split" and results[0].get("node") == "n2" and
+                  results[0]["trigger"] == "wrm" and results[0]["after"] == 2,
+                  f"n1's decision on n2's work request splits the application in two onto n2 ({results[:1]})")
+            output = finish(run)
+        finally:
+            if run.poll() is None:
+                run.kill()
+        no_force_used(n1, n2)
+    shares = {int(w): int(c) for c, w in re.findall(r"(\d+) \(world rank (\d+)\)",
+                                                    next((l for l in output.splitlines() if l.startswith("columns:")),
+                                                         ""))}
+    # World rank 0 runs on n1, 1 on n2 (launch_pool's blocks): each gets the columns in proportion to its node's power.
+    want = {0: columns * power["n1"] / sum(power.values()), 1: columns * power["n2"] / sum(power.values())}
+    check(set(shares) == {0, 1} and all(abs(shares[r] - want[r]) <= 1 for r in want),
+          f"the grid is shared by node power: columns per world rank {shares}, want {want}")
+    got, want_sum = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
+    check(got is not None and got == want_sum, f"checksum after the weighted split {got} == static {want_sum}")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", required=True, choices=["join", "drain", "load", "merge"])
+    parser.add_argument("--scenario", required=True, choices=["join", "drain", "load", "merge", "weights"])
     parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
     parser.add_argument("--sigterm", action="store_true", help="drain: by SIGTERM to the agent, not `malleo drain`")
     parser.add_argument("heat2d")
@@ -409,7 +455,7 @@ def main():
         print("skip: the scenarios need two CPUs, one per node")
         return SKIP
     work = tempfile.mkdtemp(prefix="malleo-loop-")
-    status = {"join": join, "drain": drain, "load": load, "merge": merge}[a.scenario](a, work)
+    status = {"join": join, "drain": drain, "load": load, "merge": merge, "weights": weights}[a.scenario](a, work)
     shutil.rmtree(work, ignore_errors=True)
     return status
 
