@@ -35,7 +35,7 @@ measured first and separately: one astro process with one unit's stars (--stars 
 of its iteration times times the quota.
 
 usage: bench/fig10_hosts.py [--build build] [--mode spawn|pool] [--rounds 3] [--stars 12000000] [--quota 0.25]
-                            [--every 6] [--policies ios,migration,static] [--seeds 1-5] [--json FILE]"""
+                            [--every 6] [--policies ios,migration,static] [--seeds 1-5] [--json FILE] [--log DIR]"""
 import argparse
 import copy
 import json
@@ -145,6 +145,8 @@ def astro_run(a, cluster, stars, iterations, processes, force=None, pool=False):
     env["MALLEO_PCM_SPAWN"] = "wait"
     if force:
         env["MALLEO_FORCE"] = force
+    if a.log:  # the bridge's line per reconfiguration and its phase times
+        env["MALLEO_PCM_VERBOSE"] = "1"
     if pool:
         active = [n for n in INITIAL for _ in range(PER_HOST)]
         spares = [n for n in INITIAL + JOINERS for _ in range(SPARES_PER_HOST)]
@@ -279,6 +281,10 @@ class RealRun:
             for t in self.drains:
                 t.join(timeout=120)
             text = lines.text()
+            if a.log:
+                os.makedirs(a.log, exist_ok=True)
+                with open(os.path.join(a.log, f"{self.policy}-{time.strftime('%H%M%S')}.txt"), "w") as f, lines.cond:
+                    f.writelines(f"{at:.3f} {line}\n" for at, line in lines.lines if line is not None)
             times = progress_times(lines)
             n = setup + a.iterations
             if run.returncode != 0 or len(times) != n:
@@ -340,6 +346,7 @@ def main():
     parser.add_argument("--seeds", default="1-5")
     parser.add_argument("--work-per-unit", type=float, help="skip the calibration: this work_per_unit")
     parser.add_argument("--json", help="write every round's record here")
+    parser.add_argument("--log", help="write each run's output here, the bridge verbose (MALLEO_PCM_VERBOSE)")
     a = parser.parse_args()
     why = unavailable()
     if why:
