@@ -31,7 +31,10 @@ comments of that Markdown file, invisible when rendered, read here in order with
 A `cd` in a command holds for the document's next commands, as in one shell.
 
 A command that cannot run here is listed, with why, in tests/docs/exempt.txt. The test fails when a command
-fails, exceeds its time, is neither run nor exempt, or when an exemption names no command of the docs.
+fails, exceeds its time, is neither run nor exempt, or when an exemption names no command of the docs. An exempt
+benchmark command (its `why:` starts with "benchmarks") is not run but checked against drift: the programs it names
+exist (a ninja target of the build, a script of bench/, a program of the build), and every `--option` it passes
+one appears in that program's `--help`.
 Background commands (`... &`) run until the end of their document, then get SIGTERM (SIGKILL after 10 s); then
 `malleo cluster down`, and any process still carrying this run's mark in its environment is killed.
 """
@@ -39,6 +42,7 @@ import glob
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -186,6 +190,51 @@ def read_exemptions():
 			fail(f'exempt.txt:{number}: not `FILE: COMMAND`')
 		exempt[(path, command)] = (reason, number)
 	return exempt
+
+
+def bench_drift(text, variables):
+	"""Why an exempt benchmark command would not run as written, or None: a program it names missing, a ninja target
+	the build does not have, an option its program's --help does not list. `NAME="..."` lines set variables for the
+	commands after them (`$R --repeats 9`)."""
+	build = os.environ['MALLEO_BUILD_ROOT']
+	words = shlex.split(text.replace('\\\n', ' '), comments=True)
+	if len(words) == 1 and re.match(r'^[A-Z_]+=', words[0]):
+		name, value = words[0].split('=', 1)
+		variables[name] = value
+		return None
+	words = [w for word in words for w in (shlex.split(variables[word[1:]]) if word[1:] in variables and
+						  word.startswith('$') else [word])]
+	commands, current = [], []
+	for word in words + ['&&']:
+		if word == '&&':
+			commands.append(current)
+			current = []
+		else:
+			current.append(word)
+	for command in commands:
+		while command and re.match(r'^[A-Z_]+=', command[0]):
+			command = command[1:]
+		if not command or command[0] == 'meson':
+			continue
+		if command[0] == 'ninja':
+			for target in command[3:] if command[1] == '-C' else command[1:]:
+				if subprocess.run(['ninja', '-C', build, '-t', 'query', target], capture_output=True).returncode:
+					return f'ninja target {target} is not one of the build'
+			continue
+		at = next((i for i, w in enumerate(command) if re.match(r'^(build[^/]*|bench)/', w)), None)
+		if at is None:
+			return f'no program of bench/ or of the build in `{" ".join(command)}`'
+		program = re.sub(r'^build[^/]*/', build + '/', command[at])
+		program = program if program.startswith('/') else os.path.join(SOURCE, program)
+		if not os.access(program, os.X_OK):
+			return f'{command[at]}: no such program ({program})'
+		options = [w.split('=', 1)[0] for w in command[at + 1:] if w.startswith('--')]
+		if options:
+			helped = subprocess.run([program, '--help'], capture_output=True, text=True, timeout=60)
+			missing = [o for o in options if not re.search(re.escape(o) + r'\b', helped.stdout + helped.stderr)]
+			if missing:
+				return f'{command[at]} --help does not list {", ".join(missing)}'
+	return None
 
 
 def one_line(command):
@@ -380,7 +429,7 @@ for pid in pids:
 ''')
 	os.chmod(helper, 0o755)
 
-	used, ran, problems = set(), 0, []
+	used, ran, checked, problems = set(), 0, 0, []
 	all_commands = {}
 	for relpath in docs():
 		items = extract(relpath)
@@ -393,6 +442,15 @@ for pid in pids:
 	for key, (reason, number) in exempt.items():
 		if key not in all_commands:
 			problems.append(f'exempt.txt:{number}: `{key[1]}` is no command of {key[0]} (any more): remove it')
+	for relpath in docs():
+		variables = {}  # a document's `NAME="..."` lines, for its later commands
+		for item in extract(relpath):
+			key = (relpath, one_line(item[2])) if item[0] == 'cmd' else None
+			if key in exempt and exempt[key][0].startswith('benchmarks'):
+				drift = bench_drift(item[2], variables)
+				if drift:
+					problems.append(f'{relpath}:{item[1]}: `{key[1]}`: {drift}')
+				checked += 1
 	if problems:
 		fail('\n'.join(problems))
 
@@ -442,7 +500,8 @@ for pid in pids:
 					# Never the source or build trees bound back under /tmp (nor the directories holding them).
 					if path != root and not any(t == path or t.startswith(path + '/') for t in TREES):
 						shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
-	print(f'PASS: {ran} commands run, {len(exempt)} exempt, in {time.monotonic() - started:.0f} s', flush=True)
+	print(f'PASS: {ran} commands run, {len(exempt)} exempt ({checked} benchmark commands checked against drift), in '
+	      f'{time.monotonic() - started:.0f} s', flush=True)
 
 
 def main():
