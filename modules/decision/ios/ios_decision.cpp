@@ -71,7 +71,6 @@
 #include "ios_decision.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -142,14 +141,9 @@ std::string IosDecision::configure(const nlohmann::json &table)
 	t.boolean("migration_only", o.migrationOnly);
 	t.number("merge_retry", o.mergeRetry, 0, 86400);
 	t.number("settle", o.settle, 0, 3600);
-	std::string shares = o.evenShares ? "even" : "pieces";
-	t.string("split_shares", shares);
 	t.finish();
 	if (!t.error().empty())
 		return t.error();
-	if (shares != "even" && shares != "pieces")
-		return fmt::format("ios.split_shares: '{}' is neither \"pieces\" nor \"even\"", shares);
-	o.evenShares = shares == "even";
 	// A new window length makes the old samples meaningless for σ_i.
 	if (o.stabilityWindow != options_.stabilityWindow)
 		window_ = policy::StabilityWindow(o.stabilityWindow);
@@ -266,8 +260,6 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 		reasons["split_n"] = split.n;
 		reasons["split_needed"] = split.splitNeeded;
 	}
-	if (options_.evenShares && !options_.migrationOnly)
-		return planEven(request, here, app, split, activeHere + elsewhere, std::move(reasons));
 	if (split.status == policy::SplitStatus::Found && split.splitNeeded)
 		return planSplit(request, app, split, base, bytesLocal, std::move(reasons));
 	return planTransfer(request, app, base, std::move(reasons));
@@ -343,116 +335,6 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 		  {"target", request.origin}},
 		 std::move(reasons)};
 	plan.actions = {std::move(s), std::move(t)};
-	return plan;
-}
-
-// Even pieces (even_shares.h): the split the split policy wants, with r at most the origin's free cores, against
-// moving m whole processes for every m; the largest predicted gain above θ wins.
-AppPlan IosDecision::planEven(const WorkRequest &request, const NodeProfile &node, const ApplicationInfo &app,
-			      const policy::SplitPlan &split, int64_t processes, nlohmann::json reasons) const
-{
-	const NodeProfile &o = request.originProfile;
-	EvenNode origin{o.pw / std::max(o.cores, 1), std::max<int64_t>(o.cores, 1),
-			std::floor(o.apw * static_cast<double>(std::max(o.cores, 1)) + 1e-9)};
-	EvenNode here{node.pw / std::max(node.cores, 1), std::max<int64_t>(node.cores, 1), 0.0};
-	// The slowest first: they are the ones to move.
-	std::vector<const ProcessInfo *> local;
-	for (const ProcessInfo &p : app.local)
-		if (p.active)
-			local.push_back(&p);
-	std::stable_sort(local.begin(), local.end(), [](const ProcessInfo *a, const ProcessInfo *b) {
-		return (a->ownLoad > 0 ? a->ownLoad : 1.0) < (b->ownLoad > 0 ? b->ownLoad : 1.0);
-	});
-	std::vector<EvenProcess> mine;
-	for (const ProcessInfo *p : local)
-		mine.push_back({p->units, p->ownLoad});
-
-	AppPlan plan;
-	plan.summary = {{"app", app.id}, {"split_shares", "even"}, {"rho", reasons["rho"]}};
-	reasons["split_shares"] = "even";
-	reasons["processes"] = processes;
-	reasons["free_cores_i"] = origin.freeCores;
-	reasons["share_j"] = shareNow(here, mine);
-	const auto freeCores = static_cast<int64_t>(origin.freeCores);
-	if (freeCores < 1) {
-		plan.summary["outcome"] = "the origin has no free core";
-		return plan;
-	}
-	double best = options_.theta;
-	int64_t bestSplit = 0, bestMoves = 0;
-	EvenPrediction chosen;
-	if (split.status == policy::SplitStatus::Found && split.splitNeeded) {
-		const int64_t r = std::min(split.remote, freeCores);
-		const int64_t room = options_.nMax - processes;
-		if (r >= 1 && r <= room) {
-			EvenPrediction s = evenSplit(here, mine, origin, processes, r);
-			plan.summary["split_r"] = r;
-			plan.summary["split_gain"] = s.gain;
-			if (s.gain > best) {
-				best = s.gain;
-				bestSplit = r;
-				chosen = s;
-			}
-		}
-	}
-	for (int64_t m = 1; m <= static_cast<int64_t>(mine.size()) && m <= freeCores; ++m) {
-		EvenPrediction t = evenTransfer(here, mine, origin, m);
-		// A larger move must gain more, not as much: moving less disturbs less.
-		if (t.gain > best + 1e-9) {
-			best = t.gain;
-			bestSplit = 0;
-			bestMoves = m;
-			chosen = t;
-		}
-	}
-	plan.summary["best_gain"] = best;
-	if (bestSplit == 0 && bestMoves == 0) {
-		plan.summary["outcome"] = "nothing gains more than theta";
-		return plan;
-	}
-	plan.gain = chosen.gain;
-	reasons["gain"] = chosen.gain;
-	reasons["iteration_time_before"] = chosen.before;
-	reasons["iteration_time_after"] = chosen.after;
-	if (bestSplit > 0) {
-		reasons["r"] = bestSplit;
-		plan.summary["outcome"] = "split and transfer";
-		Action s{"split",
-			 app.id,
-			 {{"app", app.id},
-			  {"n", processes + bestSplit},
-			  {"l", static_cast<int64_t>(mine.size())},
-			  {"r", bestSplit},
-			  {"n_total", reasons["n_total"]},
-			  {"target", request.origin}},
-			 reasons};
-		Action t{"transfer",
-			 app.id,
-			 {{"app", app.id},
-			  {"processes", bestSplit},
-			  {"units", bestSplit},
-			  {"after_split", true},
-			  {"target", request.origin}},
-			 std::move(reasons)};
-		plan.actions = {std::move(s), std::move(t)};
-		return plan;
-	}
-	nlohmann::json ranks = nlohmann::json::array();
-	int64_t units = 0;
-	for (int64_t q = 0; q < bestMoves; ++q) {
-		ranks.push_back(local[static_cast<size_t>(q)]->rank);
-		units += local[static_cast<size_t>(q)]->units;
-	}
-	plan.summary["outcome"] = "transfer";
-	plan.actions.push_back({"transfer",
-				app.id,
-				{{"app", app.id},
-				 {"ranks", ranks},
-				 {"processes", bestMoves},
-				 {"units", units},
-				 {"after_split", false},
-				 {"target", request.origin}},
-				std::move(reasons)});
 	return plan;
 }
 

@@ -9,7 +9,6 @@
 
 #include <malleo/decision_module.h>
 
-#include "even_shares.h"
 #include "merge_policy.h"
 #include "split_policy.h"
 #include "transfer_policy.h"
@@ -28,10 +27,6 @@ struct IosOptions {
 	bool migrationOnly = false;
 	double mergeRetry = 5.0;
 	double settle = 2.0;
-	// How the bridge shares the data after a split: false, seed 001's pieces (node j's data cut into n, r of
-	// them to the origin); true, evenly over all the application's processes (the bridge without
-	// actions.node_weights): even_shares.h.
-	bool evenShares = false;
 };
 
 // What the module found for one application on a WRM.
@@ -59,8 +54,6 @@ private:
 	AppPlan planSplit(const WorkRequest &request, const ApplicationInfo &app,
 			  const policy::SplitPlan &split, const policy::TransferInput &base,
 			  double bytesLocal, nlohmann::json reasons) const;
-	AppPlan planEven(const WorkRequest &request, const NodeProfile &here, const ApplicationInfo &app,
-			 const policy::SplitPlan &split, int64_t processes, nlohmann::json reasons) const;
 	AppPlan planTransfer(const WorkRequest &request, const ApplicationInfo &app,
 			     policy::TransferInput input, nlohmann::json reasons) const;
 
