@@ -127,6 +127,43 @@ TEST_SUITE("swap_decision")
 			CHECK(c.tick().empty());
 	}
 
+	TEST_CASE("a spare on a node the application already fills is rated beside the processes it would join")
+	{
+		// This node's 4 cores all run the application (ranks 0, 2, 3, 4; UPW 1); rank 1 is parked. Activated,
+		// it would be the fifth process on 4 cores: 2 x 4/5 = 1.6 each, not the 2 of an empty core (seed
+		// 002's own-load exclusion, which rates the node as if the application were not on it). Against a
+		// peer of speed 1.5, 1.6 is within the hysteresis: nobody moves.
+		Cluster c(1.5);
+		c.local.upw = 1.0;
+		c.local.apw = 0.0;
+		c.apps[0].totalProcesses = 5;
+		for (uint32_t rank : {2u, 3u, 4u})
+			c.apps[0].local.push_back(process(rank, true, 1.0, 0.0));
+		for (int k = 0; k < 60; ++k)
+			CHECK(c.tick().empty());
+		// Against a peer of speed 1, 1.6 is clearly faster: the swap comes, rated 1.6.
+		Cluster slow(1.0);
+		slow.local.upw = 1.0;
+		slow.local.apw = 0.0;
+		slow.apps[0].totalProcesses = 5;
+		for (uint32_t rank : {2u, 3u, 4u})
+			slow.apps[0].local.push_back(process(rank, true, 1.0, 0.0));
+		std::vector<Action> actions = slow.tick();
+		REQUIRE(actions.size() == 1);
+		CHECK(actions[0].params["activate"] == 1);
+		CHECK(actions[0].params["deactivate_agent"] == "p");
+		CHECK(actions[0].reasons["fast_performance"].get<double>() == doctest::Approx(1.6));
+		// Three processes and a core of external work: the spare would be the fifth load on 4 cores, 2 x 4/5.
+		Cluster loaded(1.0);
+		loaded.local.upw = 1.0;
+		loaded.apps[0].totalProcesses = 4;
+		for (uint32_t rank : {2u, 3u})
+			loaded.apps[0].local.push_back(process(rank, true, 1.0, 0.0));
+		actions = loaded.tick();
+		REQUIRE(actions.size() == 1);
+		CHECK(actions[0].reasons["fast_performance"].get<double>() == doctest::Approx(2.0 * 4.0 / 5.0));
+	}
+
 	TEST_CASE("no parked process here: nothing to decide; WRMs are never answered")
 	{
 		Cluster c(1.0);

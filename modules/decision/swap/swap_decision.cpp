@@ -5,12 +5,18 @@
 //
 // Every tick, for each malleable application, two sides decide:
 //  - where processes of it are parked (the spares' side): each local process
-//    is a slot on this node's processor: peak speed PW/cores, total load UPW,
-//    own load the sum of the ownLoad of the application's active processes
-//    here (all in shares of the node's CPU: ownLoad, in cores, over the cores). Every process here thus rates
-//    the same: swapping within a node gains nothing, and the own-load
-//    exclusion keeps the process that runs from making its own node look
-//    slower than an idle one. When the application has active processes
+//    is a slot on this node's processor: peak speed PW/cores, times the share
+//    of a core each process gets with the node's cores shared by the external
+//    load (UPW x cores less the application's own ownLoad) and the
+//    application's active processes here, one more for a parked slot (it
+//    would join them). Seed 002 excludes the application's own load, which
+//    on a processor per process keeps the process that runs from making its
+//    own node look slower than an idle one; on a node of several cores it
+//    rated a spare on a node the application fills as fast as one on an empty
+//    core, and pulled processes onto it until it was oversubscribed
+//    (heterogeneous: swap 574.7 s against static's 534.2, sim/README.md). A
+//    parked slot here never rates above an active one, so swapping within a
+//    node gains nothing. When the application has active processes
 //    elsewhere (totalProcesses > active here), each alive peer that reports
 //    malleable processes stands for one active process on a processor with
 //    the peer's PW/cores, UPW, and an own load of one busy core
@@ -209,10 +215,24 @@ std::vector<Action> SwapDecision::planApp(const DecisionView &view, const Applic
 	for (const ProcessInfo &p : app.local) {
 		if (!p.active)
 			continue;
-		ownHere += p.ownLoad / std::max(here.cores, 1);
+		ownHere += p.ownLoad;
 		++activeHere;
 	}
-	const policy::ProcessorLoad local{here.pw / std::max(here.cores, 1), here.upw, ownHere};
+	// The node's cores are shared by everything else on it (external) and by the application's active processes
+	// here: a spare activated here runs beside those, one more of them (seed 002's own-load exclusion assumes a
+	// processor per process; on a node of several cores it would rate a spare on a node the application already
+	// fills as fast as on an empty one, and pull processes onto it until it is oversubscribed).
+	const int cores = std::max(here.cores, 1);
+	const double peak = here.pw / cores;
+	const double external = std::max(0.0, here.upw * cores - ownHere);
+	auto sharing = [&](double processes) {
+		// availablePerformance() = peak / (1 + total - own): peak times the share of a core each gets.
+		const double share = std::min(1.0, cores / std::max(processes + external, 1e-9));
+		const double own = ownHere / cores;
+		return policy::ProcessorLoad{peak, own + 1.0 / share - 1.0, own};
+	};
+	const policy::ProcessorLoad running = sharing(static_cast<double>(activeHere));
+	const policy::ProcessorLoad joining = sharing(static_cast<double>(activeHere + 1));
 
 	std::vector<policy::SwapSlot> slots;
 	std::vector<SlotSource> sources;
@@ -220,7 +240,7 @@ std::vector<Action> SwapDecision::planApp(const DecisionView &view, const Applic
 		std::string key = app.id + "/" + std::to_string(p.rank);
 		if (pending(key, now, p.lastChange))
 			continue;
-		slots.push_back({slots.size(), local, p.active, p.lastChange});
+		slots.push_back({slots.size(), p.active ? running : joining, p.active, p.lastChange});
 		sources.push_back({p.rank, self});
 	}
 	if (app.totalProcesses > activeHere) {
