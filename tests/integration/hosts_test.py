@@ -36,9 +36,9 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEO, SKIP, check, static_profile, wait_for
+from harness import MALLEO, SKIP, TIME_SCALE, check, static_profile, wait_for
 
-RUN_TIMEOUT = 300
+RUN_TIMEOUT = 300 * TIME_SCALE
 
 
 def unavailable():
@@ -59,7 +59,7 @@ class HostCluster:
 
     def cli(self, *args, timeout=30, env=None):
         return subprocess.run([MALLEO, "--cluster-dir", self.dir, *args], capture_output=True, text=True,
-                              timeout=timeout, env=env)
+                              timeout=timeout * TIME_SCALE, env=env)
 
     def __enter__(self):
         r = self.cli("cluster", "up", *self.args, "--json")
