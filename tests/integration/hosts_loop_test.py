@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEO, SKIP, check, wait_for
+from harness import MALLEO, SKIP, TIME_SCALE, check, wait_for
 from hosts_test import (HostCluster, apps, checksum, finish, netns_of, processes_here, registered_app, run_env,
                         static_checksum, stop, unavailable, write_json)
 
@@ -131,7 +131,7 @@ def drain(a, work):
                 time.sleep(0.05)
             check(gone_at is not None, "n2's agent exits")
             if drainer:
-                out, err = drainer.communicate(timeout=30)
+                out, err = drainer.communicate(timeout=30 * TIME_SCALE)
                 drained = json.loads(out) if drainer.returncode == 0 and out.strip() else {}
                 check(drained.get("type") == "drained",
                       f"malleo drain n2 --wait: n2 hosts no active process ({drainer.returncode}: {out.strip()} "
