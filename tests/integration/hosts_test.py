@@ -37,9 +37,9 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEO, SKIP, check, static_profile, wait_for
+from harness import MALLEO, SKIP, TIME_SCALE, check, static_profile, wait_for
 
-RUN_TIMEOUT = 300
+RUN_TIMEOUT = 300 * TIME_SCALE
 
 
 def unavailable():
@@ -60,7 +60,7 @@ class HostCluster:
 
     def cli(self, *args, timeout=30, env=None):
         return subprocess.run([MALLEO, "--cluster-dir", self.dir, *args], capture_output=True, text=True,
-                              timeout=timeout, env=env)
+                              timeout=timeout * TIME_SCALE, env=env)
 
     def __enter__(self):
         r = self.cli("cluster", "up", *self.args, "--json")
@@ -244,13 +244,20 @@ def static_checksum(a, grid, work):
     return checksum(static.stdout)
 
 
-def on_host(cluster, node, app, output_hint=""):
-    """The application's active processes that n2's agent reports, each checked to run in n2's namespace."""
-    nodes = cluster.nodes()
-    host_net = netns_of(nodes[node]["pid"])
-    procs = processes_here(cluster, node, app)
-    check(procs, f"{node}'s agent has active processes of the application ({procs}){output_hint}")
-    nets = {p["pid"]: netns_of(p["pid"]) for p in procs}
+def on_host(cluster, node, app, message, timeout=90):
+    """Waits until `node`'s agent reports active processes of the application, then checks each of them runs in the
+    node's network namespace. The report and the look at /proc are one snapshot, retaken while a reported process
+    has already ended: the agents keep reconfiguring (a later work request may move a process again), so a second
+    `apps` after the wait may find none active at that moment."""
+    host_net = netns_of(cluster.nodes()[node]["pid"])
+
+    def snapshot():
+        procs = processes_here(cluster, node, app)
+        nets = {p["pid"]: netns_of(p["pid"]) for p in procs}
+        return (procs, nets) if procs and None not in nets.values() else None
+    seen = wait_for(snapshot, timeout, 0.2)
+    check(seen, message)
+    procs, nets = seen
     check(all(n == host_net for n in nets.values()),
           f"each of them runs in {node}'s network namespace {host_net} ({nets})")
     return procs
@@ -287,9 +294,7 @@ def join(a, work):
             r = cluster.cli("cluster", "add", "--config", n2, "--cpus", "1")
             check(r.returncode == 0, f"n2's agent joins on host n2 ({r.stderr.strip()})")
             check(cluster.nodes()["n2"]["host"].endswith("-n2"), "n2 runs on its host")
-            arrived = wait_for(lambda: processes_here(cluster, "n2", app), 90, 0.2)
-            check(arrived, "the application gains processes that report to n2's agent")
-            on_host(cluster, "n2", app)
+            on_host(cluster, "n2", app, "the application gains processes that report to n2's agent")
             output = finish(run)
         finally:
             stop(run)
@@ -374,9 +379,7 @@ def pool(a, work):
             check(parked, "the four spares are parked on n2 and registered with n2's agent")
             host_net = netns_of(cluster.nodes()["n2"]["pid"])
             check(all(netns_of(p["pid"]) == host_net for p in parked), "in n2's network namespace")
-            arrived = wait_for(lambda: processes_here(cluster, "n2", app), 90, 0.2)
-            check(arrived, "n2 asks for work and n1's decision activates spares on n2")
-            on_host(cluster, "n2", app)
+            on_host(cluster, "n2", app, "n2 asks for work and n1's decision activates spares on n2")
             print(f"{time.monotonic():.1f}: waiting for the run's end", flush=True)
             output = finish(run)
         finally:

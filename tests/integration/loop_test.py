@@ -35,9 +35,9 @@ import types
 
 import zmq
 
-from harness import MALLEO, SKIP, Cluster, check, envelope, frames, static_profile, wait_for
+from harness import MALLEO, SKIP, TIME_SCALE, Cluster, check, envelope, frames, static_profile, wait_for
 
-RUN_TIMEOUT = 600
+RUN_TIMEOUT = 600 * TIME_SCALE
 HOLD_DOWN = 4.0
 
 

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEO, SKIP, Cluster, check, wait_for
+from harness import MALLEO, SKIP, TIME_SCALE, Cluster, check, wait_for
 from loop_test import (active_here, apps, checksum, events, finish, launch, launch_pool, no_force_used, registered_app,
                        results_of, run_env, static_checksum)
 
@@ -156,7 +156,7 @@ def swap(a, work):
             # its niceness down to them: they are put back to 0 (the tests run as root).
             unniced = ["nice", "-n", str(-os.nice(0))] if os.nice(0) > 0 else []
             r = subprocess.run([*unniced, MALLEO, "--cluster-dir", load_dir, "load", "--cpu-list", "1", "--cpus",
-                                "3", "--json"], capture_output=True, text=True, timeout=30)
+                                "3", "--json"], capture_output=True, text=True, timeout=30 * TIME_SCALE)
             check(r.returncode == 0, f"malleo load: three busy processes on n2's CPU ({r.stderr.strip()})")
             loaded = True
             started = time.monotonic()
@@ -181,7 +181,7 @@ def swap(a, work):
                   f"at most one swap per {MIN_RESIDENCE} s under the steady load: {len(steady)} at t = "
                   f"{[round(t, 1) for t in steady]}")
             check(active_here(n1, app) == [1], "the process stays on n1 while n2 is loaded")
-            subprocess.run([MALLEO, "--cluster-dir", load_dir, "load", "--stop"], capture_output=True, timeout=30)
+            subprocess.run([MALLEO, "--cluster-dir", load_dir, "load", "--stop"], capture_output=True, timeout=30 * TIME_SCALE)
             loaded = False
             output = finish(run)
             everything = [(e["op"], e.get("from_node"), e.get("node"), e["trigger"], round(e["t"], 1))
@@ -189,7 +189,7 @@ def swap(a, work):
         finally:
             if loaded:
                 subprocess.run([MALLEO, "--cluster-dir", load_dir, "load", "--stop"], capture_output=True,
-                               timeout=30)
+                               timeout=30 * TIME_SCALE)
             if run.poll() is None:
                 run.kill()
         no_force_used(n1, n2)

@@ -29,11 +29,11 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEO, MALLEOD, SKIP, check, static_profile, wait_for
+from harness import MALLEO, MALLEOD, SKIP, TIME_SCALE, check, static_profile, wait_for
 
 NODES = 2
 CPUS = 2
-RUN_TIMEOUT = 300
+RUN_TIMEOUT = 300 * TIME_SCALE
 PROGRAMS = ["munged", "mungekey", "slurmctld", "slurmd", "srun", "salloc", "sinfo", "scontrol"]
 
 
@@ -183,7 +183,8 @@ def events(run_dir, type_):
 
 
 def apps(local):
-    r = subprocess.run([MALLEO, "--agent", local, "apps", "--json"], capture_output=True, text=True, timeout=20)
+    r = subprocess.run([MALLEO, "--agent", local, "apps", "--json"], capture_output=True, text=True,
+                       timeout=20 * TIME_SCALE)
     return json.loads(r.stdout)["apps"] if r.returncode == 0 else []
 
 
