@@ -32,7 +32,7 @@ def timeline_rows(output):
     """The rows `malleo timeline` printed: (event, why), from its header to the next `==` line."""
     rows, inside = [], False
     for line in output.splitlines():
-        if line.startswith(' TIME ') or line.startswith('TIME '):
+        if line.split()[:2] == ['TIME', 'ITERATION']:
             inside = True
             continue
         if inside and (line.startswith('==') or not line.strip()):
