@@ -51,9 +51,8 @@ unsigned highestIndex(const ClusterFile &cluster)
 {
 	unsigned highest = 0;
 	for (const ClusterNode &node : cluster.nodes)
-		if (node.name.size() > 1 && node.name.size() <= 7 && node.name[0] == 'n' &&
-		    node.name.find_first_not_of("0123456789", 1) == std::string::npos)
-			highest = std::max(highest, static_cast<unsigned>(std::stoul(node.name.substr(1))));
+		if (std::optional<unsigned> index = nodeIndex(node.name))
+			highest = std::max(highest, *index);
 	return highest;
 }
 

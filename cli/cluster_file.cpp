@@ -63,6 +63,14 @@ std::string ClusterFile::names() const
 	return list;
 }
 
+std::optional<unsigned> nodeIndex(const std::string &name)
+{
+	if (name.size() < 2 || name.size() > 7 || name[0] != 'n' ||
+	    name.find_first_not_of("0123456789", 1) != std::string::npos)
+		return std::nullopt;
+	return static_cast<unsigned>(std::stoul(name.substr(1)));
+}
+
 std::string clusterFilePath(const std::string &dir)
 {
 	return (fs::path(dir) / "cluster.json").string();

@@ -34,6 +34,9 @@ struct ClusterFile {
 
 std::string clusterFilePath(const std::string &dir);
 
+// K of a node named nK by `cluster up` and `cluster add`; nullopt for any other name.
+std::optional<unsigned> nodeIndex(const std::string &name);
+
 // The node's local endpoint; before the agent has said it (a node still
 // starting), where the agent will bind it: ipc://<run-dir>/agent.sock.
 std::string localEndpoint(const ClusterNode &node);

@@ -227,12 +227,13 @@ std::optional<ClusterNode> nodeToCome(const RankTarget &target, const std::strin
 	Failure none;
 	const std::optional<HostNetwork> network = readHostNetwork(target.clusterDir, none);
 	const NetHost *host = network ? network->ofNode(name) : nullptr;
-	if (!host || name.size() < 2 || name.find_first_not_of("0123456789", 1) != std::string::npos)
+	const std::optional<unsigned> index = nodeIndex(name);
+	if (!host || !index)
 		return std::nullopt;
 	ClusterNode node;
 	node.name = name;
 	node.runDir = (fs::path(target.clusterDir) / name).string();
-	node.cpus = defaultNodeCpus(static_cast<unsigned>(std::stoul(name.substr(1))));
+	node.cpus = defaultNodeCpus(*index);
 	node.host = host->name;
 	node.address = host->address;
 	return node;

@@ -204,13 +204,12 @@ def bench_drift(text, variables):
 		return None
 	words = [w for word in words for w in (shlex.split(variables[word[1:]]) if word[1:] in variables and
 						  word.startswith('$') else [word])]
-	commands, current = [], []
-	for word in words + ['&&']:
+	commands = [[]]
+	for word in words:
 		if word == '&&':
-			commands.append(current)
-			current = []
+			commands.append([])
 		else:
-			current.append(word)
+			commands[-1].append(word)
 	for command in commands:
 		while command and re.match(r'^[A-Z_]+=', command[0]):
 			command = command[1:]

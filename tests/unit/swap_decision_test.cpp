@@ -133,21 +133,20 @@ TEST_SUITE("swap_decision")
 		// it would be the fifth process on 4 cores: 2 x 4/5 = 1.6 each, not the 2 of an empty core (seed
 		// 002's own-load exclusion, which rates the node as if the application were not on it). Against a
 		// peer of speed 1.5, 1.6 is within the hysteresis: nobody moves.
+		auto filled = [](Cluster &c) {
+			c.local.upw = 1.0;
+			c.local.apw = 0.0;
+			c.apps[0].totalProcesses = 5;
+			for (uint32_t rank : {2u, 3u, 4u})
+				c.apps[0].local.push_back(process(rank, true, 1.0, 0.0));
+		};
 		Cluster c(1.5);
-		c.local.upw = 1.0;
-		c.local.apw = 0.0;
-		c.apps[0].totalProcesses = 5;
-		for (uint32_t rank : {2u, 3u, 4u})
-			c.apps[0].local.push_back(process(rank, true, 1.0, 0.0));
+		filled(c);
 		for (int k = 0; k < 60; ++k)
 			CHECK(c.tick().empty());
 		// Against a peer of speed 1, 1.6 is clearly faster: the swap comes, rated 1.6.
 		Cluster slow(1.0);
-		slow.local.upw = 1.0;
-		slow.local.apw = 0.0;
-		slow.apps[0].totalProcesses = 5;
-		for (uint32_t rank : {2u, 3u, 4u})
-			slow.apps[0].local.push_back(process(rank, true, 1.0, 0.0));
+		filled(slow);
 		std::vector<Action> actions = slow.tick();
 		REQUIRE(actions.size() == 1);
 		CHECK(actions[0].params["activate"] == 1);
