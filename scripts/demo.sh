@@ -52,7 +52,30 @@ fail() {
     echo "-- the application's last lines:" >&2
     grep -v -e '^time: ' "$out/loop.txt" | tail -5 >&2
   fi
+  explain_nodes >&2
   exit 1
+}
+
+# Why a node may not have asked for work: each agent's available CPU share (APW) against the threshold of
+# configs/demo-loop.json, and what else is busy on the machine. A node whose CPU is taken by something that is not
+# the demo's (a build, another program) is not idle, so it never asks, and the story stops there.
+explain_nodes() {
+  echo "-- the nodes' CPU as their agents see it, and the busiest processes of this machine:"
+  local node
+  for node in $($malleo cluster status --json 2>/dev/null | python3 -c '
+import json, sys
+for n in json.load(sys.stdin).get("nodes", []):
+    if n.get("running"):
+        print(n["name"])' 2>/dev/null); do
+    $malleo --node "$node" status --json 2>/dev/null | python3 -c '
+import json, sys
+node, threshold = sys.argv[1], json.load(open("configs/demo-loop.json"))["work_stealing"]["idle_threshold"]
+p = json.load(sys.stdin)["profile"]
+apw, upw = p["apw"], p["upw"]
+print(f"{node}: available CPU share (APW) {apw:.2f}, used (UPW) {upw:.2f}; "
+      f"it asks for work at APW {threshold} and above")' "$node" || echo "$node: no answer"
+  done
+  ps -eo pid,psr,ni,pcpu,comm --sort=-pcpu | head -6
 }
 
 # The application's processes on NODE that compute, from every agent's view of it (0 when none); with "settled" as a

@@ -46,6 +46,16 @@ def timeline_rows(output):
     return rows
 
 
+def print_agent_logs(cluster):
+    """The end of each agent's log and event log: what the agents saw when a step of the story did not happen."""
+    for node in sorted(os.listdir(cluster)) if os.path.isdir(cluster) else []:
+        for name in ('malleod.log', 'events.jsonl'):
+            path = os.path.join(cluster, node, name)
+            if os.path.exists(path):
+                lines = open(path, errors='replace').read().splitlines()
+                print(f'-- the last {min(len(lines), 25)} lines of {node}/{name}:', *lines[-25:], sep='\n', flush=True)
+
+
 def main():
     if os.path.realpath(BUILD) != os.path.realpath(os.path.join(SOURCE, 'build')):
         print(f'SKIP: scripts/demo.sh runs ./build, and this build is {BUILD}')
@@ -58,6 +68,8 @@ def main():
                              stderr=subprocess.STDOUT, text=True, timeout=540 * SCALE)
         print(run.stdout, flush=True)
         check(run.returncode == 0, f'scripts/demo.sh exits 0 ({run.returncode})')
+        if run.returncode != 0:
+            print_agent_logs(os.path.join(tmp, 'cluster'))
         rows = timeline_rows(run.stdout)
         check(any(e.startswith('split') and e.endswith('-> n2') and w.startswith('work request from n2')
                   for e, w in rows), 'the timeline has a split onto n2 on its work request')
