@@ -22,10 +22,14 @@ and no MALLEO_FORCE anywhere. Each scenario ends with heat2d's checksum compared
          spare. The bridge refuses it with its structured reason (`pool_exhausted`, 1 spare); ios splits 1 onto n2
          instead and, n2's pool then empty, asks nothing more of n2 however often n2 asks for work: one refusal in
          the whole run, never the same refused command twice in a row.
+  merge_ranks (Open MPI, pool mode): world ranks 0 and 1 active on n1's one CPU, 2 active on n2: n1's ios wants
+         its two folded, but under the PCM C API (heat2d's) the processes that stay keep their ranks, so only the
+         last slot (n2's) may leave: the bridge refuses with `merge_ranks`, none of n1's may. ios does not propose
+         that merge again (without the refusal's reason it did, every `merge_retry`).
   The drain scenario also sends n1 two requests back to back: the second, while the first is in flight, is refused
   with its reason.
 
-usage: loop_test.py --scenario join|drain|load|merge|weights|refusal --mpi openmpi|mpich [--sigterm] HEAT2D"""
+usage: loop_test.py --scenario join|drain|load|merge|weights|refusal|merge_ranks --mpi openmpi|mpich [--sigterm] HEAT2D"""
 import argparse
 import json
 import os
@@ -515,9 +519,58 @@ def refusal(a, work):
     return 0
 
 
+def merge_ranks(a, work):
+    grid = ["--rows", "512", "--columns", "1024", "--iterations", "5000", "--pace", "4"]
+    retry = 2.0
+
+    def config(cpu, **ios):
+        c = agent_config(cpu, evacuate_load=0, merge_retry=retry, **ios)
+        # Nothing but the merge rule decides: no work requests (n2's CPU is partly idle under a paced heat2d).
+        c["work_stealing"]["enabled"] = False
+        return c
+    with Cluster() as cluster:
+        n1 = cluster.add("n1", config(0, ctxsw_threshold=100, stability_window=6))
+        n2 = cluster.add("n2", config(1), seeds=[n1.endpoint])
+        env = run_env(a.mpi, {"MALLEO_NODES": "n1=0;n2=1", "MALLEO_POOL_ACTIVE": "3", "MALLEO_PROFILE_DIR": work})
+        run = launch_pool(a, [("n1", n1), ("n1", n1), ("n2", n2)], grid, env)
+        try:
+            app = registered_app(n1, a.heat2d)
+            check(wait_for(lambda: sorted(active_here(n1, app)) == [0, 1] and active_here(n2, app) == [2], 30, 0.1),
+                  "ranks 0 and 1 share n1's CPU, 2 runs on n2")
+            refused = wait_for(lambda: [e for e in results_of(n1, app=app, ok=False) if e.get("code") == "failed"],
+                               60, 0.1) or []
+            check(refused and refused[0]["op"] == "merge" and refused[0].get("from_node") == "n1" and
+                  refused[0]["trigger"] == "tick" and refused[0].get("refusal") == {"kind": "merge_ranks", "most": 0},
+                  f"n1's ios asks to merge its processes, which the PCM C API cannot do ({refused[:1]})")
+
+            # Ten of the application's progress events after the refusal, one a second: five merge_retry periods.
+            def progress_after():
+                return [e for e in events(n1, "app_progress") if e.get("app") == app and e["t"] > refused[0]["t"]]
+            check(wait_for(lambda: len(progress_after()) >= 10, 60, 0.1),
+                  f"the application runs on after the refusal ({len(progress_after())} progress events)")
+            output = finish(run)
+        finally:
+            if run.poll() is None:
+                run.kill()
+        no_force_used(n1, n2)
+        results = [e for e in events(n1, "command_result") if e.get("app") == app]
+        merges = [e for e in events(n1, "action") if e.get("kind") == "merge" and e.get("app") == app]
+    print(f"n1's commands: {[(e['op'], e['count'], e['ok'], (e.get('refusal') or {}).get('kind')) for e in results]}; "
+          f"merges proposed at t = {[round(e['t'], 1) for e in merges]}")
+    check(len(results) == 1 and not results[0]["ok"],
+          f"one command in the whole run, the refused merge: ios did not propose it again ({len(results)} results, "
+          f"{len(merges)} merges proposed)")
+    check("final: 3 processes" in output, "heat2d ends on its 3 processes")
+    unpaced = grid[:grid.index("--pace")] + grid[grid.index("--pace") + 2:]
+    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, unpaced, env, work)
+    check(got is not None and got == want, f"checksum {got} == static {want}")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", required=True, choices=["join", "drain", "load", "merge", "weights", "refusal"])
+    parser.add_argument("--scenario", required=True, choices=["join", "drain", "load", "merge", "weights", "refusal",
+                                                                 "merge_ranks"])
     parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
     parser.add_argument("--sigterm", action="store_true", help="drain: by SIGTERM to the agent, not `malleo drain`")
     parser.add_argument("heat2d")
@@ -530,7 +583,7 @@ def main():
         return SKIP
     work = tempfile.mkdtemp(prefix="malleo-loop-")
     status = {"join": join, "drain": drain, "load": load, "merge": merge, "weights": weights,
-              "refusal": refusal}[a.scenario](a, work)
+              "refusal": refusal, "merge_ranks": merge_ranks}[a.scenario](a, work)
     shutil.rmtree(work, ignore_errors=True)
     return status
 
