@@ -368,7 +368,7 @@ void Core::tellDecision(const Message &m, double now)
 	std::vector<Candidate> candidates;
 	OverlayView v = view(now, alive, candidates);
 	std::vector<ApplicationInfo> apps = applicationList();
-	counters_.add("decision.results_told");
+	counters_.add("decisions.results_told");
 	decision_.onCommandResult(DecisionView{v, apps}, r);
 }
 
