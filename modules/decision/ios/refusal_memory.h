@@ -13,7 +13,8 @@
 // active processes it has on this agent's node. A done command changes what the bridge can do: one that moved `k`
 // processes onto X leaves X with `most` − k spares (the cap follows, its size the result's); any other done command
 // of the application forgets its caps (processes that left a node free spares there, and the last slots move). A cap
-// is also forgotten `expiry` seconds after it was learned: parked spares come and go with runs the agent does not see.
+// is also forgotten `expiry` seconds after it was learned: a node's spares also change with commands other agents ask
+// for, whose results this agent may not hear of.
 #pragma once
 
 #include <cstdint>
