@@ -101,6 +101,11 @@ void printApp(const nlohmann::json &app)
 	const nlohmann::json *result = field(app, {"last_result"});
 	if (result && result->is_object()) {
 		std::cout << fmt::format("  last       {}\n", lastReconfiguration(*result));
+		// The bridge's structured reason for a refusal, as the decision modules get it.
+		if (const nlohmann::json *refusal = field(*result, {"refusal"}); refusal && refusal->is_object())
+			std::cout << fmt::format("  refused    {}{}\n", text(*refusal, {"kind"}),
+						 refusal->contains("most") ? " (most " + text(*refusal, {"most"}) + ")"
+									   : std::string());
 		// Who chose it and why, when a decision module did (a forced command has neither).
 		if (result->contains("why") || result->contains("decision"))
 			std::cout << fmt::format(

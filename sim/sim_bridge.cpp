@@ -3,7 +3,9 @@
 // rank 0 with the real `poll` message, plans the command it gets with the bridge's own planner (pcm_bridge's
 // makePlan: the same slots, joiners, leavers and data shares a real run gets), carries the plan out on the
 // simulated processes, pays for the data that changes node, and sends the real `result` once it is done. What the
-// bridge refuses (no spare process on the node, too few processes to merge) is refused here with its words.
+// bridge refuses (no spare process on the node, too few processes to merge) is refused here with its words and its
+// structured reason (`refusal`: pool_exhausted, too_few_active, other). The simulated processes are the C++ API's
+// (reusable), so the PCM C API's merge_ranks refusal cannot happen here.
 #include "sim_application.h"
 
 #include <algorithm>
@@ -115,11 +117,12 @@ double SimApplication::bridge(double now, int64_t iteration)
 
 	pcm::Plan plan;
 	std::string refusal;
+	pcm::Refusal refusalKind; // the bridge's, for the agent's decision module
 	if (execution_ == Execution::Migration && command.op != pcm::Operation::Migrate)
 		refusal = fmt::format("{} of {}: this run's application only migrates whole processes",
 				      pcm::operationName(command.op), command.count);
 	else
-		refusal = pcm::makePlan(command, m, plan);
+		refusal = pcm::makePlan(command, m, plan, &refusalKind);
 	const int64_t before = static_cast<int64_t>(m.active.size());
 	Message result = makeMessage("result", kBridgeClient, nextMessageId_++);
 	result["app"] = model_.name;
@@ -130,6 +133,9 @@ double SimApplication::bridge(double now, int64_t iteration)
 		refuse(reply["op"].get<std::string>());
 		result["ok"] = false;
 		result["text"] = refusal.substr(0, 500);
+		result["refusal"] = {{"kind", refusalKind.kind}};
+		if (refusalKind.most >= 0)
+			result["refusal"]["most"] = refusalKind.most;
 		result["after"] = before;
 		result["duration"] = 0.0;
 		nodes_.local(rootIndex, result);

@@ -93,8 +93,10 @@ std::string SimNode::createAgent(const AgentTemplate &agent, std::vector<std::st
 	core_ = std::make_unique<Core>(config, static_cast<ProtocolModule &>(*protocol_.get()),
 				       static_cast<DecisionModule &>(*decision_.get()));
 	core_->setNodeDescription(static_cast<ProfilingModule *>(profiling_.get())->describe());
-	core_->setModuleNames({{"profiling", "static"}, {"protocol", agent.protocol},
-			       {"decision", agent.decision}});
+	// The decision module's ABI minor, as malleod passes it: the core calls no hook newer than the module.
+	core_->setModuleNames({{"profiling", "static"},
+			       {"protocol", agent.protocol},
+			       {"decision", {{"name", agent.decision}, {"abi_minor", decision_.info().abiMinor}}}});
 	return {};
 }
 

@@ -334,6 +334,12 @@ Message Core::onResult(const Message &m, double now, CoreOutputs &out)
 	for (const char *key : {"iteration", "before", "after", "duration", "bytes"})
 		if (m.contains(key))
 			result[key] = m[key];
+	// The bridge's structured reason, its two known keys only (message_schema.cpp, checkRefusal).
+	if (const auto refusal = m.find("refusal"); refusal != m.end() && !ok) {
+		result["refusal"] = {{"kind", (*refusal)["kind"]}};
+		if (refusal->contains("most"))
+			result["refusal"]["most"] = (*refusal)["most"];
+	}
 	if (auto it = apps_.find(appId); it != apps_.end() && ok) {
 		if (m.contains("after"))
 			it->second.totalProcesses = m["after"].get<int64_t>();
@@ -357,6 +363,8 @@ Message Core::onResult(const Message &m, double now, CoreOutputs &out)
 	for (const char *key : {"text", "iteration", "before", "after", "duration", "bytes"})
 		if (m.contains(key))
 			told[key] = m[key];
+	if (result.contains("refusal"))
+		told["refusal"] = result["refusal"];
 	tellResult(std::move(told), now, out);
 	return ack(config_.id, m);
 }

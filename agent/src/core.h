@@ -242,6 +242,7 @@ private:
 	void expireRequests(double now, CoreOutputs &out);
 	bool drainFinished(double now, CoreOutputs &out);
 	void askDrain(const OverlayView &view, std::vector<ApplicationInfo> apps, double now, CoreOutputs &out);
+	void tellDecision(const Message &m, double now);
 	int64_t activeHere() const;
 
 	CoreConfig config_;

@@ -53,7 +53,7 @@ constexpr Family kFamilies[] = {
 	{"malleo_messages_rejected_total", "counter", "Messages refused, by channel and reason"},
 	{"malleo_membership_events_total", "counter", "Peers joined, refused, dropped and unlinked, by event"},
 	{"malleo_wrm_events_total", "counter", "Work requests sent, retried, forwarded, answered and lost, by event"},
-	{"malleo_decision_events_total", "counter", "The decision module's answers to work requests, by event"},
+	{"malleo_decision_events_total", "counter", "The decision module's answers to work requests and the results handed to it, by event"},
 	{"malleo_action_events_total", "counter", "Actions of the decision module, by kind (event)"},
 	{"malleo_request_events_total", "counter", "Reconfiguration requests to root agents, by event"},
 	{"malleo_command_events_total", "counter", "Commands of the applications rooted here, by event"},

@@ -335,6 +335,41 @@ void Core::applyResult(const Message &m, double now, CoreOutputs &out)
 	event["type"] = "reconf_result";
 	event["root"] = m["from"];
 	emit(std::move(event), now, out);
+	tellDecision(m, now);
+}
+
+// The decision module hears every result this agent is told of, so that it does not ask again for what the bridge
+// just refused (decision_module.h, onCommandResult).
+void Core::tellDecision(const Message &m, double now)
+{
+	// onCommandResult came with ABI 1.2: a module built against 1.1 or older has no such slot in its vtable.
+	if (decisionAbiMinor_ < 2)
+		return;
+	CommandResult r;
+	r.app = m["app"].get<std::string>();
+	r.ok = m["ok"].get<bool>();
+	r.askedHere = m["origin"] == config_.id;
+	r.op = m.value("op", "");
+	r.count = m.value("count", int64_t{0});
+	r.node = m.value("node", "");
+	r.fromNode = m.value("from_node", "");
+	r.trigger = m.value("trigger", "");
+	r.kind = m.value("kind", "");
+	r.decision = m.value("decision", "");
+	r.code = r.ok ? std::string() : m.value("code", "");
+	r.text = m.value("text", "");
+	if (const auto refusal = m.find("refusal"); refusal != m.end() && !r.ok) {
+		r.refusal = (*refusal)["kind"].get<std::string>();
+		r.most = refusal->value("most", int64_t{-1});
+	}
+	r.before = m.value("before", int64_t{-1});
+	r.after = m.value("after", int64_t{-1});
+	std::vector<PeerEntry> alive;
+	std::vector<Candidate> candidates;
+	OverlayView v = view(now, alive, candidates);
+	std::vector<ApplicationInfo> apps = applicationList();
+	counters_.add("decisions.results_told");
+	decision_.onCommandResult(DecisionView{v, apps}, r);
 }
 
 // ---------------------------------------------------------------- draining

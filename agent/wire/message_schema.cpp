@@ -13,8 +13,9 @@ namespace malleo {
 
 namespace {
 
-// Id: an id of <malleo/wire.h>'s character set; GroupId: the same or empty; Ids: an array of ids.
-enum class Kind { String, Id, GroupId, Ids, UInt, Number, Bool, Object, Array, Profile };
+// Id: an id of <malleo/wire.h>'s character set; GroupId: the same or empty; Ids: an array of ids; Refusal: why the
+// bridge refused a command, {"kind": id, "most"?: count} (checkRefusal).
+enum class Kind { String, Id, GroupId, Ids, UInt, Number, Bool, Object, Array, Profile, Refusal };
 
 struct Field {
 	const char *name;
@@ -105,7 +106,8 @@ const std::vector<TypeSpec> &schema()
 					  {"before", Kind::UInt, false, kRankMax},
 					  {"after", Kind::UInt, false, kRankMax},
 					  {"duration", Kind::Number, false, 0},
-					  {"bytes", Kind::Number, false, 0}}},
+					  {"bytes", Kind::Number, false, 0},
+					  {"refusal", Kind::Refusal, false, 0}}},
 		{"unlink",    Channel::Peer, {}},
 		{"leave",     Channel::Peer, {}},
 		{"error",     Channel::Peer, {{"code", Kind::String, true, 64},
@@ -153,7 +155,8 @@ const std::vector<TypeSpec> &schema()
 					   {"before", Kind::UInt, false, kRankMax},
 					   {"after", Kind::UInt, false, kRankMax},
 					   {"duration", Kind::Number, false, 0},
-					   {"bytes", Kind::Number, false, 0}}},
+					   {"bytes", Kind::Number, false, 0},
+					   {"refusal", Kind::Refusal, false, 0}}},
 		{"error",     Channel::Local, {{"code", Kind::String, true, 64},
 					   {"text", Kind::String, true, 512}}},
 	};
@@ -204,6 +207,22 @@ std::optional<std::string> checkProfile(const nlohmann::json &value)
 			return fmt::format("'{}' = {:.6g} is outside [{:g}, {:g}]", range.key, v, range.lowest,
 					   range.highest);
 	}
+	return std::nullopt;
+}
+
+// A refused command's reason (docs/protocol.md, `result`): `kind` an id (pool_exhausted, merge_ranks,
+// too_few_active, other; a kind this agent does not know is passed on as it is), `most` the largest count of the same
+// operation that could have been done. Other keys are not passed on (the core copies these two).
+std::optional<std::string> checkRefusal(const nlohmann::json &value)
+{
+	if (!value.is_object())
+		return "is not an object";
+	const auto kind = value.find("kind");
+	if (kind == value.end() || !isId(*kind) || kind->get_ref<const std::string &>().size() > 32)
+		return "lacks a 'kind' of 1 to 32 id characters";
+	if (const auto most = value.find("most");
+	    most != value.end() && (!isUnsigned(*most) || most->get<uint64_t>() > uint64_t(kCommandCountMax)))
+		return fmt::format("has a 'most' that is not a count of 0 to {}", kCommandCountMax);
 	return std::nullopt;
 }
 
@@ -258,6 +277,8 @@ std::optional<std::string> checkField(const Field &field, const nlohmann::json &
 		return std::nullopt;
 	case Kind::Profile:
 		return checkProfile(value);
+	case Kind::Refusal:
+		return checkRefusal(value);
 	}
 	return "has an unknown kind";
 }

@@ -394,7 +394,7 @@ void AgentCommands::retake(std::int64_t from, std::int64_t to)
 }
 
 void AgentCommands::finish(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before,
-			   std::int64_t after, std::int64_t bytes)
+			   std::int64_t after, std::int64_t bytes, const Refusal &refusal)
 {
 	if (!taken_ || taken_->iteration != iteration)
 		return;
@@ -415,6 +415,11 @@ void AgentCommands::finish(std::int64_t iteration, bool ok, const std::string &t
 		result["after"] = after;
 	if (bytes >= 0)
 		result["bytes"] = bytes;
+	if (!ok) {
+		result["refusal"] = {{"kind", refusal.kind}};
+		if (refusal.most >= 0)
+			result["refusal"]["most"] = refusal.most;
+	}
 	taken_.reset();
 	if (!send(result))
 		warn("the agent at " + endpoint_ + " takes no messages: the result of command " +

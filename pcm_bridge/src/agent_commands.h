@@ -51,9 +51,10 @@ public:
 	Command take(std::int64_t iteration, int active);
 
 	// The outcome of the operation at probe `iteration`; sent to the agent as `result` when take() handed out the
-	// agent's command at that probe, nothing otherwise (a forced command, or another process coordinated).
+	// agent's command at that probe, nothing otherwise (a forced command, or another process coordinated). A result
+	// not ok carries `refusal`, its kind for the agent's decision module (docs/protocol.md, `result`).
 	void finish(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before, std::int64_t after,
-		    std::int64_t bytes);
+		    std::int64_t bytes, const Refusal &refusal = {});
 	// The command taken at probe `from` is carried out at probe `to`: finish() takes `to` for it from now on.
 	void retake(std::int64_t from, std::int64_t to);
 	// The application said at probe `probe` that `remaining` iterations are left (PCM_Remaining_iterations): each

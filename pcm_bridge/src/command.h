@@ -38,6 +38,17 @@ struct Command {
 	std::map<std::string, std::int64_t> nodeWeights = {};
 };
 
+// Why a command could not be done, for the agent's decision module (docs/protocol.md, `result`'s `refusal`): a
+// machine-readable kind beside the one line for people. `most` is the largest count of the same operation that
+// could have been done instead, where the kind says one: pool_exhausted (a split or migration found too few spare
+// processes: the spares there), merge_ranks (the PCM C API lets only the last slots leave: how many of that node's
+// may), too_few_active (a merge or migration names more processes than there are: how many there are). Every other
+// refusal or failure is `other`, with no `most`.
+struct Refusal {
+	std::string kind = "other";
+	std::int64_t most = -1; // -1: none
+};
+
 // Parses comma-separated operation@iteration[:argument] entries, as docs/pcm-api.md specifies
 // ("split@10:2/n2/w=1,1,3,merge@20,migrate@30:1/node1"). A comma followed by a digit continues a weight list.
 // Returns an empty string and fills `out` (sorted by iteration), or one line saying what is wrong.

@@ -36,9 +36,9 @@ void CommandSource::deferred(std::int64_t from, std::int64_t to)
 }
 
 void CommandSource::finished(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before,
-			     std::int64_t after, std::int64_t bytes)
+			     std::int64_t after, std::int64_t bytes, const Refusal &refusal)
 {
-	agent_.finish(iteration, ok, text, before, after, bytes);
+	agent_.finish(iteration, ok, text, before, after, bytes, refusal);
 }
 
 } // namespace malleo::pcm

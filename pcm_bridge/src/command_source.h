@@ -42,7 +42,7 @@ public:
 	// the agent when its command came from there, nothing otherwise (-1: size or bytes not known). `bytes`: the
 	// bytes the processes sent each other to move the data.
 	void finished(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before, std::int64_t after,
-		      std::int64_t bytes = -1);
+		      std::int64_t bytes = -1, const Refusal &refusal = {});
 
 	// What the application said of its remaining iterations at probe `probe`, told the agent with each poll.
 	void setRemaining(std::int64_t remaining, std::int64_t probe) { agent_.setRemaining(remaining, probe); }

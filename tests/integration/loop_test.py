@@ -17,10 +17,19 @@ and no MALLEO_FORCE anywhere. Each scenario ends with heat2d's checksum compared
          static profiling module, n1 1 and busy, n2 2 and idle, and actions.node_weights on: n2's work request makes
          n1 split the application in two, and the root agent's command carries each node's power, so the bridge
          gives n2's process two thirds of the grid's columns and n1's one third (heat2d's `columns:` line).
+  refusal (Open MPI, pool mode): rank 0 active on n1 (power 1, busy), rank 1 parked on n2 (power 3, idle): n2's work
+         request makes n1's ios want a split of 3 onto n2 (ρ = 3/4: 4 pieces, 3 of them n2's), whose pool has 1
+         spare. The bridge refuses it with its structured reason (`pool_exhausted`, 1 spare); ios splits 1 onto n2
+         instead and, n2's pool then empty, asks nothing more of n2 however often n2 asks for work: one refusal in
+         the whole run, never the same refused command twice in a row.
+  merge_ranks (Open MPI, pool mode): world ranks 0 and 1 active on n1's one CPU, 2 active on n2: n1's ios wants
+         its two folded, but under the PCM C API (heat2d's) the processes that stay keep their ranks, so only the
+         last slot (n2's) may leave: the bridge refuses with `merge_ranks`, none of n1's may. ios does not propose
+         that merge again (without the refusal's reason it did, every `merge_retry`).
   The drain scenario also sends n1 two requests back to back: the second, while the first is in flight, is refused
   with its reason.
 
-usage: loop_test.py --scenario join|drain|load|merge|weights --mpi openmpi|mpich [--sigterm] HEAT2D"""
+usage: loop_test.py --scenario join|drain|load|merge|weights|refusal|merge_ranks --mpi openmpi|mpich [--sigterm] HEAT2D"""
 import argparse
 import json
 import os
@@ -441,9 +450,127 @@ def weights(a, work):
     return 0
 
 
+def refusal(a, work):
+    grid = ["--rows", "512", "--columns", "1024", "--iterations", "6000", "--pace", "4"]
+    power = {"n1": 1.0, "n2": 3.0}
+
+    def config(node, apw):
+        # Static profiles: n1 always busy, n2 always idle, so n2 asks for work again and again (every second or
+        # two: a short cooldown and backoff), and every request reaches n1's ios with the same ρ = 3/4.
+        c = agent_config(0, evacuate_load=0)
+        del c["host"]
+        c["modules"]["profiling"] = "static"
+        c["static"] = static_profile(apw, power[node])
+        c["work_stealing"].update({"cooldown": 1.0, "backoff_initial": 0.5, "backoff_max": 2.0})
+        return c
+    with Cluster() as cluster:
+        n1 = cluster.add("n1", config("n1", 0.0))
+        n2 = cluster.add("n2", config("n2", 1.0), seeds=[n1.endpoint])
+        env = run_env(a.mpi, {"MALLEO_NODES": "n1=0;n2=1", "MALLEO_POOL_ACTIVE": "1", "MALLEO_PROFILE_DIR": work})
+        run = launch_pool(a, [("n1", n1), ("n2", n2)], grid, env)
+        try:
+            app = registered_app(n1, a.heat2d)
+            refused = wait_for(lambda: [e for e in results_of(n1, app=app, ok=False) if e.get("code") == "failed"],
+                               60, 0.1) or []
+            check(refused and refused[0]["op"] == "split" and refused[0]["count"] == 3 and
+                  refused[0].get("node") == "n2" and refused[0]["trigger"] == "wrm" and
+                  refused[0].get("refusal") == {"kind": "pool_exhausted", "most": 1},
+                  f"n1's ios asks for a split of 3 onto n2, which the bridge refuses with its reason ({refused[:1]})")
+            done = wait_for(lambda: results_of(n1, app=app, ok=True), 60, 0.1) or []
+            check(done and done[0]["op"] == "split" and done[0]["count"] == 1 and done[0].get("node") == "n2" and
+                  done[0]["after"] == 2 and done[0]["decision"] == "ios",
+                  f"then a split of 1, the spare n2 has, is carried out ({done[:1]}; refused until then: "
+                  f"{[(e['op'], e['count']) for e in results_of(n1, app=app, ok=False)]})")
+            check(wait_for(lambda: active_here(n2, app) == [1], 30, 0.1), "world rank 1 runs on n2")
+            seen = ("wrm_answered", "wrm_expired", "wrm_dead_end", "wrm_forwarded")
+
+            def asked_after():
+                return [e for e in events(n1) if e.get("type") in seen and e.get("origin") == "n2" and
+                        e["t"] > done[0]["t"]]
+            check(wait_for(lambda: len(asked_after()) >= 5, 60, 0.1),
+                  f"n2 asks n1 for work again and again after the split ({len(asked_after())} requests)")
+            last = apps(n1).get(app, {}).get("last_result") or {}
+            output = finish(run)
+        finally:
+            if run.poll() is None:
+                run.kill()
+        no_force_used(n1, n2)
+        results = [e for e in events(n1, "command_result") if e.get("app") == app]
+        told = [e for e in results_of(n1, app=app) if e.get("code") == "failed"]
+        wanted = [e for e in events(n1, "action") if e.get("kind") == "split" and e.get("app") == app]
+    summary = [(e["op"], e["count"], e.get("node"), e["ok"], (e.get("refusal") or {}).get("kind")) for e in results]
+    print(f"n1's commands: {summary}; splits ios chose: {[w['params'].get('r') for w in wanted]}")
+    refusals = [e for e in results if not e["ok"]]
+    check(len(refusals) == 1 and len(told) == 1,
+          f"the bridge refused one command in the whole run ({len(refusals)} command_result, {len(told)} "
+          f"reconf_result refusals): ios did not ask again for what it was told n2's pool cannot give")
+    again = [(x["op"], x["count"]) for x, y in zip(results, results[1:])
+             if not x["ok"] and not y["ok"] and (x["op"], x["count"], x.get("node"), x.get("refusal")) ==
+             (y["op"], y["count"], y.get("node"), y.get("refusal"))]
+    check(not again, f"never the same refused command twice in a row ({again})")
+    check(last.get("ok") is True and last.get("count") == 1, f"`malleo apps` shows the split as the last result ({last})")
+    check(len(wanted) >= 2 and wanted[0]["params"]["r"] == 3 and all(w["params"]["r"] == 1 for w in wanted[1:]) and
+          wanted[1]["reasons"]["r_wanted"] == 3,
+          f"ios's later splits are capped at the spare the bridge said n2 has (r: {[w['params'].get('r') for w in wanted]})")
+    # --pace only sleeps: the static run goes without it.
+    unpaced = grid[:grid.index("--pace")] + grid[grid.index("--pace") + 2:]
+    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, unpaced, env, work)
+    check(got is not None and got == want, f"checksum after the refusal and the split {got} == static {want}")
+    return 0
+
+
+def merge_ranks(a, work):
+    grid = ["--rows", "512", "--columns", "1024", "--iterations", "5000", "--pace", "4"]
+    retry = 2.0
+
+    def config(cpu, **ios):
+        c = agent_config(cpu, evacuate_load=0, merge_retry=retry, **ios)
+        # Nothing but the merge rule decides: no work requests (n2's CPU is partly idle under a paced heat2d).
+        c["work_stealing"]["enabled"] = False
+        return c
+    with Cluster() as cluster:
+        n1 = cluster.add("n1", config(0, ctxsw_threshold=100, stability_window=6))
+        n2 = cluster.add("n2", config(1), seeds=[n1.endpoint])
+        env = run_env(a.mpi, {"MALLEO_NODES": "n1=0;n2=1", "MALLEO_POOL_ACTIVE": "3", "MALLEO_PROFILE_DIR": work})
+        run = launch_pool(a, [("n1", n1), ("n1", n1), ("n2", n2)], grid, env)
+        try:
+            app = registered_app(n1, a.heat2d)
+            check(wait_for(lambda: sorted(active_here(n1, app)) == [0, 1] and active_here(n2, app) == [2], 30, 0.1),
+                  "ranks 0 and 1 share n1's CPU, 2 runs on n2")
+            refused = wait_for(lambda: [e for e in results_of(n1, app=app, ok=False) if e.get("code") == "failed"],
+                               60, 0.1) or []
+            check(refused and refused[0]["op"] == "merge" and refused[0].get("from_node") == "n1" and
+                  refused[0]["trigger"] == "tick" and refused[0].get("refusal") == {"kind": "merge_ranks", "most": 0},
+                  f"n1's ios asks to merge its processes, which the PCM C API cannot do ({refused[:1]})")
+
+            # Ten of the application's progress events after the refusal, one a second: five merge_retry periods.
+            def progress_after():
+                return [e for e in events(n1, "app_progress") if e.get("app") == app and e["t"] > refused[0]["t"]]
+            check(wait_for(lambda: len(progress_after()) >= 10, 60, 0.1),
+                  f"the application runs on after the refusal ({len(progress_after())} progress events)")
+            output = finish(run)
+        finally:
+            if run.poll() is None:
+                run.kill()
+        no_force_used(n1, n2)
+        results = [e for e in events(n1, "command_result") if e.get("app") == app]
+        merges = [e for e in events(n1, "action") if e.get("kind") == "merge" and e.get("app") == app]
+    print(f"n1's commands: {[(e['op'], e['count'], e['ok'], (e.get('refusal') or {}).get('kind')) for e in results]}; "
+          f"merges proposed at t = {[round(e['t'], 1) for e in merges]}")
+    check(len(results) == 1 and not results[0]["ok"],
+          f"one command in the whole run, the refused merge: ios did not propose it again ({len(results)} results, "
+          f"{len(merges)} merges proposed)")
+    check("final: 3 processes" in output, "heat2d ends on its 3 processes")
+    unpaced = grid[:grid.index("--pace")] + grid[grid.index("--pace") + 2:]
+    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, unpaced, env, work)
+    check(got is not None and got == want, f"checksum {got} == static {want}")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", required=True, choices=["join", "drain", "load", "merge", "weights"])
+    parser.add_argument("--scenario", required=True, choices=["join", "drain", "load", "merge", "weights", "refusal",
+                                                                 "merge_ranks"])
     parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
     parser.add_argument("--sigterm", action="store_true", help="drain: by SIGTERM to the agent, not `malleo drain`")
     parser.add_argument("heat2d")
@@ -455,7 +582,8 @@ def main():
         print("skip: the scenarios need two CPUs, one per node")
         return SKIP
     work = tempfile.mkdtemp(prefix="malleo-loop-")
-    status = {"join": join, "drain": drain, "load": load, "merge": merge, "weights": weights}[a.scenario](a, work)
+    status = {"join": join, "drain": drain, "load": load, "merge": merge, "weights": weights,
+              "refusal": refusal, "merge_ranks": merge_ranks}[a.scenario](a, work)
     shutil.rmtree(work, ignore_errors=True)
     return status
 

@@ -309,3 +309,46 @@ TEST_CASE("an application that does not say its iterations leaves sweetspot on i
 		CHECK(h.remaining == 100); // sweetspot's unknown_horizon default
 	}
 }
+
+TEST_CASE("the simulated bridge's refusals carry the real bridge's structured reason, and ios does not repeat them")
+{
+	// Fig. 10 with ios: the leaving nodes' merges meet nodes whose processes have already gone (the registry lags
+	// the merge before), which the bridge's planner refuses as too_few_active, with how many may leave.
+	Simulation sim;
+	RunOptions o;
+	o.policy = o.decision = "ios";
+	o.execution = Execution::Full;
+	o.seed = 1;
+	REQUIRE(sim.setup(fig10(), o) == "");
+	std::vector<nlohmann::json> results;
+	sim.onEvent = [&](uint32_t, const nlohmann::json &e) {
+		if (e.value("type", "") == "command_result")
+			results.push_back(e);
+	};
+	sim.run();
+	REQUIRE(sim.error() == "");
+	int refused = 0;
+	for (std::size_t i = 0; i < results.size(); ++i) {
+		const nlohmann::json &r = results[i];
+		if (r["ok"].get<bool>()) {
+			CHECK_FALSE(r.contains("refusal"));
+			continue;
+		}
+		++refused;
+		REQUIRE(r.contains("refusal"));
+		const std::string kind = r["refusal"]["kind"].get<std::string>();
+		CHECK((kind == "too_few_active" || kind == "pool_exhausted"));
+		// "merge of 2: only 1 active process on node ...": `most` is the count the text gives (a node's processes;
+		// one of the whole application stays, so a merge of them all would say one less).
+		const std::string text = r["text"].get<std::string>();
+		const auto only = text.find("only ");
+		REQUIRE(only != std::string::npos);
+		if (text.find(" on node ") != std::string::npos)
+			CHECK(std::stoll(text.substr(only + 5)) == r["refusal"]["most"].get<int64_t>());
+		if (i > 0 && !results[i - 1]["ok"].get<bool>())
+			CHECK_FALSE((results[i - 1]["op"] == r["op"] && results[i - 1]["count"] == r["count"] &&
+				     results[i - 1].value("from_node", "") == r.value("from_node", "") &&
+				     results[i - 1]["refusal"] == r["refusal"]));
+	}
+	CHECK(refused > 0);
+}

@@ -487,6 +487,175 @@ TEST_SUITE("ios_decision_merge")
 	}
 }
 
+// What the bridge said of a command of "heat", as the core hands it to the module (decision_module.h).
+CommandResult refusedResult(const std::string &op, int64_t count, const std::string &kind, int64_t most,
+			    const std::string &node, const std::string &fromNode, int64_t size)
+{
+	CommandResult r;
+	r.app = "heat";
+	r.askedHere = true;
+	r.op = op;
+	r.count = count;
+	r.node = node;
+	r.fromNode = fromNode;
+	r.code = "failed";
+	r.refusal = kind;
+	r.most = most;
+	r.before = r.after = size;
+	return r;
+}
+
+TEST_SUITE("ios_decision_refusals")
+{
+	TEST_CASE("a split refused for want of spares on the origin is asked again for at most its spares, then not")
+	{
+		ModuleHandle h = ios();
+		View v{profile(1.0, 0.0, 1.0), {}, {app("heat", {process(0)})}};
+		WorkVerdict first = decision(h).onWorkRequest(v.get(), request(profile(3.0, 1.0, 0.0)));
+		REQUIRE(first.answer);
+		CHECK(first.actions[0].params["r"] == 3);
+		// The bridge: split of 3 onto i, only 1 spare process there.
+		v.now += 1.0;
+		decision(h).onCommandResult(v.get(), refusedResult("split", 3, "pool_exhausted", 1, "i", "", 1));
+		v.now += 1.0;
+		WorkVerdict capped = decision(h).onWorkRequest(v.get(), request(profile(3.0, 1.0, 0.0)));
+		REQUIRE(capped.answer);
+		REQUIRE(capped.actions.size() == 2);
+		const Action &split = capped.actions[0];
+		CHECK(split.kind == "split");
+		CHECK(split.params["r"] == 1);
+		CHECK(split.reasons["r_wanted"] == 3);
+		CHECK(split.reasons["spares_there"] == 1);
+		CHECK(capped.actions[1].params["processes"] == 1);
+		auto command = commandForAction(split, "j", &v.apps[0]);
+		REQUIRE(std::holds_alternative<CommandRequest>(command));
+		CHECK(std::get<CommandRequest>(command).count == 1);
+		// One unit in 4 pieces, one of which moves to the origin: j keeps 3/4 of the work, 0.75 s against 1 s.
+		CHECK(split.reasons["gain"].get<double>() == doctest::Approx(0.25));
+		// Another origin's pool is not known to be short.
+		WorkRequest other = request(profile(3.0, 1.0, 0.0));
+		other.origin = "k";
+		CHECK(decision(h).onWorkRequest(v.get(), other).actions[0].params["r"] == 3);
+
+		// No spare at all on i: nothing is asked of i until the application changes.
+		decision(h).onCommandResult(v.get(), refusedResult("split", 1, "pool_exhausted", 0, "i", "", 1));
+		for (int k = 0; k < 5; ++k) {
+			v.now += 1.0;
+			WorkVerdict none = decision(h).onWorkRequest(v.get(), request(profile(3.0, 1.0, 0.0)));
+			CHECK_FALSE(none.answer);
+			CHECK(none.reasons["apps"][0]["outcome"].get<std::string>().find("no spare process on i") !=
+			      std::string::npos);
+		}
+		// The application grew elsewhere: what the bridge said no longer holds.
+		v.apps[0].totalProcesses = 2;
+		CHECK(decision(h).onWorkRequest(v.get(), request(profile(3.0, 1.0, 0.0))).answer);
+		// Nor after refusal_memory seconds.
+		v.apps[0].totalProcesses = 1;
+		decision(h).onCommandResult(v.get(), refusedResult("split", 3, "pool_exhausted", 0, "i", "", 1));
+		CHECK_FALSE(decision(h).onWorkRequest(v.get(), request(profile(3.0, 1.0, 0.0))).answer);
+		v.now += 60.0;
+		CHECK(decision(h).onWorkRequest(v.get(), request(profile(3.0, 1.0, 0.0))).answer);
+	}
+
+	TEST_CASE("a split done onto the origin uses up the spares the bridge said it had")
+	{
+		ModuleHandle h = ios();
+		View v{profile(1.0, 0.0, 1.0), {}, {app("heat", {process(0)})}};
+		decision(h).onCommandResult(v.get(), refusedResult("split", 3, "pool_exhausted", 1, "i", "", 1));
+		CommandResult done = refusedResult("split", 1, "", -1, "i", "", 1);
+		done.ok = true;
+		done.code.clear();
+		done.after = 2;
+		v.apps[0].totalProcesses = 2;
+		decision(h).onCommandResult(v.get(), done);
+		v.now += 1.0;
+		CHECK_FALSE(decision(h).onWorkRequest(v.get(), request(profile(3.0, 1.0, 0.0))).answer);
+	}
+
+	TEST_CASE("transfers onto an origin with too few spares move at most that many processes")
+	{
+		ModuleHandle h = ios();
+		View v{profile(1.0, 0.0, 1.0), {}, {app("heat", {process(0), process(1), process(2), process(3)})}};
+		WorkVerdict first = decision(h).onWorkRequest(v.get(), request(profile(3.0, 1.0, 0.0)));
+		REQUIRE(first.answer);
+		REQUIRE(first.actions[0].kind == "transfer");
+		CHECK(first.actions[0].params["processes"] == 3);
+		decision(h).onCommandResult(v.get(), refusedResult("migrate", 3, "pool_exhausted", 2, "i", "j", 4));
+		WorkVerdict capped = decision(h).onWorkRequest(v.get(), request(profile(3.0, 1.0, 0.0)));
+		REQUIRE(capped.answer);
+		CHECK(capped.actions[0].params["processes"] == 2);
+		CHECK(capped.actions[0].reasons["chosen_wanted"] == 3);
+	}
+
+	TEST_CASE("a merge the PCM C API cannot make is not proposed again; one it can make in part, in part")
+	{
+		// Three processes on one core: ios wants them folded into one.
+		auto merging = [](int64_t mayLeave) {
+			ModuleHandle h = ios({{"stability_window", 3}, {"hold_down", 10}, {"ctxsw_threshold", 100},
+					      {"merge_retry", 3}});
+			View v{profile(1.0, 0.5, 0.5), {}, {app("heat", {process(0), process(1), process(2)})}};
+			v.local.ctxswRate = 1000;
+			for (const char *id : {"p", "q"}) {
+				PeerEntry peer;
+				peer.id = id;
+				peer.profile.sigma = 0.01;
+				v.peers.push_back(peer);
+			}
+			std::vector<Action> proposed;
+			for (int k = 0; k < 20; ++k) {
+				v.now += 1.0;
+				for (Action &a : decision(h).onTick(v.get())) {
+					if (a.kind != "merge")
+						continue;
+					// The bridge refuses the first: only the last `mayLeave` slots are on this node.
+					if (proposed.empty())
+						decision(h).onCommandResult(
+						    v.get(), refusedResult("merge", a.params["from"].get<int64_t>() -
+											 a.params["into"].get<int64_t>(),
+									   "merge_ranks", mayLeave, "", "j", 3));
+					proposed.push_back(std::move(a));
+				}
+			}
+			return proposed;
+		};
+		std::vector<Action> never = merging(0);
+		REQUIRE(never.size() == 1);
+		CHECK(never[0].params["into"] == 1);
+		std::vector<Action> partly = merging(1);
+		REQUIRE(partly.size() >= 2);
+		CHECK(partly[0].params["into"] == 1);
+		for (std::size_t i = 1; i < partly.size(); ++i) {
+			CHECK(partly[i].params["from"] == 3);
+			CHECK(partly[i].params["into"] == 2);
+			CHECK(partly[i].reasons["may_leave"] == 1);
+			CHECK(partly[i].reasons["into_wanted"] == 1);
+		}
+	}
+
+	TEST_CASE("a draining node folds only the processes the bridge said may leave")
+	{
+		ModuleHandle h = ios();
+		PeerEntry peer;
+		peer.id = "p";
+		View v{profile(1.0, 0.5, 0.5), {peer}, {app("heat", {process(1), process(2)})}};
+		v.apps[0].totalProcesses = 3;
+		std::vector<Action> first = decision(h).onDrain(v.get());
+		REQUIRE(first.size() == 1);
+		CHECK(first[0].kind == "merge");
+		CHECK(first[0].params["count"] == 2);
+		decision(h).onCommandResult(v.get(), refusedResult("merge", 2, "merge_ranks", 1, "", "j", 3));
+		std::vector<Action> partly = decision(h).onDrain(v.get());
+		REQUIRE(partly.size() == 1);
+		CHECK(partly[0].kind == "merge");
+		CHECK(partly[0].params["count"] == 1);
+		decision(h).onCommandResult(v.get(), refusedResult("merge", 1, "merge_ranks", 0, "", "j", 3));
+		std::vector<Action> moved = decision(h).onDrain(v.get());
+		REQUIRE(moved.size() == 1);
+		CHECK(moved[0].kind == "migrate");
+		CHECK(moved[0].params["target"] == "p");
+	}
+}
+
 TEST_SUITE("ios_decision_core")
 {
 	TEST_CASE(

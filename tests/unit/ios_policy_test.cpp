@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include "merge_policy.h"
+#include "refusal_memory.h"
 #include "split_policy.h"
 #include "transfer_policy.h"
 
@@ -570,5 +571,92 @@ TEST_SUITE("merge_policy")
 				    MergeBlockNeighbourhoodUnstable | MergeBlockNotOversubscribed |
 				    MergeBlockFewContextSwitches | MergeBlockHoldDown));
 		CHECK(std::string(mergeBlockName(v.reason)) == "too-few-samples");
+	}
+}
+
+TEST_SUITE("refusal_memory")
+{
+	using malleo::policy::AppState;
+	using malleo::policy::CommandOutcome;
+	using malleo::policy::RefusalMemory;
+
+	CommandOutcome refusedSplit(int64_t count, int64_t spares, const std::string &node = "n2")
+	{
+		return {"heat", false, "split", count, node, "", "pool_exhausted", spares, 1, 1};
+	}
+
+	TEST_CASE("a split refused for want of spares caps the next ones onto that node, not onto others")
+	{
+		RefusalMemory memory(60.0);
+		const AppState state{1, 1};
+		CHECK_FALSE(memory.added("heat", "n2", state, 10.0));
+		memory.learn(refusedSplit(4, 1), state, 10.0);
+		auto cap = memory.added("heat", "n2", state, 11.0);
+		REQUIRE(cap);
+		CHECK(cap->most == 1);
+		CHECK(cap->refusal == "pool_exhausted");
+		CHECK_FALSE(memory.added("heat", "n3", state, 11.0));  // another node's pool is another matter
+		CHECK_FALSE(memory.added("astro", "n2", state, 11.0)); // and so is another application
+		CHECK_FALSE(memory.removed("heat", "n2", state, 11.0));
+		// The same with a migration refused there.
+		memory.learn({"heat", false, "migrate", 2, "n3", "n1", "pool_exhausted", 0, 1, 1}, state, 12.0);
+		REQUIRE(memory.added("heat", "n3", state, 12.0));
+		CHECK(memory.added("heat", "n3", state, 12.0)->most == 0);
+	}
+
+	TEST_CASE("a cap holds until the application's size or its processes here change, or it expires")
+	{
+		RefusalMemory memory(30.0);
+		memory.learn(refusedSplit(4, 1), {1, 1}, 10.0);
+		CHECK(memory.added("heat", "n2", {1, 1}, 39.9));
+		CHECK_FALSE(memory.added("heat", "n2", {1, 1}, 40.0)); // expired
+		CHECK_FALSE(memory.added("heat", "n2", {3, 1}, 11.0)); // the application grew elsewhere
+		CHECK_FALSE(memory.added("heat", "n2", {1, 2}, 11.0)); // a process came here
+		CHECK(memory.added("heat", "n2", {0, 1}, 11.0));       // a size not known yet checks nothing
+		memory.forget(41.0, [](const std::string &) { return true; });
+		CHECK(memory.size() == 0);
+		memory.learn(refusedSplit(4, 1), {1, 1}, 50.0);
+		memory.forget(51.0, [](const std::string &app) { return app != "heat"; });
+		CHECK(memory.size() == 0);
+	}
+
+	TEST_CASE("a split done onto the node uses its spares up; any other done command forgets the caps")
+	{
+		RefusalMemory memory(60.0);
+		memory.learn(refusedSplit(4, 3), {1, 1}, 10.0);
+		memory.learn({"heat", false, "merge", 1, "", "n1", "merge_ranks", 0, 1, 1}, {1, 1}, 10.0);
+		memory.learn({"heat", true, "split", 2, "n2", "", "", -1, 1, 3}, {3, 1}, 11.0);
+		auto cap = memory.added("heat", "n2", {3, 1}, 12.0);
+		REQUIRE(cap);
+		CHECK(cap->most == 1);
+		// The agent's registry may still say the size before the split.
+		CHECK(memory.added("heat", "n2", {1, 1}, 12.0));
+		CHECK_FALSE(memory.removed("heat", "n1", {3, 1}, 12.0)); // the last slots moved: the merge may be possible
+		// A merge off n2 gives its pool spares back.
+		memory.learn({"heat", true, "merge", 1, "", "n2", "", -1, 3, 2}, {2, 1}, 13.0);
+		CHECK_FALSE(memory.added("heat", "n2", {2, 1}, 13.0));
+		CHECK(memory.size() == 0);
+	}
+
+	TEST_CASE("a merge refused by the C API's rank rule caps merges of that node")
+	{
+		RefusalMemory memory(60.0);
+		memory.learn({"heat", false, "merge", 1, "", "n1", "merge_ranks", 0, 3, 3}, {3, 2}, 10.0);
+		auto cap = memory.removed("heat", "n1", {3, 2}, 11.0);
+		REQUIRE(cap);
+		CHECK(cap->most == 0);
+		CHECK_FALSE(memory.added("heat", "n1", {3, 2}, 11.0));
+		memory.learn({"heat", false, "merge", 3, "", "n2", "too_few_active", 1, 3, 3}, {3, 2}, 10.0);
+		REQUIRE(memory.removed("heat", "n2", {3, 2}, 11.0));
+		CHECK(memory.removed("heat", "n2", {3, 2}, 11.0)->most == 1);
+	}
+
+	TEST_CASE("refusals that say no count teach nothing: the root agent's, and the bridge's `other`")
+	{
+		RefusalMemory memory(60.0);
+		memory.learn({"heat", false, "split", 4, "n2", "", "", -1, -1, -1}, {1, 1}, 10.0);   // busy, hold-down
+		memory.learn({"heat", false, "split", 4, "n2", "", "other", -1, 1, 1}, {1, 1}, 10.0); // spawn failed
+		memory.learn({"heat", false, "split", 4, "n2", "", "a_newer_kind", 2, 1, 1}, {1, 1}, 10.0);
+		CHECK(memory.size() == 0);
 	}
 }

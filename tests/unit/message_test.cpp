@@ -140,6 +140,35 @@ TEST_SUITE("message")
 		CHECK(fromJson(j, p) == "");
 	}
 
+	TEST_CASE("a result's refusal is a kind and a count, on the local and the peer channel")
+	{
+		auto result = [](nlohmann::json refusal) {
+			Message m = makeMessage("result", "", 1);
+			m.update({{"app", "heat"}, {"command", 3}, {"ok", false}, {"refusal", std::move(refusal)}});
+			return m;
+		};
+		CHECK_FALSE(validateMessage(result({{"kind", "pool_exhausted"}, {"most", 1}}), Channel::Local));
+		CHECK_FALSE(validateMessage(result({{"kind", "other"}}), Channel::Local));
+		CHECK_FALSE(validateMessage(result({{"kind", "a_newer_kind"}, {"most", 0}}), Channel::Local));
+		for (const nlohmann::json &bad : {nlohmann::json("pool_exhausted"), nlohmann::json::object(),
+						  nlohmann::json{{"kind", ""}}, nlohmann::json{{"kind", "no spaces"}},
+						  nlohmann::json{{"kind", std::string(33, 'k')}},
+						  nlohmann::json{{"kind", "pool_exhausted"}, {"most", -1}},
+						  nlohmann::json{{"kind", "pool_exhausted"}, {"most", 1.5}},
+						  nlohmann::json{{"kind", "pool_exhausted"}, {"most", 2000000}}}) {
+			auto rejection = validateMessage(result(bad), Channel::Local);
+			REQUIRE(rejection);
+			CHECK(rejection->reason == "bad_field");
+			CHECK(rejection->detail.find("'refusal'") != std::string::npos);
+		}
+		Message told = makeMessage("reconf_result", "n1", 1);
+		told.update({{"app", "heat"}, {"request", 2}, {"origin", "n2"}, {"ok", false}, {"code", "failed"},
+			     {"refusal", {{"kind", "merge_ranks"}, {"most", 0}}}});
+		CHECK_FALSE(validateMessage(told, Channel::Peer));
+		told["refusal"] = {{"most", 0}};
+		CHECK(validateMessage(told, Channel::Peer));
+	}
+
 	TEST_CASE("a command's rules are one function, with the wire format's limits")
 	{
 		auto problem = [](nlohmann::json fields) { return checkCommand(fields).value_or(""); };

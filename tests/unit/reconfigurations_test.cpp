@@ -260,6 +260,101 @@ TEST_SUITE("reconfiguration_requests")
 	}
 }
 
+// A decision module that records the results it is told of (decision_module.h, onCommandResult).
+class RecordingDecision : public DecisionModule
+{
+public:
+	std::string configure(const nlohmann::json &) override { return {}; }
+	WorkVerdict onWorkRequest(const DecisionView &, const WorkRequest &) override { return {}; }
+	std::vector<Action> onTick(const DecisionView &) override { return {}; }
+	void onCommandResult(const DecisionView &view, const CommandResult &result) override
+	{
+		results.push_back(result);
+		sizes.push_back(view.apps.empty() ? -1 : view.apps.front().totalProcesses);
+	}
+	std::vector<CommandResult> results;
+	std::vector<int64_t> sizes; // the application's size in the view each result came with
+};
+
+// One agent hosting rank 0 of "heat" with `decision`, built for module ABI 1.`abiMinor`; a forced split whose
+// result the coordinator reports as `result`'s fields say.
+void forcedSplitResult(RecordingDecision &decision, uint32_t abiMinor, const nlohmann::json &result)
+{
+	ModuleLoadResult p = loadModule(ModuleKind::Protocol, "p2p", {});
+	REQUIRE(p.error == "");
+	REQUIRE(p.handle.get()->configure(nlohmann::json::object()) == "");
+	CoreConfig config = loopConfig("a");
+	config.endpoint = "tcp://a";
+	Core core(config, static_cast<ProtocolModule &>(*p.handle.get()), decision);
+	core.setModuleNames({{"decision", {{"name", "recording"}, {"abi_minor", abiMinor}}}});
+	CoreOutputs out;
+	core.start(100.0, out);
+	registerRank(core, 100.0, 0);
+	core.onLocalRequest(request("poll", {{"app", "heat"}, {"iteration", 1}, {"size", 2}}), 100.1, out);
+	REQUIRE(core.onLocalRequest(request("force", {{"app", "heat"}, {"op", "split"}, {"count", 3}, {"node", "a"}}),
+				    100.2, out)["type"] == "force_reply");
+	Message command = core.onLocalRequest(request("poll", {{"app", "heat"}, {"iteration", 2}, {"size", 2}}), 100.3,
+					      out);
+	REQUIRE(command["op"] == "split");
+	Message m = request("result", {{"app", "heat"}, {"command", command["command"]}});
+	m.update(result);
+	REQUIRE_FALSE(validateMessage(m, Channel::Local).has_value());
+	REQUIRE(core.onLocalRequest(m, 100.4, out)["type"] == "ack");
+	// The event log and `malleo apps` show the structured reason too.
+	if (!result.value("ok", true)) {
+		bool shown = false;
+		for (const nlohmann::json &e : out.events)
+			shown |= e["type"] == "command_result" && e.value("refusal", nlohmann::json()) == result["refusal"];
+		CHECK(shown);
+	}
+}
+
+TEST_SUITE("command_results")
+{
+	TEST_CASE("the decision module hears each result with the bridge's structured reason (ABI 1.2)")
+	{
+		RecordingDecision refused;
+		forcedSplitResult(refused, 2,
+				  {{"ok", false},
+				   {"text", "split of 3: only 1 spare process on node 'a'"},
+				   {"before", 2},
+				   {"after", 2},
+				   {"refusal", {{"kind", "pool_exhausted"}, {"most", 1}}}});
+		REQUIRE(refused.results.size() == 1);
+		const CommandResult &r = refused.results[0];
+		CHECK(r.app == "heat");
+		CHECK_FALSE(r.ok);
+		CHECK(r.askedHere);
+		CHECK(r.op == "split");
+		CHECK(r.count == 3);
+		CHECK(r.node == "a");
+		CHECK(r.trigger == "force");
+		CHECK(r.code == "failed");
+		CHECK(r.refusal == "pool_exhausted");
+		CHECK(r.most == 1);
+		CHECK(r.before == 2);
+		CHECK(r.text.find("only 1 spare") != std::string::npos);
+
+		RecordingDecision done;
+		forcedSplitResult(done, 2, {{"ok", true}, {"before", 2}, {"after", 5}});
+		REQUIRE(done.results.size() == 1);
+		CHECK(done.results[0].ok);
+		CHECK(done.results[0].code == "");
+		CHECK(done.results[0].refusal == "");
+		CHECK(done.results[0].most == -1);
+		CHECK(done.results[0].after == 5);
+		CHECK(done.sizes[0] == 5); // the view already has the size the result says
+	}
+
+	TEST_CASE("a decision module built against ABI 1.1 is not called")
+	{
+		RecordingDecision old;
+		forcedSplitResult(old, 1,
+				  {{"ok", false}, {"text", "no"}, {"refusal", {{"kind", "merge_ranks"}, {"most", 0}}}});
+		CHECK(old.results.empty());
+	}
+}
+
 TEST_SUITE("command_journal")
 {
 	// Two agents in turn in one run directory: what the first held goes to the second through its journal.

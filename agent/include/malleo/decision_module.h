@@ -48,6 +48,34 @@ struct WorkRequest {
 	unsigned hops = 0;
 };
 
+// What became of a command asked for an application (docs/protocol.md, `reconf_result`): the PCM bridge's outcome,
+// or the root agent's refusal before the bridge saw it. Passed to onCommandResult. (ABI 1.2)
+struct CommandResult {
+	std::string app;
+	bool ok = false;
+	bool askedHere = false; // this agent asked for it (its decision module's action, or a force sent here)
+	std::string op;		// "split", "merge", "migrate"; empty when the request did not check out
+	int64_t count = 0;
+	std::string node;     // where processes go (split, migrate); empty: the bridge chose
+	std::string fromNode; // whose processes leave (merge, migrate); empty: the bridge chose
+	std::string trigger;  // "wrm", "tick", "drain", "force"
+	std::string kind;     // the action's kind ("split", "transfer", "swap", ...)
+	std::string decision; // the decision module that asked
+	// Not ok: who refused. "failed": the bridge (then `refusal` says why); the root agent's own: "busy",
+	// "hold_down", "draining", "not_root", "unknown_app", "not_malleable", "bad_command", "dropped", "lost".
+	std::string code;
+	std::string text; // the one line for people
+	// The bridge's refusal (empty when ok or not the bridge's): "pool_exhausted" (too few spare processes where
+	// the command asked for them), "merge_ranks" (the PCM C API lets only the last slots leave), "too_few_active"
+	// (fewer active processes than the command names), "other"; a newer bridge may send kinds not listed here.
+	std::string refusal;
+	// With "pool_exhausted": the spare processes there, the most a split (or migration) there could have moved in;
+	// with "merge_ranks" and "too_few_active": the most processes that could have left. -1: not said.
+	int64_t most = -1;
+	int64_t before = -1; // active processes before and after, when the bridge said; -1 otherwise
+	int64_t after = -1;
+};
+
 struct WorkVerdict {
 	// true: this node answers the request (it has work for the origin);
 	// false: the request travels on.
@@ -77,6 +105,17 @@ public:
 	{
 		(void)view;
 		return {};
+	}
+
+	// A command of an application was carried out or refused: called on the agent that asked for it and on the
+	// agents of the nodes it names, each time it hears the result (before the next tick), done or refused, with
+	// the structured reason, so that a module does not ask again for what the bridge just said it cannot do. The
+	// view is the agent's as on a tick (the application's size already the result's). Nothing is returned: act on
+	// the next tick. A module built against ABI 1.1 or older is not called. (ABI 1.2)
+	virtual void onCommandResult(const DecisionView &view, const CommandResult &result)
+	{
+		(void)view;
+		(void)result;
 	}
 };
 

@@ -50,6 +50,7 @@
 //   merge_retry                  5      seconds after which a merge not carried out is proposed again
 //   settle                       2      seconds a process must have run here before a work request may take its
 //                                       work: until then the node's measured load (UPW) does not show it
+//   refusal_memory               60     seconds a cap learned from the bridge's refusal holds at most (below)
 //   migration_only               false  seed 000's "migration only" comparison: a split the node could make of
 //                                       whole processes (it has more than r) becomes a migration of r of them,
 //                                       any other split is dropped, and no merge is proposed
@@ -65,6 +66,11 @@
 //  - The hold-down after a split counts from the split's result (ApplicationInfo.lastSplit), not from the
 //    decision: a split refused, or waiting behind another command, does not hold merges back.
 //  - A merge not carried out within merge_retry seconds is proposed again (the paper proposes once).
+//  - What the bridge refused is not asked again (refusal_memory.h): a split or migration onto a node whose pool has
+//    too few spare processes asks for at most the spares the bridge said it has, none when it has none; a merge the
+//    bridge cannot make (the PCM C API lets only the last slots leave) takes off at most the processes it said may
+//    leave. The caps hold until the application's size or its processes here change, or `refusal_memory` seconds.
+//    The paper's nodes could always host more processes.
 //  - How data is shared after a split or merge is the bridge's: with the agent's actions.node_weights each node
 //    gets a share in proportion to its power, split evenly among its processes (the paper's pieces are equal).
 //
@@ -120,6 +126,22 @@ int64_t activeCount(const ApplicationInfo &app)
 			     [](const ProcessInfo &p) { return p.active; });
 }
 
+policy::AppState appState(const ApplicationInfo &app)
+{
+	return {app.totalProcesses, activeCount(app)};
+}
+
+void IosDecision::onCommandResult(const DecisionView &view, const CommandResult &result)
+{
+	policy::AppState state;
+	for (const ApplicationInfo &app : view.apps)
+		if (app.id == result.app)
+			state = appState(app);
+	refusals_.learn({result.app, result.ok, result.op, result.count, result.node, result.fromNode, result.refusal,
+			 result.most, result.before, result.after},
+			state, view.overlay.now);
+}
+
 std::string IosDecision::configure(const nlohmann::json &table)
 {
 	IosOptions o = options_;
@@ -141,6 +163,7 @@ std::string IosDecision::configure(const nlohmann::json &table)
 	t.boolean("migration_only", o.migrationOnly);
 	t.number("merge_retry", o.mergeRetry, 0, 86400);
 	t.number("settle", o.settle, 0, 3600);
+	t.number("refusal_memory", o.refusalMemory, 0, 86400);
 	t.finish();
 	if (!t.error().empty())
 		return t.error();
@@ -148,6 +171,7 @@ std::string IosDecision::configure(const nlohmann::json &table)
 	if (o.stabilityWindow != options_.stabilityWindow)
 		window_ = policy::StabilityWindow(o.stabilityWindow);
 	options_ = o;
+	refusals_.setExpiry(o.refusalMemory);
 	return {};
 }
 
@@ -260,16 +284,37 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 		reasons["split_n"] = split.n;
 		reasons["split_needed"] = split.splitNeeded;
 	}
+	const std::optional<policy::RefusalCap> spares =
+	    refusals_.added(app.id, request.origin, appState(app), view.overlay.now);
+	if (spares) {
+		reasons["spares_there"] = spares->most;
+		reasons["spares_said"] = view.overlay.now - spares->at;
+	}
 	if (split.status == policy::SplitStatus::Found && split.splitNeeded)
-		return planSplit(request, app, split, base, bytesLocal, std::move(reasons));
-	return planTransfer(request, app, base, std::move(reasons));
+		return planSplit(request, app, split, base, bytesLocal, std::move(reasons), spares);
+	return planTransfer(request, app, base, std::move(reasons), spares);
 }
 
 // Too few processes to reach ρ: split into n, then move the r new ones.
 AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo &app,
 			       const policy::SplitPlan &split, const policy::TransferInput &base,
-			       double bytesLocal, nlohmann::json reasons) const
+			       double bytesLocal, nlohmann::json reasons,
+			       const std::optional<policy::RefusalCap> &spares) const
 {
+	// The origin's pool holds fewer spare processes than r (the bridge said so): r at most what it holds.
+	int64_t remote = split.remote;
+	if (spares && spares->most < remote) {
+		if (spares->most <= 0) {
+			AppPlan none;
+			none.summary = {{"app", app.id}, {"n", split.n}, {"r", split.remote}, {"spares_there", 0},
+					{"outcome", fmt::format("the bridge has no spare process on {} ({}, {:.1f} s ago)",
+								request.origin, spares->refusal,
+								reasons.value("spares_said", 0.0))}};
+			return none;
+		}
+		reasons["r_wanted"] = split.remote;
+		remote = spares->most;
+	}
 	policy::TransferInput after = base;
 	after.receiver.units = split.n;
 	// Each of the n pieces holds N_total/n of the data.
@@ -277,8 +322,8 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 				  static_cast<double>(base.receiver.units) /
 				  static_cast<double>(split.n);
 	const policy::TransferState state{0, split.n};
-	const policy::TransferCandidate block{0, split.remote, 0.0,
-					      bytesLocal * static_cast<double>(split.remote) /
+	const policy::TransferCandidate block{0, remote, 0.0,
+					      bytesLocal * static_cast<double>(remote) /
 						  static_cast<double>(split.n)};
 	const double gain = policy::migrationGain(after, state, block);
 	const double before = policy::predictedIterationTime(after, state, block, false);
@@ -286,7 +331,7 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 
 	reasons["n"] = split.n;
 	reasons["l"] = split.local;
-	reasons["r"] = split.remote;
+	reasons["r"] = remote;
 	reasons["imbalance"] = split.imbalance;
 	reasons["gain"] = gain;
 	reasons["iteration_time_before"] = before;
@@ -296,7 +341,7 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 	plan.gain = gain;
 	plan.summary = {{"app", app.id},	 {"n_total", base.receiver.units},
 			{"rho", reasons["rho"]}, {"n", split.n},
-			{"l", split.local},	 {"r", split.remote},
+			{"l", split.local},	 {"r", remote},
 			{"gain", gain}};
 	if (!(gain > options_.theta)) {
 		plan.summary["outcome"] = "split would not pay: gain <= theta";
@@ -304,7 +349,7 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 	}
 	if (options_.migrationOnly) {
 		// Whole processes only: r of this node's processes move when it has more than r.
-		if (activeCount(app) <= split.remote) {
+		if (activeCount(app) <= remote) {
 			plan.summary["outcome"] = "migration only: too few whole processes here for r";
 			plan.gain = 0.0;
 			return plan;
@@ -312,7 +357,7 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 		plan.summary["outcome"] = "migration only: r whole processes move";
 		plan.actions = {Action{"migrate",
 				       app.id,
-				       {{"app", app.id}, {"count", split.remote}, {"target", request.origin}},
+				       {{"app", app.id}, {"count", remote}, {"target", request.origin}},
 				       std::move(reasons)}};
 		return plan;
 	}
@@ -322,15 +367,15 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 		 {{"app", app.id},
 		  {"n", split.n},
 		  {"l", split.local},
-		  {"r", split.remote},
+		  {"r", remote},
 		  {"n_total", base.receiver.units},
 		  {"target", request.origin}},
 		 reasons};
 	Action t{"transfer",
 		 app.id,
 		 {{"app", app.id},
-		  {"processes", split.remote},
-		  {"units", split.remote},
+		  {"processes", remote},
+		  {"units", remote},
 		  {"after_split", true},
 		  {"target", request.origin}},
 		 std::move(reasons)};
@@ -340,7 +385,8 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 
 // Enough processes: eq. 1-5 and the gain of each candidate against θ.
 AppPlan IosDecision::planTransfer(const WorkRequest &request, const ApplicationInfo &app,
-				  policy::TransferInput input, nlohmann::json reasons) const
+				  policy::TransferInput input, nlohmann::json reasons,
+				  const std::optional<policy::RefusalCap> &spares) const
 {
 	std::vector<policy::TransferCandidate> candidates;
 	for (const ProcessInfo &p : app.local)
@@ -348,6 +394,14 @@ AppPlan IosDecision::planTransfer(const WorkRequest &request, const ApplicationI
 			candidates.push_back({p.rank, p.units, 0.0, p.bytesLocal});
 	input.candidates = candidates;
 	policy::TransferPlan tp = policy::planTransfer(input);
+	// In pool mode each process that moves takes a spare on the origin: no more than the bridge said it has.
+	if (spares && static_cast<int64_t>(tp.chosen.size()) > spares->most) {
+		reasons["chosen_wanted"] = tp.chosen.size();
+		tp.chosen.resize(static_cast<std::size_t>(std::max<int64_t>(0, spares->most)));
+		tp.unitsChosen = 0;
+		for (const policy::ChosenProcess &c : tp.chosen)
+			tp.unitsChosen += c.units;
+	}
 
 	nlohmann::json chosen = nlohmann::json::array();
 	nlohmann::json ranks = nlohmann::json::array();
@@ -379,7 +433,10 @@ AppPlan IosDecision::planTransfer(const WorkRequest &request, const ApplicationI
 	if (tp.stop == policy::TransferStop::BelowThreshold)
 		plan.summary["best_rejected_gain"] = tp.bestRejectedGain;
 	if (tp.chosen.empty()) {
-		plan.summary["outcome"] = "nothing moves";
+		plan.summary["outcome"] = reasons.contains("chosen_wanted")
+					      ? fmt::format("nothing moves: the bridge has no spare process on {}",
+							    request.origin)
+					      : std::string("nothing moves");
 		return plan;
 	}
 	plan.summary["outcome"] = "transfer";
@@ -401,6 +458,9 @@ std::vector<Action> IosDecision::onTick(const DecisionView &view)
 {
 	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
 	window_.push(here.apw);
+	refusals_.forget(view.overlay.now, [&](const std::string &id) {
+		return std::any_of(view.apps.begin(), view.apps.end(), [&](const ApplicationInfo &a) { return a.id == id; });
+	});
 	if (std::vector<Action> leave = evacuate(view); !leave.empty())
 		return leave;
 
@@ -436,10 +496,15 @@ std::vector<Action> IosDecision::onTick(const DecisionView &view)
 	if (!verdict.merge || options_.migrationOnly)
 		return {};
 
+	// A merge the bridge said it cannot make (refusal_memory.h): at most the processes it said may leave.
+	auto mayLeave = [&](const ApplicationInfo &app) {
+		const auto cap = refusals_.removed(app.id, std::string(view.overlay.self), appState(app), view.overlay.now);
+		return cap ? cap->most : std::numeric_limits<int64_t>::max();
+	};
 	const ApplicationInfo *target = nullptr;
 	for (const ApplicationInfo &app : view.apps) {
 		int64_t count = activeCount(app);
-		if (!app.malleable || count < 2 || mergeProposed_.count(app.id))
+		if (!app.malleable || count < 2 || mergeProposed_.count(app.id) || mayLeave(app) <= 0)
 			continue;
 		if (!target || count > activeCount(*target))
 			target = &app;
@@ -449,7 +514,8 @@ std::vector<Action> IosDecision::onTick(const DecisionView &view)
 
 	const int64_t count = activeCount(*target);
 	const int64_t excess = processes - here.cores;
-	const int64_t into = std::max<int64_t>(1, count - excess);
+	const int64_t wanted = std::max<int64_t>(1, count - excess);
+	const int64_t into = std::max(wanted, count - mayLeave(*target));
 	nlohmann::json ranks = nlohmann::json::array();
 	for (const ProcessInfo &p : target->local)
 		if (p.active)
@@ -476,6 +542,10 @@ std::vector<Action> IosDecision::onTick(const DecisionView &view)
 							: nlohmann::json(nullptr)},
 	    {"local_processes", count},
 	};
+	if (into != wanted) {
+		reasons["into_wanted"] = wanted;
+		reasons["may_leave"] = count - into;
+	}
 	mergeProposed_[target->id] = {count, view.overlay.now};
 	return {Action{"merge",
 		       target->id,

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <malleo/decision_module.h>
 
 #include "merge_policy.h"
+#include "refusal_memory.h"
 #include "split_policy.h"
 #include "transfer_policy.h"
 
@@ -27,6 +29,7 @@ struct IosOptions {
 	bool migrationOnly = false;
 	double mergeRetry = 5.0;
 	double settle = 2.0;
+	double refusalMemory = 60.0;
 };
 
 // What the module found for one application on a WRM.
@@ -38,6 +41,8 @@ struct AppPlan {
 
 // Active processes of the application on this node.
 int64_t activeCount(const ApplicationInfo &app);
+// The application as the refusal memory checks it: its size and its active processes here.
+policy::AppState appState(const ApplicationInfo &app);
 
 class IosDecision : public DecisionModule
 {
@@ -46,16 +51,20 @@ public:
 	WorkVerdict onWorkRequest(const DecisionView &view, const WorkRequest &request) override;
 	std::vector<Action> onTick(const DecisionView &view) override;
 	std::vector<Action> onDrain(const DecisionView &view) override;
+	void onCommandResult(const DecisionView &view, const CommandResult &result) override;
 
 private:
 	std::vector<Action> evacuate(const DecisionView &view);
 	AppPlan planFor(const DecisionView &view, const WorkRequest &request,
 			const ApplicationInfo &app) const;
+	// `spares`: what the bridge said of the origin's spare processes, if it still holds (refusal_memory.h).
 	AppPlan planSplit(const WorkRequest &request, const ApplicationInfo &app,
 			  const policy::SplitPlan &split, const policy::TransferInput &base,
-			  double bytesLocal, nlohmann::json reasons) const;
+			  double bytesLocal, nlohmann::json reasons,
+			  const std::optional<policy::RefusalCap> &spares) const;
 	AppPlan planTransfer(const WorkRequest &request, const ApplicationInfo &app,
-			     policy::TransferInput input, nlohmann::json reasons) const;
+			     policy::TransferInput input, nlohmann::json reasons,
+			     const std::optional<policy::RefusalCap> &spares) const;
 
 	IosOptions options_;
 	policy::StabilityWindow window_{options_.stabilityWindow};
@@ -66,6 +75,7 @@ private:
 	std::map<std::string, MergeProposal> mergeProposed_; // app -> the last merge proposed for it
 	int64_t loadedTicks_ = 0;			// ticks in a row with the node loaded by others
 	std::map<std::string, std::vector<std::string>> drainTried_; // app -> peers proposed while draining
+	policy::RefusalMemory refusals_{options_.refusalMemory};     // what the bridge said it cannot do
 };
 
 } // namespace malleo::ios

@@ -58,6 +58,10 @@ std::vector<Action> IosDecision::evacuate(const DecisionView &view)
 		const PeerEntry *best = nullptr;
 		double bestShare = 0.0;
 		for (const PeerEntry &peer : view.overlay.alive) {
+			// A peer whose pool the bridge said has no spare process for this application takes none.
+			if (const auto spares = refusals_.added(app.id, peer.id, appState(app), view.overlay.now);
+			    spares && spares->most <= 0)
+				continue;
 			const double peerCores = std::max(peer.profile.cores, 1);
 			const double free = peer.profile.apw * peerCores / static_cast<double>(count);
 			const double fair = peerCores / static_cast<double>(peer.profile.processes + count);
@@ -96,12 +100,17 @@ std::vector<Action> IosDecision::onDrain(const DecisionView &view)
 			continue;
 		// With processes elsewhere, this node's fold into them: one merge, which needs no spare process
 		// anywhere and gives their data to the others evenly (the bridge rebalances on a merge).
-		if (!options_.migrationOnly && app.totalProcesses > count) {
-			actions.push_back({"merge",
-					   app.id,
-					   {{"app", app.id}, {"count", count}},
-					   {{"why", fmt::format("this node drains: its {} of {} processes fold into the others",
-								count, app.totalProcesses)}}});
+		// A merge the bridge said it cannot make (the PCM C API lets only the last slots leave): the processes it
+		// said may leave fold, the others migrate.
+		const auto cap = refusals_.removed(app.id, std::string(view.overlay.self), appState(app), view.overlay.now);
+		const int64_t folding = cap ? std::min(count, cap->most) : count;
+		if (!options_.migrationOnly && app.totalProcesses > count && folding > 0) {
+			nlohmann::json reasons = {{"why", fmt::format("this node drains: {} of its {} of {} processes fold "
+								      "into the others",
+								      folding, count, app.totalProcesses)}};
+			if (cap)
+				reasons["may_leave"] = cap->most;
+			actions.push_back({"merge", app.id, {{"app", app.id}, {"count", folding}}, std::move(reasons)});
 			continue;
 		}
 		// A refused migration leaves the processes here: the next call tries the next peer, then any node.

@@ -71,21 +71,34 @@ void groupSurvivors(const std::vector<int> &active, int survivors, std::vector<i
 // A merge of the processes of one node (an agent's command: its co-located processes fold). The C++ API may let any
 // process leave; the PCM C API keeps the ranks of the processes that stay, so only the last slots can leave, and
 // the merge is done only when they are on that node.
-std::string mergeFrom(const Command &command, const Membership &membership, Plan &plan, const std::string &what)
+std::string mergeFrom(const Command &command, const Membership &membership, Plan &plan, const std::string &what,
+		      Refusal &refusal)
 {
 	std::vector<int> onNode;
 	for (int w : membership.active)
 		if (membership.node[w] == command.from)
 			onNode.push_back(w);
-	if (static_cast<int>(onNode.size()) < command.count)
+	// One process stays in any case.
+	const auto mayLeave = [&](std::size_t n) {
+		return std::min<std::int64_t>(static_cast<std::int64_t>(n),
+					      static_cast<std::int64_t>(membership.active.size()) - 1);
+	};
+	if (static_cast<int>(onNode.size()) < command.count) {
+		refusal = {"too_few_active", mayLeave(onNode.size())};
 		return what + ": only " + processCount(onNode.size(), "active") + " on node '" + command.from + "'";
+	}
 	// The last of them leave: under either API the processes before them keep their slots.
 	std::vector<int> leavers(onNode.end() - command.count, onNode.end());
 	if (!membership.reusable &&
-	    !std::equal(leavers.begin(), leavers.end(), membership.active.end() - command.count))
+	    !std::equal(leavers.begin(), leavers.end(), membership.active.end() - command.count)) {
+		// How many may: the last slots, as far back as they are all on that node.
+		const auto last = std::find_if(membership.active.rbegin(), membership.active.rend(),
+					       [&](int w) { return membership.node[w] != command.from; });
+		refusal = {"merge_ranks", mayLeave(static_cast<std::size_t>(last - membership.active.rbegin()))};
 		return what + " on node '" + command.from + "': the PCM C API keeps the ranks of the processes that stay, "
 		       "so only the last " + processCount(static_cast<std::size_t>(command.count)) +
 		       " may leave, and not all of them are on that node";
+	}
 	plan.leavers = leavers;
 	plan.after.clear();
 	for (int w : membership.active)
@@ -125,8 +138,11 @@ std::string processCount(std::size_t count, const char *kind)
 	       (count == 1 ? " process" : " processes");
 }
 
-std::string makePlan(const Command &command, const Membership &membership, Plan &plan)
+std::string makePlan(const Command &command, const Membership &membership, Plan &plan, Refusal *refusalOut)
 {
+	Refusal ignored;
+	Refusal &refusal = refusalOut ? *refusalOut : ignored;
+	refusal = {};
 	plan.op = Operation::None;
 	plan.iteration = command.iteration;
 	plan.before = membership.active;
@@ -142,18 +158,22 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 		return {};
 	case Operation::Split: {
 		const auto free = spares(membership, command.node);
-		if (static_cast<int>(free.size()) < command.count)
+		if (static_cast<int>(free.size()) < command.count) {
+			refusal = {"pool_exhausted", static_cast<std::int64_t>(free.size())};
 			return what + ": only " + processCount(free.size(), "spare") +
 			       (command.node.empty() ? std::string() : " on node '" + command.node + "'");
+		}
 		plan.joiners.assign(free.begin(), free.begin() + command.count);
 		plan.after = interleave(membership.active, plan.joiners);
 		break;
 	}
 	case Operation::Merge:
-		if (command.count >= active)
+		if (command.count >= active) {
+			refusal = {"too_few_active", std::max(0, active - 1)};
 			return what + ": only " + processCount(static_cast<std::size_t>(active), "active");
+		}
 		if (!command.from.empty()) {
-			if (std::string refused = mergeFrom(command, membership, plan, what); !refused.empty())
+			if (std::string refused = mergeFrom(command, membership, plan, what, refusal); !refused.empty())
 				return refused;
 		} else if (membership.reusable) {
 			groupSurvivors(membership.active, active - command.count, plan.after, plan.leavers);
@@ -174,11 +194,15 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 			    (command.from.empty() ? command.node.empty() || membership.node[w] != command.node
 						  : membership.node[w] == command.from))
 				sources.push_back(w);
-		if (static_cast<int>(sources.size()) < command.count)
+		if (static_cast<int>(sources.size()) < command.count) {
+			refusal = {"too_few_active", static_cast<std::int64_t>(sources.size())};
 			return what + ": only " + processCount(sources.size(), "active") +
 			       (command.from.empty() ? " off node '" + command.node + "'" : " on node '" + command.from + "'");
-		if (static_cast<int>(free.size()) < command.count)
+		}
+		if (static_cast<int>(free.size()) < command.count) {
+			refusal = {"pool_exhausted", static_cast<std::int64_t>(free.size())};
 			return what + ": only " + processCount(free.size(), "spare") + sparesWhere(command);
+		}
 		for (int i = 0; i < command.count; ++i) {
 			auto slot = std::find(plan.after.begin(), plan.after.end(), sources[i]);
 			*slot = free[i];

@@ -134,7 +134,7 @@ void Reconfigurator::stall(const char *before)
 	std::this_thread::sleep_for(std::chrono::duration<double>(settings_.faults.stallSeconds));
 }
 
-void Reconfigurator::fail(const std::string &why, bool print)
+void Reconfigurator::fail(const std::string &why, bool print, const Refusal &refusal)
 {
 	error_ = std::string(operationName(plan_.op)) + " at iteration " + std::to_string(plan_.iteration) +
 		 " failed: " + why + "; continuing with " + processCount(membership_.active.size());
@@ -142,7 +142,7 @@ void Reconfigurator::fail(const std::string &why, bool print)
 		std::fprintf(stderr, "malleo-pcm: %s\n", error_.c_str());
 	// Only the coordinator that took an agent's command for this probe sends anything.
 	const auto processes = static_cast<std::int64_t>(membership_.active.size());
-	commands_.finished(plan_.iteration, false, error_, processes, processes);
+	commands_.finished(plan_.iteration, false, error_, processes, processes, -1, refusal);
 }
 
 void Reconfigurator::failUnplanned(Operation op, std::int64_t iteration, const std::string &why)

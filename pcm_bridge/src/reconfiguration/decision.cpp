@@ -46,6 +46,7 @@ Outcome Reconfigurator::decide()
 		const std::size_t words = planWords(worldSize_);
 		std::vector<std::int64_t> message(words + 1, 0);
 		std::string refusal;
+		Refusal refusalKind; // the coordinator's: only it reports to the agent
 		std::string spawn_node;
 		Command command;
 		if (rank() == 0) {
@@ -60,7 +61,7 @@ Outcome Reconfigurator::decide()
 				message[3] = static_cast<std::int64_t>(command.op);
 			} else {
 				if (refusal.empty())
-					refusal = makePlan(command, membership_, plan);
+					refusal = makePlan(command, membership_, plan, &refusalKind);
 				plan.epoch = epoch_;
 				if (!refusal.empty()) {
 					message[0] = 1;
@@ -103,7 +104,7 @@ Outcome Reconfigurator::decide()
 			if (rank() == 0)
 				std::strncpy(text.data(), refusal.c_str(), text.size() - 1);
 			MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, active_);
-			fail(text.data(), rank() == 0);
+			fail(text.data(), rank() == 0, refusalKind);
 			plan_.op = Operation::None;
 			return Outcome::Failed;
 		}

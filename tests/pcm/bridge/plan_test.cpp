@@ -519,3 +519,48 @@ TEST_CASE("node weights: each node's weight shared among the processes the plan 
 	CHECK(perNode["b"] == 2000);
 	CHECK(perNode["c"] == 3000);
 }
+
+TEST_CASE("a refusal says its kind and the most the same operation could do")
+{
+	Refusal why;
+	Plan plan;
+	// World ranks 0 (n1) and 1 (n2) active, 2 (n1) and 3 (n2) spare.
+	auto m = pool(4, 2, {"n1", "n2", "n1", "n2"});
+	CHECK(makePlan({Operation::Split, 1, 2, "n2", {}, ""}, m, plan, &why) == "split of 2: only 1 spare process on node 'n2'");
+	CHECK(why.kind == "pool_exhausted");
+	CHECK(why.most == 1);
+	CHECK(makePlan({Operation::Split, 1, 3, "", {}, ""}, m, plan, &why) == "split of 3: only 2 spare processes");
+	CHECK(why.most == 2);
+	CHECK(makePlan({Operation::Migrate, 1, 2, "n1", {}, "n2"}, m, plan, &why).find("only 1 active") != std::string::npos);
+	CHECK(why.kind == "too_few_active");
+	CHECK(why.most == 1);
+	CHECK(makePlan({Operation::Merge, 1, 2, "", {}, ""}, m, plan, &why) == "merge of 2: only 2 active processes");
+	CHECK(why.kind == "too_few_active");
+	CHECK(why.most == 1);
+	// A plan that can be made leaves the reason as it was found: `other`, no count.
+	REQUIRE(makePlan({Operation::Split, 1, 1, "n2", {}, ""}, m, plan, &why).empty());
+	CHECK(why.kind == "other");
+	CHECK(why.most == -1);
+	CHECK_FALSE(makePlan({Operation::Split, 1, 1, "n2", {1, 2}, ""}, m, plan, &why).empty());
+	CHECK(why.kind == "other");
+	CHECK(why.most == -1);
+
+	// The PCM C API: only the last slots may leave. Active n1, n2, n1, n1: of n1's three, the last two may.
+	auto c = pool(5, 4, {"n1", "n2", "n1", "n1", "n2"});
+	const std::string refused = makePlan({Operation::Merge, 1, 3, "", {}, "n1"}, c, plan, &why);
+	CHECK(refused.find("the PCM C API keeps the ranks of the processes that stay") != std::string::npos);
+	CHECK(why.kind == "merge_ranks");
+	CHECK(why.most == 2);
+	REQUIRE(makePlan({Operation::Merge, 1, 2, "", {}, "n1"}, c, plan, &why).empty());
+	CHECK(plan.leavers == std::vector<int>{2, 3});
+	// n2's process is not among the last: none of n2's may leave.
+	CHECK_FALSE(makePlan({Operation::Merge, 1, 1, "", {}, "n2"}, c, plan, &why).empty());
+	CHECK(why.kind == "merge_ranks");
+	CHECK(why.most == 0);
+	CHECK_FALSE(makePlan({Operation::Merge, 1, 2, "", {}, "n2"}, c, plan, &why).empty());
+	CHECK(why.kind == "too_few_active");
+	CHECK(why.most == 1);
+	// The C++ API lets any of them leave: no merge_ranks.
+	c.reusable = true;
+	REQUIRE(makePlan({Operation::Merge, 1, 3, "", {}, "n1"}, c, plan, &why).empty());
+}
