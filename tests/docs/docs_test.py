@@ -21,8 +21,8 @@ What a doc's prose assumes but its blocks do not show (a cluster up, an applicat
 comments of that Markdown file, invisible when rendered, read here in order with the commands:
 
   <!-- docs-test: CMD -->         run CMD (a trailing `&`: in the background) and require status 0
-  <!-- docs-test wait: CMD -->    run CMD until it exits 0 (at most 60 s)
-  <!-- docs-test wait: jobs -->   wait for the document's background commands to end (at most 60 s)
+  <!-- docs-test wait: CMD -->    run CMD until it exits 0 (at most 60 s, times MALLEO_TEST_TIME_SCALE)
+  <!-- docs-test wait: jobs -->   wait for the document's background commands to end (at most 60 s, scaled so)
   <!-- docs-test exit: N M ... --> the statuses of the next block's commands, in order (default 0)
   <!-- docs-test file: NAME -->   write the next block (any language) to NAME in the working directory
   <!-- docs-test skip: REASON --> the next block's commands cannot run on one machine (REASON says why, in the
@@ -54,7 +54,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TREES = []  # the source and build trees when they are under /tmp (inside_namespace)
 SOURCE = os.environ.get('MALLEO_SOURCE_ROOT', os.path.dirname(os.path.dirname(HERE)))
 EXEMPT_FILE = os.path.join(HERE, 'exempt.txt')
-COMMAND_TIMEOUT = 150
+# Seconds a command may take, and a `wait:` until it succeeds: times MALLEO_TEST_TIME_SCALE (5 in the sanitizer build's
+# asan setup, 1 otherwise), as the harness's waits.
+TIME_SCALE = float(os.environ.get('MALLEO_TEST_TIME_SCALE', '1'))
+COMMAND_TIMEOUT = 150 * TIME_SCALE
+WAIT_TIMEOUT = 60 * TIME_SCALE
 SHELL_LANGS = {'sh', 'bash', 'shell', 'console'}
 DIRECTIVE = re.compile(r'^\s*<!--\s*docs-test(?:\s+(wait|exit|file|skip))?\s*:\s*(.*?)\s*-->\s*$')
 # An application id of the docs: a program of the build and a job number.
@@ -229,7 +233,7 @@ def bench_drift(text, variables):
 			return f'{command[at]}: no such program ({program})'
 		options = [w.split('=', 1)[0] for w in command[at + 1:] if w.startswith('--')]
 		if options:
-			helped = subprocess.run([program, '--help'], capture_output=True, text=True, timeout=60)
+			helped = subprocess.run([program, '--help'], capture_output=True, text=True, timeout=60 * TIME_SCALE)
 			missing = [o for o in options if not re.search(re.escape(o) + r'\b', helped.stdout + helped.stderr)]
 			if missing:
 				return f'{command[at]} --help does not list {", ".join(missing)}'
@@ -277,7 +281,7 @@ class Session:
 		if not APP_ID.search(command):
 			return command
 		out = subprocess.run([os.environ['MALLEO'], 'apps', '--json'], env=self.env, cwd=self.cwd,
-				     capture_output=True, text=True, timeout=30)
+				     capture_output=True, text=True, timeout=30 * TIME_SCALE)
 		ids = [a.get('id', '') for a in json.loads(out.stdout or '{}').get('apps', [])] if out.returncode == 0 else []
 
 		def running(match):
@@ -310,7 +314,7 @@ class Session:
 					     cwd=self.cwd, env=self.env, capture_output=True, text=True,
 					     timeout=COMMAND_TIMEOUT, start_new_session=True)
 		except subprocess.TimeoutExpired as e:
-			fail(f'{where}: `{text}` ran more than {COMMAND_TIMEOUT} s\n{e.stdout}\n{e.stderr}')
+			fail(f'{where}: `{text}` ran more than {COMMAND_TIMEOUT:g} s\n{e.stdout}\n{e.stderr}')
 		seconds = time.monotonic() - started
 		if os.path.exists(self.cwd_file):
 			self.cwd = open(self.cwd_file).read().strip() or self.cwd
@@ -327,13 +331,14 @@ class Session:
 		return out.stdout + out.stderr
 
 	def wait(self, line, command):
-		deadline = time.monotonic() + 60
+		deadline = time.monotonic() + WAIT_TIMEOUT
 		if command == 'jobs':
 			for where, text, process, _ in self.background:
 				try:
 					process.wait(max(1, deadline - time.monotonic()))
 				except subprocess.TimeoutExpired:
-					fail(f'{self.relpath}:{line}: `{text}` ({where}) did not end within 60 s\n{self.background_logs()}')
+					fail(f'{self.relpath}:{line}: `{text}` ({where}) did not end within {WAIT_TIMEOUT:g} s\n'
+					     f'{self.background_logs()}')
 			return
 		while True:
 			out = subprocess.run(['bash', '-c', command], cwd=self.cwd, env=self.env, capture_output=True, text=True,
@@ -341,7 +346,7 @@ class Session:
 			if out.returncode == 0:
 				return
 			if time.monotonic() > deadline:
-				fail(f'{self.relpath}:{line}: `{command}` did not succeed within 60 s\n{out.stdout}{out.stderr}\n'
+				fail(f'{self.relpath}:{line}: `{command}` did not succeed within {WAIT_TIMEOUT:g} s\n{out.stdout}{out.stderr}\n'
 				     f'--- background\n{self.background_logs()}')
 			time.sleep(0.2)
 
@@ -361,7 +366,7 @@ class Session:
 				process.wait()
 		self.background = []
 		subprocess.run([os.environ['MALLEO'], 'cluster', 'down'], env=self.env, cwd=self.cwd, capture_output=True,
-			       timeout=60)
+			       timeout=60 * TIME_SCALE)
 
 
 def kill_marked(mark):

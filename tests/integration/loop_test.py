@@ -48,6 +48,8 @@ from harness import MALLEO, SKIP, TIME_SCALE, Cluster, check, envelope, frames, 
 
 RUN_TIMEOUT = 600 * TIME_SCALE
 HOLD_DOWN = 4.0
+# Iterations timed on each side of the join's split, at the least, for the rates it compares.
+RATE_SAMPLES = 20
 
 
 def agent_config(cpu, **ios):
@@ -187,9 +189,13 @@ def join(a, work):
         try:
             app = registered_app(n1, a.heat2d)
             # Some iterations of the application alone on n1, so that its rate before the join is measured: three
-            # progress events, a second each, from its coordinator's polls.
-            check(wait_for(lambda: len(events(n1, "app_progress")) >= 3, 30, 0.1),
-                  "n1 reports the application's progress")
+            # progress events, a second each, from its coordinator's polls, and as many iterations as the rate below
+            # needs (the first 5 and the last on one process are not counted). A second is not that many iterations
+            # in a slow build on a busy machine (the sanitizer build at a load of 40: 22).
+            check(wait_for(lambda: len(events(n1, "app_progress")) >= 3
+                           and max(e.get("iteration", 0) for e in events(n1, "app_progress")) >= RATE_SAMPLES + 6,
+                           30, 0.1),
+                  f"n1 reports the application's progress, past iteration {RATE_SAMPLES + 6}")
             joined = time.monotonic()
             n2 = cluster.add("n2", config(1), seeds=[n1.endpoint])
             arrived = wait_for(lambda: active_here(n2, app), 60, 0.1)
@@ -210,7 +216,8 @@ def join(a, work):
     times = iteration_times(output)
     before = [t for t in times if t[2] == 1][5:-1]
     after = [t for t in times if t[2] == size][5:]
-    check(len(before) >= 20 and len(after) >= 20, f"iterations timed before ({len(before)}) and after ({len(after)})")
+    check(len(before) >= RATE_SAMPLES and len(after) >= RATE_SAMPLES,
+          f"iterations timed before ({len(before)}) and after ({len(after)})")
     check(rate(after) > 1.2 * rate(before),
           f"the iteration rate rises: {rate(before):.1f} it/s on 1 process, {rate(after):.1f} it/s on {size}")
     got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
