@@ -297,10 +297,10 @@ class Session:
 		print(f'{self.relpath}:{line}: wrote the block to {name}', flush=True)
 
 	def command_env(self, text):
-		"""The environment a command runs in. Under the sanitizer setup `malleo sim` gets ASan's fast unwinder back,
+		"""The environment a command runs in. Under the sanitizer setup `malleo sim` (and `malleo-sim`) gets ASan's fast unwinder back,
 		as the suite's tests without MPI do (tests/meson.build, mpi_free_env): it runs no MPI, whose leaks need the
 		slow one to be suppressed, and with the slow one the documents' simulations run past any limit."""
-		if 'ASAN_OPTIONS' in self.env and re.match(r'\s*(build/cli/)?malleo sim\b', text):
+		if 'ASAN_OPTIONS' in self.env and re.match(r'\s*((build/cli/)?malleo sim|(build/sim/)?malleo-sim)\b', text):
 			return dict(self.env, ASAN_OPTIONS=self.env['ASAN_OPTIONS'] + ':fast_unwind_on_malloc=1')
 		return self.env
 
