@@ -137,7 +137,19 @@ def finish(run):
     return output
 
 
+def static_agent_config(apw, pw, **ios):
+    """agent_config with the static profiling module: the node's APW and power fixed, whatever its CPU does."""
+    c = agent_config(0, **ios)
+    del c["host"]
+    c["modules"]["profiling"] = "static"
+    c["static"] = static_profile(apw, pw)
+    return c
+
+
 def static_checksum(mpi, heat2d, grid, env, work):
+    # --pace only sleeps: the static run goes without it.
+    if "--pace" in grid:
+        grid = grid[:grid.index("--pace")] + grid[grid.index("--pace") + 2:]
     static = subprocess.run(
         [MALLEO, "--agent", "off", "run", "--mpi", mpi, "-n", "1", "--profile-dir", work, "--", heat2d, *grid],
         capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT)
@@ -423,10 +435,7 @@ def weights(a, work):
     def config(node, apw):
         # ρ = 2/3 for n2's request; n_max 2 allows only the split in two, whose predicted imbalance (0.5) the
         # tolerance accepts.
-        c = agent_config(0, evacuate_load=0, n_max=2, tolerance=1.0)
-        del c["host"]
-        c["modules"]["profiling"] = "static"
-        c["static"] = static_profile(apw, power[node])
+        c = static_agent_config(apw, power[node], evacuate_load=0, n_max=2, tolerance=1.0)
         c["actions"]["node_weights"] = True
         return c
     with Cluster() as cluster:
@@ -464,10 +473,7 @@ def refusal(a, work):
     def config(node, apw):
         # Static profiles: n1 always busy, n2 always idle, so n2 asks for work again and again (every second or
         # two: a short cooldown and backoff), and every request reaches n1's ios with the same ρ = 3/4.
-        c = agent_config(0, evacuate_load=0)
-        del c["host"]
-        c["modules"]["profiling"] = "static"
-        c["static"] = static_profile(apw, power[node])
+        c = static_agent_config(apw, power[node], evacuate_load=0)
         c["work_stealing"].update({"cooldown": 1.0, "backoff_initial": 0.5, "backoff_max": 2.0})
         return c
     with Cluster() as cluster:
@@ -519,9 +525,7 @@ def refusal(a, work):
     check(len(wanted) >= 2 and wanted[0]["params"]["r"] == 3 and all(w["params"]["r"] == 1 for w in wanted[1:]) and
           wanted[1]["reasons"]["r_wanted"] == 3,
           f"ios's later splits are capped at the spare the bridge said n2 has (r: {[w['params'].get('r') for w in wanted]})")
-    # --pace only sleeps: the static run goes without it.
-    unpaced = grid[:grid.index("--pace")] + grid[grid.index("--pace") + 2:]
-    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, unpaced, env, work)
+    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
     check(got is not None and got == want, f"checksum after the refusal and the split {got} == static {want}")
     return 0
 
@@ -568,8 +572,7 @@ def merge_ranks(a, work):
           f"one command in the whole run, the refused merge: ios did not propose it again ({len(results)} results, "
           f"{len(merges)} merges proposed)")
     check("final: 3 processes" in output, "heat2d ends on its 3 processes")
-    unpaced = grid[:grid.index("--pace")] + grid[grid.index("--pace") + 2:]
-    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, unpaced, env, work)
+    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
     check(got is not None and got == want, f"checksum {got} == static {want}")
     return 0
 

@@ -82,6 +82,18 @@ struct View {
 	}
 };
 
+// The merge rule's conditions but σ_i: the node switches context often and its two peers are stable.
+void settleForMerge(View &v)
+{
+	v.local.ctxswRate = 1000;
+	for (const char *id : {"p", "q"}) {
+		PeerEntry peer;
+		peer.id = id;
+		peer.profile.sigma = 0.01;
+		v.peers.push_back(peer);
+	}
+}
+
 } // namespace
 
 TEST_SUITE("ios_decision")
@@ -330,16 +342,7 @@ TEST_SUITE("ios_decision_merge")
 		    ios({{"stability_window", 3}, {"hold_down", 10}, {"ctxsw_threshold", 100}});
 		View v{profile(1.0, 0.5, 0.5), {}, {app("heat", {process(0), process(1)})}};
 
-		MergeNode()
-		{
-			v.local.ctxswRate = 1000;
-			for (const char *id : {"p", "q"}) {
-				PeerEntry peer;
-				peer.id = id;
-				peer.profile.sigma = 0.01;
-				v.peers.push_back(peer);
-			}
-		}
+		MergeNode() { settleForMerge(v); }
 
 		std::vector<Action> tick(double apw)
 		{
@@ -594,13 +597,7 @@ TEST_SUITE("ios_decision_refusals")
 			ModuleHandle h = ios({{"stability_window", 3}, {"hold_down", 10}, {"ctxsw_threshold", 100},
 					      {"merge_retry", 3}});
 			View v{profile(1.0, 0.5, 0.5), {}, {app("heat", {process(0), process(1), process(2)})}};
-			v.local.ctxswRate = 1000;
-			for (const char *id : {"p", "q"}) {
-				PeerEntry peer;
-				peer.id = id;
-				peer.profile.sigma = 0.01;
-				v.peers.push_back(peer);
-			}
+			settleForMerge(v);
 			std::vector<Action> proposed;
 			for (int k = 0; k < 20; ++k) {
 				v.now += 1.0;
