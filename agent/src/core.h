@@ -219,6 +219,7 @@ private:
 	void decide(double now, CoreOutputs &out);
 	void emitAction(const Action &action, const char *trigger, double now, CoreOutputs &out);
 	std::vector<ApplicationInfo> applicationList() const;
+	nlohmann::json hostedShares() const;
 	bool hostsRank0(const ApplicationInfo &app) const;
 
 	// reconfigurations.cpp: actions become requests to the root agent, which queues them as commands and tells

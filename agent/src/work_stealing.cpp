@@ -62,6 +62,8 @@ void Core::sendWrm(double now, const char *why, CoreOutputs &out)
 	m["ttl"] = ttl;
 	m["hops"] = 1;
 	m["visited"] = visited;
+	if (nlohmann::json hosted = hostedShares(); !hosted.empty())
+		m["hosted"] = std::move(hosted);
 	send(peers_.at(*hop).endpoint, std::move(m), out);
 
 	if (unansweredInRow_)
@@ -71,6 +73,32 @@ void Core::sendWrm(double now, const char *why, CoreOutputs &out)
 	emit({{"type", "wrm_sent"}, {"wrm_id", id}, {"to", *hop}, {"ttl", ttl}, {"why", why},
 	      {"apw", local_.apw}, {"attempt", unansweredInRow_ + 1}},
 	     now, out);
+}
+
+// What this node hosts of each application, its active processes' data units (seed 001's Nb_i) and the cores they use:
+// the answering node shares the work of both (eq. 1) and does not give more to a node that already holds its share.
+// Every application with active processes here, not only those known to be malleable: a non-root agent learns that
+// from the root's heartbeat, which may come after its first request, and the answering node weighs only applications
+// malleable in its own view. At most kHostedMax, by id.
+nlohmann::json Core::hostedShares() const
+{
+	nlohmann::json hosted = nlohmann::json::object();
+	for (const auto &[id, app] : apps_) {
+		if (hosted.size() >= kHostedMax)
+			break;
+		int64_t units = 0;
+		double load = 0.0;
+		for (const ProcessInfo &p : app.local)
+			if (p.active) {
+				units += p.units;
+				load += p.ownLoad;
+			}
+		// Within the schema's ranges, or the whole request would be refused.
+		if (units > 0)
+			hosted[id] = {{"units", std::min(units, static_cast<int64_t>(kUnitsMax))},
+				      {"load", std::min(load, kProfileCoresMax)}};
+	}
+	return hosted;
 }
 
 void Core::onWrm(const Message &m, double now, CoreOutputs &out)
@@ -89,6 +117,12 @@ void Core::onWrm(const Message &m, double now, CoreOutputs &out)
 	request.ttl = m["ttl"].get<unsigned>();
 	request.hops = m["hops"].get<unsigned>();
 	uint64_t wrmId = m["wrm_id"].get<uint64_t>();
+	nlohmann::json hosted = nlohmann::json::object(); // as checked by the schema, without unknown keys
+	if (const auto said = m.find("hosted"); said != m.end())
+		for (const auto &[app, share] : said->items()) {
+			request.hosted[app] = {share["units"].get<int64_t>(), share["load"].get<double>()};
+			hosted[app] = {{"units", share["units"]}, {"load", share["load"]}};
+		}
 
 	if (request.origin == config_.id) {
 		counters_.add("wrm.looped");
@@ -146,6 +180,8 @@ void Core::onWrm(const Message &m, double now, CoreOutputs &out)
 	forward["ttl"] = request.ttl - 1;
 	forward["hops"] = request.hops + 1;
 	forward["visited"] = visited;
+	if (!hosted.empty())
+		forward["hosted"] = std::move(hosted);
 	send(peers_.at(*hop).endpoint, std::move(forward), out);
 	counters_.add("wrm.forwarded");
 	event["type"] = "wrm_forwarded";

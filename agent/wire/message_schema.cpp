@@ -14,8 +14,9 @@ namespace malleo {
 namespace {
 
 // Id: an id of <malleo/wire.h>'s character set; GroupId: the same or empty; Ids: an array of ids; Refusal: why the
-// bridge refused a command, {"kind": id, "most"?: count} (checkRefusal).
-enum class Kind { String, Id, GroupId, Ids, UInt, Number, Bool, Object, Array, Profile, Refusal };
+// bridge refused a command, {"kind": id, "most"?: count} (checkRefusal); Hosted: {app id: {"units": count, "load":
+// cores}}, at most maxItems applications (checkHosted).
+enum class Kind { String, Id, GroupId, Ids, UInt, Number, Bool, Object, Array, Profile, Refusal, Hosted };
 
 struct Field {
 	const char *name;
@@ -35,7 +36,6 @@ constexpr std::size_t kPeersMax = 64;
 constexpr std::size_t kVisitedMax = 64;
 constexpr std::size_t kRankMax = 1u << 24;
 constexpr std::size_t kPidMax = (1u << 31) - 1;
-constexpr std::size_t kUnitsMax = std::size_t{1} << 40;
 constexpr std::size_t kWhyMax = 256;
 constexpr std::size_t kRemainingMax = std::size_t{1} << 40; // iterations an application says it has left
 
@@ -68,7 +68,8 @@ const std::vector<TypeSpec> &schema()
 					  {"wrm_id", Kind::UInt, true, 0},
 					  {"ttl", Kind::UInt, true, 64},
 					  {"hops", Kind::UInt, true, 1024},
-					  {"visited", Kind::Ids, true, kVisitedMax}}},
+					  {"visited", Kind::Ids, true, kVisitedMax},
+					  {"hosted", Kind::Hosted, false, kHostedMax}}},
 		{"wrm_reply", Channel::Peer, {{"wrm_id", Kind::UInt, true, 0},
 					  {"endpoint", Kind::String, true, kEndpointMax},
 					  {"profile", Kind::Profile, true, 0},
@@ -226,6 +227,28 @@ std::optional<std::string> checkRefusal(const nlohmann::json &value)
 	return std::nullopt;
 }
 
+// What a work request's origin hosts (docs/protocol.md, `wrm`): per application id, the data units of its active
+// processes there and the cores they use. Nothing else is passed on (the core reads these two).
+std::optional<std::string> checkHosted(const nlohmann::json &value, std::size_t maxApps)
+{
+	if (!value.is_object())
+		return "is not an object";
+	if (value.size() > maxApps)
+		return fmt::format("names more than {} applications", maxApps);
+	for (const auto &[id, share] : value.items()) {
+		if (!isValidId(id.data(), id.size()))
+			return "names an application that is not an id";
+		const auto units = share.is_object() ? share.find("units") : share.end();
+		const auto load = share.is_object() ? share.find("load") : share.end();
+		if (units == share.end() || !isUnsigned(*units) || units->get<uint64_t>() > kUnitsMax)
+			return fmt::format("gives application '{}' no 'units' of 0 to {}", id, kUnitsMax);
+		if (load == share.end() || !load->is_number() || !(load->get<double>() >= 0) ||
+		    !(load->get<double>() <= kProfileCoresMax))
+			return fmt::format("gives application '{}' no 'load' of 0 to {:g} cores", id, kProfileCoresMax);
+	}
+	return std::nullopt;
+}
+
 std::optional<std::string> checkField(const Field &field, const nlohmann::json &value)
 {
 	switch (field.kind) {
@@ -279,6 +302,9 @@ std::optional<std::string> checkField(const Field &field, const nlohmann::json &
 		return checkProfile(value);
 	case Kind::Refusal:
 		return checkRefusal(value);
+	case Kind::Hosted:
+		return checkHosted(value, field.maxItems);
+		return std::nullopt;
 	}
 	return "has an unknown kind";
 }

@@ -160,7 +160,7 @@ with Cluster() as cluster:
         "greedy": {"min_idle": 0.6, "max_give": 2},
         "work_stealing": {"enabled": False}})
     decision = busy.status()["modules"]["decision"]
-    check(decision == {"name": "greedy", "source": module, "abi_minor": 2},
+    check(decision == {"name": "greedy", "source": module, "abi_minor": 3},
           f"the agent loaded greedy by name from the installed module directory ({decision})")
     for rank in range(6):
         reply = local_request(busy.local, envelope("register", "heat-rank", rank + 1, app="heat", rank=rank,

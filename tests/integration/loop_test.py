@@ -26,10 +26,16 @@ and no MALLEO_FORCE anywhere. Each scenario ends with heat2d's checksum compared
          its two folded, but under the PCM C API (heat2d's) the processes that stay keep their ranks, so only the
          last slot (n2's) may leave: the bridge refuses with `merge_ranks`, none of n1's may. ios does not propose
          that merge again (without the refusal's reason it did, every `merge_retry`).
+  share  (Open MPI, pool mode, `ios.origin_units`): world rank 0 active on n1, 1 active on n2, 2 and 3 parked on
+         n2; static profiles of equal power, n1 always busy, n2 always idle, so n2 asks for work again and again. Its
+         requests say it hosts one unit of heat2d (`hosted`), its share of the two (ρ = 1/2): n1's ios answers none of
+         them and nothing is reconfigured. With N_i = 0 (without origin_units, or before requests said what their
+         origin hosts) each one made n1 split its process for n2 until n2's spares ran out: an origin that only looks
+         idle, its process waiting for n1's, drew work it did not need.
   The drain scenario also sends n1 two requests back to back: the second, while the first is in flight, is refused
   with its reason.
 
-usage: loop_test.py --scenario join|drain|load|merge|weights|refusal|merge_ranks --mpi openmpi|mpich [--sigterm] HEAT2D"""
+usage: loop_test.py --scenario join|drain|load|merge|weights|refusal|merge_ranks|share --mpi openmpi|mpich [--sigterm] HEAT2D"""
 import argparse
 import json
 import os
@@ -144,6 +150,12 @@ def static_agent_config(apw, pw, **ios):
     c["modules"]["profiling"] = "static"
     c["static"] = static_profile(apw, pw)
     return c
+
+
+def ask_often(config):
+    """A short work-stealing cooldown and backoff: an idle node asks every second or two."""
+    config["work_stealing"].update({"cooldown": 1.0, "backoff_initial": 0.5, "backoff_max": 2.0})
+    return config
 
 
 def static_checksum(mpi, heat2d, grid, env, work):
@@ -471,11 +483,9 @@ def refusal(a, work):
     power = {"n1": 1.0, "n2": 3.0}
 
     def config(node, apw):
-        # Static profiles: n1 always busy, n2 always idle, so n2 asks for work again and again (every second or
-        # two: a short cooldown and backoff), and every request reaches n1's ios with the same ρ = 3/4.
-        c = static_agent_config(apw, power[node], evacuate_load=0)
-        c["work_stealing"].update({"cooldown": 1.0, "backoff_initial": 0.5, "backoff_max": 2.0})
-        return c
+        # Static profiles: n1 always busy, n2 always idle, so n2 asks for work again and again, and every request
+        # reaches n1's ios with the same ρ = 3/4.
+        return ask_often(static_agent_config(apw, power[node], evacuate_load=0))
     with Cluster() as cluster:
         n1 = cluster.add("n1", config("n1", 0.0))
         n2 = cluster.add("n2", config("n2", 1.0), seeds=[n1.endpoint])
@@ -577,10 +587,57 @@ def merge_ranks(a, work):
     return 0
 
 
+def share(a, work):
+    grid = ["--rows", "512", "--columns", "1024", "--iterations", "4000", "--pace", "4"]
+
+    def config(apw):
+        return ask_often(static_agent_config(apw, 1.0, evacuate_load=0, origin_units=True))
+    with Cluster() as cluster:
+        n1 = cluster.add("n1", config(0.0))
+        n2 = cluster.add("n2", config(1.0), seeds=[n1.endpoint])
+        env = run_env(a.mpi, {"MALLEO_NODES": "n1=0;n2=1", "MALLEO_POOL_ACTIVE": "2", "MALLEO_PROFILE_DIR": work})
+        run = launch_pool(a, [("n1", n1), ("n2", n2), ("n2", n2), ("n2", n2)], grid, env)
+        try:
+            app = registered_app(n1, a.heat2d)
+            seen = ("wrm_answered", "wrm_expired", "wrm_dead_end")
+
+            def considered():
+                """n1's verdicts on n2's requests once n1 knows the application is malleable."""
+                return [e for e in events(n1) if e.get("type") in seen and e.get("origin") == "n2" and
+                        any(c.get("app") == app for c in e["reasons"].get("apps", []))]
+            # Until the spares' first reports say they are parked, n2 counts them as its active processes.
+            check(wait_for(lambda: active_here(n1, app) == [0] and active_here(n2, app) == [1], 30, 0.1),
+                  "rank 0 runs on n1, rank 1 on n2")
+            settled = len(considered())
+            check(wait_for(lambda: len(considered()) >= settled + 5, 60, 0.1),
+                  f"n2 asks n1 for work again and again ({len(considered()) - settled} requests weighed for {app})")
+            verdicts = considered()
+            output = finish(run)
+        finally:
+            if run.poll() is None:
+                run.kill()
+        no_force_used(n1, n2)
+        actions = [e for e in events(n1, "action") if e.get("app") == app]
+        results = [e for e in events(n1, "command_result") if e.get("app") == app]
+    weighed = [next(c for c in e["reasons"]["apps"] if c.get("app") == app) for e in verdicts[settled + 1:]]
+    print(f"n1 weighed {len(weighed)} of n2's requests: {[(c.get('n_i'), c.get('n_j'), c.get('outcome')) for c in weighed[:3]]}")
+    check(all(c.get("n_i") == 1 and c.get("n_j") == 1 for c in weighed),
+          f"each request says n2 hosts one unit, n1 one ({[(c.get('n_i'), c.get('n_j')) for c in weighed]})")
+    check(all(e["type"] != "wrm_answered" for e in verdicts) and
+          all("already hosts its share" in c.get("outcome", "") for c in weighed),
+          f"n1 answers none: n2 already hosts its share ({[c.get('outcome') for c in weighed[:2]]})")
+    check(not actions and not results,
+          f"nothing reconfigured: {len(actions)} actions, {len(results)} commands ({actions[:1]})")
+    check("final: 2 processes" in output, "heat2d ends on its 2 processes")
+    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
+    check(got is not None and got == want, f"checksum {got} == static {want}")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--scenario", required=True, choices=["join", "drain", "load", "merge", "weights", "refusal",
-                                                                 "merge_ranks"])
+                                                                 "merge_ranks", "share"])
     parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
     parser.add_argument("--sigterm", action="store_true", help="drain: by SIGTERM to the agent, not `malleo drain`")
     parser.add_argument("heat2d")
@@ -593,7 +650,7 @@ def main():
         return SKIP
     work = tempfile.mkdtemp(prefix="malleo-loop-")
     status = {"join": join, "drain": drain, "load": load, "merge": merge, "weights": weights,
-              "refusal": refusal, "merge_ranks": merge_ranks}[a.scenario](a, work)
+              "refusal": refusal, "merge_ranks": merge_ranks, "share": share}[a.scenario](a, work)
     shutil.rmtree(work, ignore_errors=True)
     return status
 

@@ -47,7 +47,7 @@ with Cluster() as cluster:
     a = cluster.add("fallback", {"modules": {"profiling": "static", "decision": "badabi",
                                              "path": MODULE_DIRS, "on_error": "fallback"}})
     decision = a.status()["modules"]["decision"]
-    check(decision == {"name": "loaddiff", "source": "built-in", "abi_minor": 2},
+    check(decision == {"name": "loaddiff", "source": "built-in", "abi_minor": 3},
           f"on_error=fallback: the built-in took its place ({decision})")
     b = cluster.add("dso", {"modules": {"profiling": "static", "decision": "skeleton",
                                         "path": MODULE_DIRS}, "skeleton": {"answer": True}})

@@ -2,6 +2,7 @@
 // The "ios" decision module: the policies of seed 001 as the agent drives them,
 // with hand-made views and once through the core harness. The policy math
 // itself is tested in ios_policy_test.cpp.
+#include <tuple>
 #include <vector>
 
 #include "action_commands.h"
@@ -57,7 +58,7 @@ ProcessInfo process(uint32_t rank, int64_t units = 1, double bytesLocal = 0.0)
 
 WorkRequest request(const NodeProfile &origin)
 {
-	return {"i", origin, 4, 1};
+	return {"i", origin, 4, 1, {}};
 }
 
 struct View {
@@ -128,6 +129,86 @@ TEST_SUITE("ios_decision")
 		CHECK(transfer.params["after_split"] == true);
 		CHECK(transfer.params["target"] == "i");
 		CHECK(verdict.reasons["chosen"] == "heat");
+	}
+
+	TEST_CASE("origin_units: eq. 1 with the origin's units: an origin that holds its share gets nothing, one that "
+		  "lacks some gets Nb_j - Na_j")
+	{
+		// Two nodes of equal power, j busy, i looking idle (its process waits for j's): ρ = 1/2.
+		ModuleHandle h = ios({{"origin_units", true}});
+		View v{profile(1.0, 0.0, 1.0), {}, {app("heat", {process(0)})}};
+		WorkRequest even = request(profile(1.0, 1.0, 0.0));
+		// Without what i hosts, i is taken to hold nothing: j's one unit is split in two, one piece for i.
+		WorkVerdict blind = decision(h).onWorkRequest(v.get(), even);
+		REQUIRE(blind.answer);
+		CHECK(blind.actions[0].kind == "split");
+		CHECK(blind.actions[0].params["r"] == 1);
+		// i hosts one unit: N_total 2, Na_i = 1 = Nb_i, nothing to give; without origin_units (the default) what
+		// the origin hosts is not counted, as before.
+		even.hosted = {{"heat", {1, 0.0}}};
+		ModuleHandle byDefault = ios();
+		CHECK(decision(byDefault).onWorkRequest(v.get(), even).answer);
+		WorkVerdict held = decision(h).onWorkRequest(v.get(), even);
+		CHECK_FALSE(held.answer);
+		CHECK(held.actions.empty());
+		REQUIRE(held.reasons["apps"].size() == 1);
+		CHECK(held.reasons["apps"][0]["n_i"] == 1);
+		CHECK(held.reasons["apps"][0]["na_i"].get<double>() == doctest::Approx(1.0));
+		CHECK(held.reasons["apps"][0]["outcome"].get<std::string>().find("already hosts its share") !=
+		      std::string::npos);
+		// An origin of two cores, one of them free, the other busy with its process: the application can have the
+		// whole node there (power 2 against 1 here), so it lacks a third of a unit (Na_i = 4/3) and gets a split. On
+		// the free core alone (the paper's APW_i) it would count as holding its share.
+		WorkRequest dual = request(profile(2.0, 0.5, 0.5, 2));
+		dual.hosted = {{"heat", {1, 1.0}}};
+		WorkVerdict more = decision(h).onWorkRequest(v.get(), dual);
+		REQUIRE(more.answer);
+		CHECK(more.actions[0].kind == "split");
+		CHECK(more.actions[0].reasons["na_i"].get<double>() == doctest::Approx(4.0 / 3.0));
+		dual.hosted = {{"heat", {1, 0.0}}};
+		CHECK_FALSE(decision(h).onWorkRequest(v.get(), dual).answer);
+		// Another application's units do not count for this one.
+		even.hosted = {{"other", {5, 0.0}}};
+		CHECK(decision(h).onWorkRequest(v.get(), even).answer);
+
+		// Four processes here, two units on i: Na_i = 3, so one process moves, not the two of N_i = 0.
+		View four{profile(1.0, 0.0, 1.0), {}, {app("heat", {process(0), process(1), process(2), process(3)})}};
+		even.hosted = {};
+		WorkVerdict two = decision(h).onWorkRequest(four.get(), even);
+		REQUIRE(two.answer);
+		CHECK(two.actions[0].params["processes"] == 2);
+		even.hosted = {{"heat", {2, 0.0}}};
+		WorkVerdict one = decision(h).onWorkRequest(four.get(), even);
+		REQUIRE(one.answer);
+		REQUIRE(one.actions.size() == 1);
+		CHECK(one.actions[0].kind == "transfer");
+		CHECK(one.actions[0].params["processes"] == 1);
+		CHECK(one.actions[0].reasons["n_total"] == 6);
+		CHECK(one.actions[0].reasons["na_i"].get<double>() == doctest::Approx(3.0));
+	}
+
+	TEST_CASE("origin_units: the paper's split with one unit already on the origin: it lacks half a unit, j splits "
+		  "2 = 1 + 1")
+	{
+		// ρ = 3/4 as in the paper's example, but i hosts one unit: N_total 2, Na_i 1.5, so j gives half its unit
+		// (ρ' = 1/2), not three quarters.
+		ModuleHandle h = ios({{"origin_units", true}});
+		View v{profile(1.0, 0.0, 1.0), {}, {app("heat", {process(0)})}};
+		WorkRequest faster = request(profile(3.0, 1.0, 0.0));
+		faster.hosted = {{"heat", {1, 0.0}}};
+		WorkVerdict verdict = decision(h).onWorkRequest(v.get(), faster);
+		REQUIRE(verdict.answer);
+		const Action &split = verdict.actions[0];
+		CHECK(split.kind == "split");
+		CHECK(split.params["n"] == 2);
+		CHECK(split.params["l"] == 1);
+		CHECK(split.params["r"] == 1);
+		CHECK(split.reasons["rho"].get<double>() == doctest::Approx(0.75));
+		CHECK(split.reasons["rho_give"].get<double>() == doctest::Approx(0.5));
+		// Before: j's unit takes 1 s, i's 1/3 s. After: i holds 1.5 units (0.5 s), j half a unit (0.5 s).
+		CHECK(split.reasons["iteration_time_before"].get<double>() == doctest::Approx(1.0));
+		CHECK(split.reasons["iteration_time_after"].get<double>() == doctest::Approx(0.5));
+		CHECK(split.reasons["gain"].get<double>() == doctest::Approx(0.5));
 	}
 
 	TEST_CASE("n_max bounds the whole application: processes on other nodes count")
@@ -706,5 +787,38 @@ TEST_SUITE("ios_decision_core")
 		CHECK(slow.eventsOf("action_skipped")[0]["kind"] == "transfer");
 		// The hold-down starts when a result says the split happened, not when it was chosen.
 		CHECK(slow.core->applications().at("heat").lastSplit < 0);
+	}
+
+	TEST_CASE("a work request says what its origin hosts: with origin_units, an origin holding its share gets none")
+	{
+		// Both nodes of equal power and each with one active process (two units on i) of "heat": i looks idle,
+		// j busy. Without `hosted` j would split its unit for i.
+		TestNetwork net;
+		CoreConfig jConfig = agentConfig("j");
+		jConfig.wrmEnabled = false;
+		TestNode &j = net.add(jConfig, "p2p", nlohmann::json::object(), "ios", {{"origin_units", true}});
+		j.core->setLocalProfile(profile(1.0, 0.0, 1.0));
+		TestNode &i = net.add(agentConfig("i", {"j"}), "p2p", nlohmann::json::object(), "none");
+		i.core->setLocalProfile(profile(1.0, 1.0, 0.0));
+		for (auto [node, rank, units] : {std::tuple{&j, 0, 1}, std::tuple{&i, 1, 2}}) {
+			Message reg = makeMessage("register", "rank", rank + 1);
+			reg.update({{"app", "heat"}, {"rank", rank}, {"pid", 4242 + rank}, {"size", 2}, {"units", units},
+				    {"malleable", true}});
+			CoreOutputs out;
+			REQUIRE(node->core->onLocalRequest(reg, net.now(), out)["type"] == "ack");
+		}
+		net.run(3.0);
+
+		REQUIRE(i.eventsOf("wrm_sent").size() >= 1);
+		std::vector<nlohmann::json> passed = j.eventsOf("wrm_dead_end");
+		for (const nlohmann::json &e : j.eventsOf("wrm_expired"))
+			passed.push_back(e);
+		REQUIRE(passed.size() >= 1);
+		const nlohmann::json &considered = passed.front()["reasons"]["apps"][0];
+		CHECK(considered["app"] == "heat");
+		CHECK(considered["n_i"] == 2);
+		CHECK(considered["n_j"] == 1);
+		CHECK(j.eventsOf("wrm_answered").empty());
+		CHECK(j.eventsOf("action").empty());
 	}
 }

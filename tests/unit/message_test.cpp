@@ -169,6 +169,37 @@ TEST_SUITE("message")
 		CHECK(validateMessage(told, Channel::Peer));
 	}
 
+	TEST_CASE("a work request's `hosted` gives each application's units and load, at most kHostedMax of them")
+	{
+		auto wrm = [](nlohmann::json hosted) {
+			Message m = makeMessage("wrm", "n2", 1);
+			m.update({{"origin", "n2"}, {"origin_endpoint", "tcp://127.0.0.1:5000"},
+				  {"origin_profile", toJson(NodeProfile{})}, {"wrm_id", 1}, {"ttl", 3}, {"hops", 1},
+				  {"visited", {"n2"}}, {"hosted", std::move(hosted)}});
+			return m;
+		};
+		const auto share = [](nlohmann::json units, nlohmann::json load) {
+			return nlohmann::json{{"units", std::move(units)}, {"load", std::move(load)}};
+		};
+		CHECK_FALSE(validateMessage(wrm({{"heat2d-1", share(4, 1.5)}, {"astro-2", share(0, 0)}}), Channel::Peer));
+		CHECK_FALSE(validateMessage(wrm(nlohmann::json::object()), Channel::Peer));
+		nlohmann::json full = nlohmann::json::object();
+		for (std::size_t k = 0; k <= kHostedMax; ++k)
+			full["app" + std::to_string(k)] = share(1, 0.5);
+		for (const nlohmann::json &bad :
+		     {nlohmann::json::array({1}), nlohmann::json{{"heat", 4}}, nlohmann::json{{"heat", share(-1, 0)}},
+		      nlohmann::json{{"heat", share(1.5, 0)}}, nlohmann::json{{"heat", share("4", 0)}},
+		      nlohmann::json{{"heat", share(uint64_t{1} << 41, 0)}}, nlohmann::json{{"heat", share(1, -0.5)}},
+		      nlohmann::json{{"heat", share(1, 1e9)}}, nlohmann::json{{"heat", share(1, "1")}},
+		      nlohmann::json{{"heat", {{"units", 1}}}}, nlohmann::json{{"", share(1, 0)}},
+		      nlohmann::json{{"a b", share(1, 0)}}, full}) {
+			auto rejection = validateMessage(wrm(bad), Channel::Peer);
+			REQUIRE(rejection);
+			CHECK(rejection->reason == "bad_field");
+			CHECK(rejection->detail.find("'hosted'") != std::string::npos);
+		}
+	}
+
 	TEST_CASE("a command's rules are one function, with the wire format's limits")
 	{
 		auto problem = [](nlohmann::json fields) { return checkCommand(fields).value_or(""); };

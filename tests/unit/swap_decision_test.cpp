@@ -169,7 +169,7 @@ TEST_SUITE("swap_decision")
 		c.apps[0].local[1].active = true;
 		CHECK(c.tick().empty());
 		WorkVerdict v = static_cast<DecisionModule &>(*c.h.get())
-				    .onWorkRequest({c.overlay, c.apps}, {"i", {}, 3, 1});
+				    .onWorkRequest({c.overlay, c.apps}, {"i", {}, 3, 1, {}});
 		CHECK_FALSE(v.answer);
 		CHECK(v.reasons["module"] == "swap");
 	}

@@ -199,7 +199,7 @@ TEST_SUITE("sweetspot_decision")
 		CHECK(run.tick().empty());
 
 		WorkVerdict v = static_cast<DecisionModule &>(*run.h.get())
-				    .onWorkRequest({run.overlay, run.apps}, {"i", {}, 3, 1});
+				    .onWorkRequest({run.overlay, run.apps}, {"i", {}, 3, 1, {}});
 		CHECK_FALSE(v.answer);
 		CHECK(v.reasons["why"].get<std::string>().find("never answers") !=
 		      std::string::npos);

@@ -8,6 +8,7 @@
 // and in the simulator. docs/writing-a-decision-module.md has a complete example.
 #pragma once
 
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,12 +41,22 @@ struct Action {
 	nlohmann::json reasons = nlohmann::json::object();
 };
 
+// What a work request's origin hosts of one application: its active processes there.
+struct HostedShare {
+	int64_t units = 0; // their data units (seed 001's Nb_i)
+	double load = 0.0; // the cores they use (their CPU time over wall time)
+};
+
 // A work-stealing request as the receiving agent sees it.
 struct WorkRequest {
 	std::string origin;
 	NodeProfile originProfile;
 	unsigned ttl = 0;
 	unsigned hops = 0;
+	// By application id, what the origin hosts; an application not named has no active process there. Empty from an
+	// agent that did not say. (ABI 1.3: appended, so a module built against an older ABI reads the fields above as
+	// before.)
+	std::map<std::string, HostedShare> hosted;
 };
 
 // What became of a command asked for an application (docs/protocol.md, `reconf_result`): the PCM bridge's outcome,

@@ -16,7 +16,7 @@
 // Major: an incompatible change to any module interface. Minor: methods added at
 // the end of an interface; the host checks the minor before calling them.
 #define MALLEO_MODULE_ABI_MAJOR 1
-#define MALLEO_MODULE_ABI_MINOR 2
+#define MALLEO_MODULE_ABI_MINOR 3
 
 #define MALLEO_EXPORT __attribute__((visibility("default")))
 

@@ -57,6 +57,10 @@ constexpr std::size_t kCommandWeightsMax = 4096;
 // The applications whose rank 0 an agent hosts, as its hello, welcome and heartbeat name them: how a peer finds
 // where to send a reconfiguration request.
 constexpr std::size_t kRootsMax = 64;
+// The applications a work request says its origin hosts (`hosted`).
+constexpr std::size_t kHostedMax = 64;
+// A process's data units, and an application's on one node.
+constexpr std::size_t kUnitsMax = std::size_t{1} << 40;
 
 // An app_report's iteration_times, and the text of a result.
 constexpr std::size_t kReportIterationTimesMax = 1024;

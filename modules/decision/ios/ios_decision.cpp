@@ -7,19 +7,33 @@
 // A WRM from an idle origin i reaches this node j. For each malleable
 // application with active processes here:
 //  - N_j is the sum of the data units of its active local processes. N_i is
-//    0: a WRM does not say what the origin hosts, and an origin asking for
-//    work is taken to hold none of this application. N_total = N_i + N_j.
-//  - ρ = APW_i·PW_i / (APW_i·PW_i + UPW_j·PW_j) and the split policy give the
-//    smallest n ≥ N_total that can be shared within the tolerance. n > N_total
-//    means there are too few processes to reach the ratio: propose a split
-//    into n (l stay, r go to the origin) and a transfer of the r new
-//    processes, if moving them gains more than θ. The r pieces are identical,
-//    so their gain is that of moving them as one block of r units of size
-//    N_total/n.
+//    0 by default: an origin asking for work is taken to hold none of this
+//    application (below for why). With `origin_units`, N_i is what the WRM
+//    says the origin hosts (`hosted`), N_total = N_i + N_j, and eq. 3-5 give
+//    what this node should give: Nb_j − Na_j. When that is within the
+//    tolerance of N_total, the origin already holds its share and gets
+//    nothing (it looks idle because its processes wait for this node's). The
+//    origin's power for the application is then A_i·PW_i, A_i = APW_i plus
+//    the share of its cores the application's processes there use (`hosted`'s
+//    load): APW_i alone would rate an origin whose process keeps one of its
+//    cores busy as if that core were not the application's.
+//    Why not by default: in the simulator it stops the growth that N_i = 0
+//    gives by accident: two dual-core nodes each running one process both
+//    hold their share of eq. 1 and neither gets a second process (Fig. 14:
+//    441.1 s against 292.2 s; sim/README.md has the table).
+//  - ρ' = (Nb_j − Na_j) / N_j, the fraction of this node's units to give
+//    (ρ = A_i·PW_i / (A_i·PW_i + UPW_j·PW_j) when N_i = 0), and the split
+//    policy give the smallest n ≥ N_j that can be shared within the
+//    tolerance. n > N_j means there are too few processes to reach it:
+//    propose a split into n (l stay, r go to the origin) and a transfer of the
+//    r new processes, if moving them gains more than θ. The r pieces are
+//    identical, so their gain is that of moving them as one block of r units
+//    of size N_j/n.
 //  - Otherwise the transfer policy ranks the local processes by gain and
 //    moves those above θ, at most N_transfer units.
-// The gain maps each process's bytes as: bytes with the origin = 0 (it holds
-// none of the application), bytes with processes on this node = bytesLocal.
+// The gain maps each process's bytes as: bytes with the origin = 0 (what it
+// sends there is not measured per peer), bytes with processes on this node =
+// bytesLocal.
 // bytesRemote go to third nodes and stay inter-node whether the process moves
 // or not, so they do not change the difference the gain measures.
 // The application whose plan has the largest gain is the answer; every
@@ -51,6 +65,7 @@
 //   settle                       2      seconds a process must have run here before a work request may take its
 //                                       work: until then the node's measured load (UPW) does not show it
 //   refusal_memory               60     seconds a cap learned from the bridge's refusal holds at most (below)
+//   origin_units                 false  N_i and the origin's power from the WRM's `hosted` (below); false: N_i = 0
 //   migration_only               false  seed 000's "migration only" comparison: a split the node could make of
 //                                       whole processes (it has more than r) becomes a migration of r of them,
 //                                       any other split is dropped, and no merge is proposed
@@ -77,6 +92,7 @@
 #include "ios_decision.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -164,6 +180,7 @@ std::string IosDecision::configure(const nlohmann::json &table)
 	t.number("merge_retry", o.mergeRetry, 0, 86400);
 	t.number("settle", o.settle, 0, 3600);
 	t.number("refusal_memory", o.refusalMemory, 0, 86400);
+	t.boolean("origin_units", o.originUnits);
 	t.finish();
 	if (!t.error().empty())
 		return t.error();
@@ -236,8 +253,14 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 		bytesLocal += p.bytesLocal;
 		newest = std::max(newest, p.lastChange);
 	}
+	// What the origin said it hosts of this application (an agent from before `hosted` says nothing): Nb_i, and the
+	// cores its processes there use.
+	const auto hosted = request.hosted.find(app.id);
+	const HostedShare there =
+	    hosted == request.hosted.end() || !options_.originUnits ? HostedShare{} : hosted->second;
+	const int64_t unitsThere = std::max<int64_t>(0, there.units);
 	AppPlan plan;
-	plan.summary = {{"app", app.id}, {"n_i", 0}, {"n_j", unitsHere}};
+	plan.summary = {{"app", app.id}, {"n_i", unitsThere}, {"n_j", unitsHere}};
 	if (unitsHere == 0) {
 		plan.summary["outcome"] = "no active process here";
 		return plan;
@@ -251,28 +274,51 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 		return plan;
 	}
 
+	// The share of the origin's power the application can have: what is free there (APW_i, the paper's) and, when
+	// it already runs there, what its processes use. Counting only the free part would rate an origin whose
+	// processes keep one of its cores busy as a core weaker than it is for them.
+	const double originCores = std::max(origin.cores, 1);
+	const double originShare = std::min(1.0, origin.apw + std::max(0.0, there.load) / originCores);
 	policy::TransferInput base;
-	base.requester = {0, origin.pw, origin.apw};
+	base.requester = {unitsThere, origin.pw, originShare};
 	base.receiver = {unitsHere, here.pw, here.upw};
 	base.costs = options_.costs;
 	base.theta = options_.theta;
 
-	const int64_t nTotal = unitsHere;
-	const double rho = policy::powerRatio(origin.apw, origin.pw, here.upw, here.pw);
+	const double rho = policy::powerRatio(originShare, origin.pw, here.upw, here.pw);
+	// Eq. 1-5 over both nodes' units: this node gives Nb_j − Na_j, the share ρ of N_total the origin lacks. With
+	// Nb_i = 0 that is ρ·Nb_j, as before; an origin that already holds its share (within the tolerance) gets nothing:
+	// it only looks idle, its processes waiting for this node's (a transfer back and forth, issue 27).
+	const policy::TransferShares shares = policy::transferShares(base.requester, base.receiver);
+	double rhoGive = rho;
+	if (unitsThere > 0) {
+		plan.summary["na_i"] = shares.targetRequester;
+		plan.summary["load_i"] = there.load;
+		if (!(shares.exactTransfer > options_.tolerance * static_cast<double>(shares.nTotal))) {
+			plan.summary["outcome"] = fmt::format("the origin already hosts its share ({} of {} units, its "
+							      "share {:.2f})",
+							      unitsThere, shares.nTotal, shares.targetRequester);
+			return plan;
+		}
+		rhoGive = shares.exactTransfer / static_cast<double>(unitsHere);
+	}
 	// n_max bounds the whole application: the pieces made here add to its processes on other nodes.
 	const int64_t activeHere = activeCount(app);
 	const int64_t elsewhere = std::max<int64_t>(app.totalProcesses, activeHere) - activeHere;
 	const int64_t nMaxHere = options_.nMax - elsewhere;
-	policy::SplitPlan split = policy::planSplit({nTotal, rho, options_.tolerance, nMaxHere});
+	policy::SplitPlan split = policy::planSplit({unitsHere, rhoGive, options_.tolerance, nMaxHere});
 	nlohmann::json reasons = {
 	    {"apw_i", origin.apw},
 	    {"pw_i", origin.pw},
+	    {"load_i", there.load},
 	    {"upw_j", here.upw},
 	    {"pw_j", here.pw},
-	    {"n_i", 0},
+	    {"n_i", unitsThere},
 	    {"n_j", unitsHere},
-	    {"n_total", nTotal},
+	    {"n_total", shares.nTotal},
+	    {"na_i", shares.targetRequester},
 	    {"rho", rho},
+	    {"rho_give", rhoGive},
 	    {"tolerance", options_.tolerance},
 	    {"n_max", options_.nMax},
 	    {"processes_elsewhere", elsewhere},
@@ -321,7 +367,11 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 	after.costs.workPerUnit = options_.costs.workPerUnit *
 				  static_cast<double>(base.receiver.units) /
 				  static_cast<double>(split.n);
-	const policy::TransferState state{0, split.n};
+	// The origin's own units, counted in the split's pieces (N_j/n each).
+	const int64_t piecesThere = std::llround(static_cast<double>(base.requester.units) * static_cast<double>(split.n) /
+						 static_cast<double>(base.receiver.units));
+	after.requester.units = piecesThere;
+	const policy::TransferState state{piecesThere, split.n};
 	const policy::TransferCandidate block{0, remote, 0.0,
 					      bytesLocal * static_cast<double>(remote) /
 						  static_cast<double>(split.n)};

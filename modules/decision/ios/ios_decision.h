@@ -30,6 +30,7 @@ struct IosOptions {
 	double mergeRetry = 5.0;
 	double settle = 2.0;
 	double refusalMemory = 60.0;
+	bool originUnits = false;
 };
 
 // What the module found for one application on a WRM.
