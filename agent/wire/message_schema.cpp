@@ -304,7 +304,6 @@ std::optional<std::string> checkField(const Field &field, const nlohmann::json &
 		return checkRefusal(value);
 	case Kind::Hosted:
 		return checkHosted(value, field.maxItems);
-		return std::nullopt;
 	}
 	return "has an unknown kind";
 }

@@ -169,6 +169,12 @@ def static_checksum(mpi, heat2d, grid, env, work):
     return checksum(static.stdout)
 
 
+def check_checksum(a, output, grid, env, work, after):
+    """heat2d's checksum in `output` equals a static run's of the same grid: the data survived `after`."""
+    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
+    check(got is not None and got == want, f"checksum after {after} {got} == static {want}")
+
+
 def no_force_used(*agents):
     for agent in agents:
         forced = [e for e in events(agent) if e.get("trigger") == "force"]
@@ -244,8 +250,7 @@ def join(a, work):
           f"iterations timed before ({len(before)}) and after ({len(after)})")
     check(rate(after) > 1.2 * rate(before),
           f"the iteration rate rises: {rate(before):.1f} it/s on 1 process, {rate(after):.1f} it/s on {size}")
-    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
-    check(got is not None and got == want, f"checksum after the split {got} == static {want}")
+    check_checksum(a, output, grid, env, work, "the split")
     return 0
 
 
@@ -350,8 +355,7 @@ def drain(a, work):
     final = re.findall(r"^final: .*$", output, re.M)
     check(final and final[-1].startswith(f"final: {2 - len(merges)} processes"),
           f"heat2d ends on its 2 processes, less those n1's merges took ({final}, {len(merges)} merges)")
-    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
-    check(got is not None and got == want, f"checksum after the drain {got} == static {want}")
+    check_checksum(a, output, grid, env, work, "the drain")
     return 0
 
 
@@ -407,8 +411,7 @@ def load(a, work):
                 run.kill()
         no_force_used(n1, n2)
     print(f"reconfigurations: {everything}")
-    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
-    check(got is not None and got == want, f"checksum after the load {got} == static {want}")
+    check_checksum(a, output, grid, env, work, "the load")
     return 0
 
 
@@ -434,8 +437,7 @@ def merge(a, work):
                 run.kill()
         no_force_used(n1)
     check(not others, f"nothing else was reconfigured ({others})")
-    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
-    check(got is not None and got == want, f"checksum after the merge {got} == static {want}")
+    check_checksum(a, output, grid, env, work, "the merge")
     return 0
 
 
@@ -456,7 +458,7 @@ def weights(a, work):
         env = run_env(a.mpi, {"MALLEO_NODES": "n1=0;n2=1", "MALLEO_POOL_ACTIVE": "1", "MALLEO_PROFILE_DIR": work})
         run = launch_pool(a, [("n1", n1), ("n2", n2)], grid, env)
         try:
-            app = registered_app(n1, a.heat2d)
+            registered_app(n1, a.heat2d)
             results = wait_for(lambda: [e for e in events(n1, "reconf_result") if e.get("ok")], 60, 0.1) or []
             check(results and results[0]["op"] == "split" and results[0].get("node") == "n2" and
                   results[0]["trigger"] == "wrm" and results[0]["after"] == 2,
@@ -473,8 +475,7 @@ def weights(a, work):
     want = {0: columns * power["n1"] / sum(power.values()), 1: columns * power["n2"] / sum(power.values())}
     check(set(shares) == {0, 1} and all(abs(shares[r] - want[r]) <= 1 for r in want),
           f"the grid is shared by node power: columns per world rank {shares}, want {want}")
-    got, want_sum = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
-    check(got is not None and got == want_sum, f"checksum after the weighted split {got} == static {want_sum}")
+    check_checksum(a, output, grid, env, work, "the weighted split")
     return 0
 
 
@@ -535,8 +536,7 @@ def refusal(a, work):
     check(len(wanted) >= 2 and wanted[0]["params"]["r"] == 3 and all(w["params"]["r"] == 1 for w in wanted[1:]) and
           wanted[1]["reasons"]["r_wanted"] == 3,
           f"ios's later splits are capped at the spare the bridge said n2 has (r: {[w['params'].get('r') for w in wanted]})")
-    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
-    check(got is not None and got == want, f"checksum after the refusal and the split {got} == static {want}")
+    check_checksum(a, output, grid, env, work, "the refusal and the split")
     return 0
 
 
@@ -582,8 +582,7 @@ def merge_ranks(a, work):
           f"one command in the whole run, the refused merge: ios did not propose it again ({len(results)} results, "
           f"{len(merges)} merges proposed)")
     check("final: 3 processes" in output, "heat2d ends on its 3 processes")
-    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
-    check(got is not None and got == want, f"checksum {got} == static {want}")
+    check_checksum(a, output, grid, env, work, "the refused merge")
     return 0
 
 
@@ -629,8 +628,7 @@ def share(a, work):
     check(not actions and not results,
           f"nothing reconfigured: {len(actions)} actions, {len(results)} commands ({actions[:1]})")
     check("final: 2 processes" in output, "heat2d ends on its 2 processes")
-    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, grid, env, work)
-    check(got is not None and got == want, f"checksum {got} == static {want}")
+    check_checksum(a, output, grid, env, work, "the requests n1 declined")
     return 0
 
 

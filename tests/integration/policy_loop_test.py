@@ -15,7 +15,6 @@
 
 usage: policy_loop_test.py --scenario sweetspot|swap --mpi openmpi|mpich HEAT2D"""
 import argparse
-import json
 import os
 import re
 import shutil
@@ -25,19 +24,13 @@ import tempfile
 import time
 
 from harness import MALLEO, SKIP, TIME_SCALE, Cluster, check, wait_for
-from loop_test import (active_here, apps, checksum, events, finish, launch, launch_pool, no_force_used, registered_app,
-                       results_of, run_env, static_checksum)
+from loop_test import (active_here, apps, check_checksum, events, finish, launch, launch_pool, no_force_used,
+                       registered_app, results_of, run_env)
 
 UNMEASURED_COST = 3.0
 PACE_MS = 30
 MIN_RESIDENCE = 6.0
 HOLD_DOWN = 2.0
-
-
-def unpaced(grid):
-    """The same computation without --pace, which only sleeps: the static run's checksum in a fraction of the time."""
-    at = grid.index("--pace")
-    return grid[:at] + grid[at + 2:]
 
 
 def sweetspot_config():
@@ -105,8 +98,7 @@ def sweetspot(a, work):
               grown[0]["trigger"] == "tick",
               f"the growth is carried out: the spare is activated ({grown[:1]})")
         check(grown[0].get("duration", 0) > 0, f"and its cost measured ({grown[0].get('duration')} s)")
-        got, want = checksum(output), static_checksum(a.mpi, a.heat2d, unpaced(grid), env, work)
-        check(got is not None and got == want, f"checksum after the growth {got} == static {want}")
+        check_checksum(a, output, grid, env, work, "the growth")
 
         # Near the end: the same program with 100 iterations left. The same growth would save at most
         # 100 x 15 ms = 1.5 s: declined.
@@ -118,8 +110,7 @@ def sweetspot(a, work):
               f"near the end sweetspot declines the growth: {first2['kind']} ({reasons2.get('why')})")
         check(not results_of(n1, app=app2, ok=True), "nothing was reconfigured in the short run")
         check("final: 1 processes" in output2, "the short run ends on its 1 process")
-        got, want = checksum(output2), static_checksum(a.mpi, a.heat2d, unpaced(grid2), env2, work)
-        check(got is not None and got == want, f"checksum of the short run {got} == static {want}")
+        check_checksum(a, output2, grid2, env2, work, "the short run")
         no_force_used(n1)
     return 0
 
@@ -195,8 +186,7 @@ def swap(a, work):
         no_force_used(n1, n2)
     print(f"reconfigurations: {everything}")
     check("final: 1 processes" in output, "heat2d ends on its one process")
-    got, want = checksum(output), static_checksum(a.mpi, a.heat2d, unpaced(grid), env, work)
-    check(got is not None and got == want, f"checksum after the swap {got} == static {want}")
+    check_checksum(a, output, grid, env, work, "the swap")
     return 0
 
 

@@ -56,6 +56,14 @@ ProcessInfo process(uint32_t rank, int64_t units = 1, double bytesLocal = 0.0)
 	return p;
 }
 
+PeerEntry peer(const char *id, NodeProfile p = {})
+{
+	PeerEntry e;
+	e.id = id;
+	e.profile = p;
+	return e;
+}
+
 WorkRequest request(const NodeProfile &origin)
 {
 	return {"i", origin, 4, 1, {}};
@@ -88,10 +96,8 @@ void settleForMerge(View &v)
 {
 	v.local.ctxswRate = 1000;
 	for (const char *id : {"p", "q"}) {
-		PeerEntry peer;
-		peer.id = id;
-		peer.profile.sigma = 0.01;
-		v.peers.push_back(peer);
+		v.peers.push_back(peer(id));
+		v.peers.back().profile.sigma = 0.01;
 	}
 }
 
@@ -389,10 +395,7 @@ TEST_SUITE("ios_decision_rules")
 	TEST_CASE("a draining node's processes merge into the application's others; alone, they migrate")
 	{
 		ModuleHandle h = ios();
-		PeerEntry peer;
-		peer.id = "p";
-		peer.profile = profile(2.0, 1.0, 0.0);
-		View v{profile(1.0, 0.0, 1.0), {peer}, {app("heat", {process(4), process(5)})}};
+		View v{profile(1.0, 0.0, 1.0), {peer("p", profile(2.0, 1.0, 0.0))}, {app("heat", {process(4), process(5)})}};
 		v.apps[0].totalProcesses = 8;
 		std::vector<Action> drain = decision(h).onDrain(v.get());
 		REQUIRE(drain.size() == 1);
@@ -535,10 +538,7 @@ TEST_SUITE("ios_decision_merge")
 		ApplicationInfo heat = app("heat", {process(0), process(1), process(2)});
 		for (ProcessInfo &p : heat.local)
 			p.ownLoad = 1.0;
-		PeerEntry idle;
-		idle.id = "p";
-		idle.profile = profile(4.0, 1.0, 0.0, 4);
-		View busyOwn{profile(4.0, 0.25, 0.75, 4), {idle}, {heat}};
+		View busyOwn{profile(4.0, 0.25, 0.75, 4), {peer("p", profile(4.0, 1.0, 0.0, 4))}, {heat}};
 		for (int k = 0; k < 10; ++k, busyOwn.now += 1.0)
 			CHECK(decision(h).onTick(busyOwn.get()).empty());
 
@@ -547,8 +547,7 @@ TEST_SUITE("ios_decision_merge")
 		ModuleHandle loaded = ios(options);
 		ApplicationInfo one = app("heat", {process(0)});
 		one.local[0].ownLoad = 0.3;
-		idle.profile = profile(1.0, 1.0, 0.0, 1);
-		View hog{profile(1.0, 0.0, 1.0, 1), {idle}, {one}};
+		View hog{profile(1.0, 0.0, 1.0, 1), {peer("p", profile(1.0, 1.0, 0.0, 1))}, {one}};
 		std::vector<Action> actions;
 		for (int k = 0; k < 3 && actions.empty(); ++k, hog.now += 1.0)
 			actions = decision(loaded).onTick(hog.get());
@@ -713,9 +712,7 @@ TEST_SUITE("ios_decision_refusals")
 	TEST_CASE("a draining node folds only the processes the bridge said may leave")
 	{
 		ModuleHandle h = ios();
-		PeerEntry peer;
-		peer.id = "p";
-		View v{profile(1.0, 0.5, 0.5), {peer}, {app("heat", {process(1), process(2)})}};
+		View v{profile(1.0, 0.5, 0.5), {peer("p")}, {app("heat", {process(1), process(2)})}};
 		v.apps[0].totalProcesses = 3;
 		std::vector<Action> first = decision(h).onDrain(v.get());
 		REQUIRE(first.size() == 1);

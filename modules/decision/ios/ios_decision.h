@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The "ios" decision module's class, shared by its two files: ios_decision.cpp (options, work requests, the merge
-// on a tick) and ios_leaving.cpp (processes leaving a node: evacuation from a loaded node, and a drain).
+// The "ios" decision module's class, shared by its three files: ios_decision.cpp (options, results, the merge on a
+// tick), ios_work_request.cpp (the answer to a work request: transfer and split) and ios_leaving.cpp (processes
+// leaving a node: evacuation from a loaded node, and a drain).
 #pragma once
 
 #include <map>

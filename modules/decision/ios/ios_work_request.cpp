@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: Apache-2.0
+// The "ios" module's answer to a work request: seed 001's transfer and split policies (section 5); the options and the
+// merge on a tick are in ios_decision.cpp.
+//
+// A WRM from an idle origin i reaches this node j. For each malleable
+// application with active processes here:
+//  - N_j is the sum of the data units of its active local processes. N_i is
+//    0 by default: an origin asking for work is taken to hold none of this
+//    application (below for why). With `origin_units`, N_i is what the WRM
+//    says the origin hosts (`hosted`), N_total = N_i + N_j, and eq. 3-5 give
+//    what this node should give: Nb_j − Na_j. When that is within the
+//    tolerance of N_total, the origin already holds its share and gets
+//    nothing (it looks idle because its processes wait for this node's). The
+//    origin's power for the application is then A_i·PW_i, A_i = APW_i plus
+//    the share of its cores the application's processes there use (`hosted`'s
+//    load): APW_i alone would rate an origin whose process keeps one of its
+//    cores busy as if that core were not the application's.
+//    Why not by default: in the simulator it stops the growth that N_i = 0
+//    gives by accident: two dual-core nodes each running one process both
+//    hold their share of eq. 1 and neither gets a second process (Fig. 14:
+//    441.1 s against 292.2 s; sim/README.md has the table).
+//  - ρ' = (Nb_j − Na_j) / N_j, the fraction of this node's units to give
+//    (ρ = A_i·PW_i / (A_i·PW_i + UPW_j·PW_j) when N_i = 0), and the split
+//    policy give the smallest n ≥ N_j that can be shared within the
+//    tolerance. n > N_j means there are too few processes to reach it:
+//    propose a split into n (l stay, r go to the origin) and a transfer of the
+//    r new processes, if moving them gains more than θ. The r pieces are
+//    identical, so their gain is that of moving them as one block of r units
+//    of size N_j/n.
+//  - Otherwise the transfer policy ranks the local processes by gain and
+//    moves those above θ, at most N_transfer units.
+// The gain maps each process's bytes as: bytes with the origin = 0 (what it
+// sends there is not measured per peer), bytes with processes on this node =
+// bytesLocal.
+// bytesRemote go to third nodes and stay inter-node whether the process moves
+// or not, so they do not change the difference the gain measures.
+// The application whose plan has the largest gain is the answer; every
+// application considered is listed in the verdict's reasons.
+//
+#include "ios_decision.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include <fmt/format.h>
+
+namespace malleo::ios {
+
+namespace {
+
+const char *splitStatusName(policy::SplitStatus status)
+{
+	switch (status) {
+	case policy::SplitStatus::Found:
+		return "found";
+	case policy::SplitStatus::NoneWithinLimit:
+		return "none-within-n_max";
+	case policy::SplitStatus::InvalidInput:
+		return "invalid-input";
+	}
+	return "unknown";
+}
+
+const char *transferStopName(policy::TransferStop stop)
+{
+	switch (stop) {
+	case policy::TransferStop::BudgetReached:
+		return "budget-reached";
+	case policy::TransferStop::BelowThreshold:
+		return "below-theta";
+	case policy::TransferStop::NoCandidates:
+		return "no-candidate-fits";
+	case policy::TransferStop::NothingToTransfer:
+		return "nothing-to-transfer";
+	case policy::TransferStop::InvalidInput:
+		return "invalid-input";
+	}
+	return "unknown";
+}
+
+} // namespace
+
+WorkVerdict IosDecision::onWorkRequest(const DecisionView &view, const WorkRequest &request)
+{
+	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
+	const NodeProfile &origin = request.originProfile;
+	WorkVerdict v;
+	v.reasons = {{"module", "ios"},		{"origin", request.origin},
+		     {"apw_i", origin.apw},	{"pw_i", origin.pw},
+		     {"upw_j", here.upw},	{"pw_j", here.pw},
+		     {"theta", options_.theta}, {"tolerance", options_.tolerance}};
+	if (!(origin.apw * origin.pw > 0)) {
+		v.reasons["why"] = "the origin has no free power (APW_i·PW_i = 0)";
+		return v;
+	}
+	if (!(here.upw * here.pw > 0)) {
+		v.reasons["why"] = "this node uses no power (UPW_j·PW_j = 0): nothing to give";
+		return v;
+	}
+
+	nlohmann::json considered = nlohmann::json::array();
+	std::optional<AppPlan> best;
+	for (const ApplicationInfo &app : view.apps) {
+		if (!app.malleable)
+			continue;
+		AppPlan plan = planFor(view, request, app);
+		considered.push_back(plan.summary);
+		if (!plan.actions.empty() && (!best || plan.gain > best->gain))
+			best = std::move(plan);
+	}
+	v.reasons["apps"] = considered;
+	if (!best) {
+		v.reasons["why"] =
+		    considered.empty()
+			? "no malleable application on this node"
+			: "no malleable application has work worth moving to the origin";
+		return v;
+	}
+	v.answer = true;
+	for (Action &a : best->actions)
+		a.reasons["why"] = fmt::format("work request from {} (APW {:.2f}, PW {:.2f}): {} gains {:.0f} %",
+					       request.origin, origin.apw, origin.pw, a.kind, 100 * best->gain);
+	v.reasons["chosen"] = best->summary["app"];
+	v.reasons["gain"] = best->gain;
+	v.actions = std::move(best->actions);
+	return v;
+}
+
+AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &request,
+			     const ApplicationInfo &app) const
+{
+	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
+	const NodeProfile &origin = request.originProfile;
+	int64_t unitsHere = 0;
+	double bytesLocal = 0.0;
+	double newest = -std::numeric_limits<double>::infinity();
+	for (const ProcessInfo &p : app.local) {
+		if (!p.active)
+			continue;
+		unitsHere += p.units;
+		bytesLocal += p.bytesLocal;
+		newest = std::max(newest, p.lastChange);
+	}
+	// What the origin said it hosts of this application (an agent from before `hosted` says nothing): Nb_i, and the
+	// cores its processes there use.
+	const auto hosted = request.hosted.find(app.id);
+	const HostedShare there =
+	    hosted == request.hosted.end() || !options_.originUnits ? HostedShare{} : hosted->second;
+	const int64_t unitsThere = std::max<int64_t>(0, there.units);
+	AppPlan plan;
+	plan.summary = {{"app", app.id}, {"n_i", unitsThere}, {"n_j", unitsHere}};
+	if (unitsHere == 0) {
+		plan.summary["outcome"] = "no active process here";
+		return plan;
+	}
+	// ρ comes from UPW, the node's CPU use over the last profile interval: a process that started or arrived
+	// within it is not (fully) in that figure, and a plan made now would misjudge what the node gives away.
+	if (view.overlay.now - newest < options_.settle) {
+		plan.summary["outcome"] = fmt::format("a process started here {:.1f} s ago: the node's load does not "
+						      "show it yet (settle {:g} s)",
+						      view.overlay.now - newest, options_.settle);
+		return plan;
+	}
+
+	// The share of the origin's power the application can have: what is free there (APW_i, the paper's) and, when
+	// it already runs there, what its processes use. Counting only the free part would rate an origin whose
+	// processes keep one of its cores busy as a core weaker than it is for them.
+	const double originCores = std::max(origin.cores, 1);
+	const double originShare = std::min(1.0, origin.apw + std::max(0.0, there.load) / originCores);
+	policy::TransferInput base;
+	base.requester = {unitsThere, origin.pw, originShare};
+	base.receiver = {unitsHere, here.pw, here.upw};
+	base.costs = options_.costs;
+	base.theta = options_.theta;
+
+	const double rho = policy::powerRatio(originShare, origin.pw, here.upw, here.pw);
+	// Eq. 1-5 over both nodes' units: this node gives Nb_j − Na_j, the share ρ of N_total the origin lacks. With
+	// Nb_i = 0 that is ρ·Nb_j, as before; an origin that already holds its share (within the tolerance) gets nothing:
+	// it only looks idle, its processes waiting for this node's (a transfer back and forth, issue 27).
+	const policy::TransferShares shares = policy::transferShares(base.requester, base.receiver);
+	double rhoGive = rho;
+	if (unitsThere > 0) {
+		plan.summary["na_i"] = shares.targetRequester;
+		plan.summary["load_i"] = there.load;
+		if (!(shares.exactTransfer > options_.tolerance * static_cast<double>(shares.nTotal))) {
+			plan.summary["outcome"] = fmt::format("the origin already hosts its share ({} of {} units, its "
+							      "share {:.2f})",
+							      unitsThere, shares.nTotal, shares.targetRequester);
+			return plan;
+		}
+		rhoGive = shares.exactTransfer / static_cast<double>(unitsHere);
+	}
+	// n_max bounds the whole application: the pieces made here add to its processes on other nodes.
+	const int64_t activeHere = activeCount(app);
+	const int64_t elsewhere = std::max<int64_t>(app.totalProcesses, activeHere) - activeHere;
+	const int64_t nMaxHere = options_.nMax - elsewhere;
+	policy::SplitPlan split = policy::planSplit({unitsHere, rhoGive, options_.tolerance, nMaxHere});
+	nlohmann::json reasons = {
+	    {"apw_i", origin.apw},
+	    {"pw_i", origin.pw},
+	    {"load_i", there.load},
+	    {"upw_j", here.upw},
+	    {"pw_j", here.pw},
+	    {"n_i", unitsThere},
+	    {"n_j", unitsHere},
+	    {"n_total", shares.nTotal},
+	    {"na_i", shares.targetRequester},
+	    {"rho", rho},
+	    {"rho_give", rhoGive},
+	    {"tolerance", options_.tolerance},
+	    {"n_max", options_.nMax},
+	    {"processes_elsewhere", elsewhere},
+	    {"theta", options_.theta},
+	    {"split_search", splitStatusName(split.status)},
+	};
+	plan.summary["rho"] = rho;
+	if (split.status == policy::SplitStatus::Found) {
+		reasons["split_n"] = split.n;
+		reasons["split_needed"] = split.splitNeeded;
+	}
+	const std::optional<policy::RefusalCap> spares =
+	    refusals_.added(app.id, request.origin, appState(app), view.overlay.now);
+	if (spares) {
+		reasons["spares_there"] = spares->most;
+		reasons["spares_said"] = view.overlay.now - spares->at;
+	}
+	if (split.status == policy::SplitStatus::Found && split.splitNeeded)
+		return planSplit(request, app, split, base, bytesLocal, std::move(reasons), spares);
+	return planTransfer(request, app, base, std::move(reasons), spares);
+}
+
+// Too few processes to reach ρ: split into n, then move the r new ones.
+AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo &app,
+			       const policy::SplitPlan &split, const policy::TransferInput &base,
+			       double bytesLocal, nlohmann::json reasons,
+			       const std::optional<policy::RefusalCap> &spares) const
+{
+	// The origin's pool holds fewer spare processes than r (the bridge said so): r at most what it holds.
+	int64_t remote = split.remote;
+	if (spares && spares->most < remote) {
+		if (spares->most <= 0) {
+			AppPlan none;
+			none.summary = {{"app", app.id}, {"n", split.n}, {"r", split.remote}, {"spares_there", 0},
+					{"outcome", fmt::format("the bridge has no spare process on {} ({}, {:.1f} s ago)",
+								request.origin, spares->refusal,
+								reasons.value("spares_said", 0.0))}};
+			return none;
+		}
+		reasons["r_wanted"] = split.remote;
+		remote = spares->most;
+	}
+	policy::TransferInput after = base;
+	after.receiver.units = split.n;
+	// Each of the n pieces holds N_total/n of the data.
+	after.costs.workPerUnit = options_.costs.workPerUnit *
+				  static_cast<double>(base.receiver.units) /
+				  static_cast<double>(split.n);
+	// The origin's own units, counted in the split's pieces (N_j/n each).
+	const int64_t piecesThere = std::llround(static_cast<double>(base.requester.units) * static_cast<double>(split.n) /
+						 static_cast<double>(base.receiver.units));
+	after.requester.units = piecesThere;
+	const policy::TransferState state{piecesThere, split.n};
+	const policy::TransferCandidate block{0, remote, 0.0,
+					      bytesLocal * static_cast<double>(remote) /
+						  static_cast<double>(split.n)};
+	const double gain = policy::migrationGain(after, state, block);
+	const double before = policy::predictedIterationTime(after, state, block, false);
+	const double moved = policy::predictedIterationTime(after, state, block, true);
+
+	reasons["n"] = split.n;
+	reasons["l"] = split.local;
+	reasons["r"] = remote;
+	reasons["imbalance"] = split.imbalance;
+	reasons["gain"] = gain;
+	reasons["iteration_time_before"] = before;
+	reasons["iteration_time_after"] = moved;
+
+	AppPlan plan;
+	plan.gain = gain;
+	plan.summary = {{"app", app.id},	 {"n_total", base.receiver.units},
+			{"rho", reasons["rho"]}, {"n", split.n},
+			{"l", split.local},	 {"r", remote},
+			{"gain", gain}};
+	if (!(gain > options_.theta)) {
+		plan.summary["outcome"] = "split would not pay: gain <= theta";
+		return plan;
+	}
+	if (options_.migrationOnly) {
+		// Whole processes only: r of this node's processes move when it has more than r.
+		if (activeCount(app) <= remote) {
+			plan.summary["outcome"] = "migration only: too few whole processes here for r";
+			plan.gain = 0.0;
+			return plan;
+		}
+		plan.summary["outcome"] = "migration only: r whole processes move";
+		plan.actions = {Action{"migrate",
+				       app.id,
+				       {{"app", app.id}, {"count", remote}, {"target", request.origin}},
+				       std::move(reasons)}};
+		return plan;
+	}
+	plan.summary["outcome"] = "split and transfer";
+	Action s{"split",
+		 app.id,
+		 {{"app", app.id},
+		  {"n", split.n},
+		  {"l", split.local},
+		  {"r", remote},
+		  {"n_total", base.receiver.units},
+		  {"target", request.origin}},
+		 reasons};
+	Action t{"transfer",
+		 app.id,
+		 {{"app", app.id},
+		  {"processes", remote},
+		  {"units", remote},
+		  {"after_split", true},
+		  {"target", request.origin}},
+		 std::move(reasons)};
+	plan.actions = {std::move(s), std::move(t)};
+	return plan;
+}
+
+// Enough processes: eq. 1-5 and the gain of each candidate against θ.
+AppPlan IosDecision::planTransfer(const WorkRequest &request, const ApplicationInfo &app,
+				  policy::TransferInput input, nlohmann::json reasons,
+				  const std::optional<policy::RefusalCap> &spares) const
+{
+	std::vector<policy::TransferCandidate> candidates;
+	for (const ProcessInfo &p : app.local)
+		if (p.active)
+			candidates.push_back({p.rank, p.units, 0.0, p.bytesLocal});
+	input.candidates = candidates;
+	policy::TransferPlan tp = policy::planTransfer(input);
+	// In pool mode each process that moves takes a spare on the origin: no more than the bridge said it has.
+	if (spares && static_cast<int64_t>(tp.chosen.size()) > spares->most) {
+		reasons["chosen_wanted"] = tp.chosen.size();
+		tp.chosen.resize(static_cast<std::size_t>(std::max<int64_t>(0, spares->most)));
+		tp.unitsChosen = 0;
+		for (const policy::ChosenProcess &c : tp.chosen)
+			tp.unitsChosen += c.units;
+	}
+
+	nlohmann::json chosen = nlohmann::json::array();
+	nlohmann::json ranks = nlohmann::json::array();
+	for (const policy::ChosenProcess &c : tp.chosen) {
+		chosen.push_back({{"rank", c.id},
+				  {"units", c.units},
+				  {"gain", c.gain},
+				  {"iteration_time_before", c.iterationTimeBefore},
+				  {"iteration_time_after", c.iterationTimeAfter}});
+		ranks.push_back(c.id);
+	}
+	reasons["na_i"] = tp.shares.targetRequester;
+	reasons["na_j"] = tp.shares.targetReceiver;
+	reasons["n_transfer_exact"] = tp.shares.exactTransfer;
+	reasons["n_transfer"] = tp.shares.nTransfer;
+	reasons["chosen"] = chosen;
+	reasons["stop"] = transferStopName(tp.stop);
+	if (tp.stop == policy::TransferStop::BelowThreshold)
+		reasons["best_rejected_gain"] = tp.bestRejectedGain;
+
+	AppPlan plan;
+	plan.gain = tp.chosen.empty() ? 0.0 : tp.chosen.front().gain;
+	plan.summary = {{"app", app.id},
+			{"n_total", tp.shares.nTotal},
+			{"rho", reasons["rho"]},
+			{"n_transfer", tp.shares.nTransfer},
+			{"units_chosen", tp.unitsChosen},
+			{"stop", transferStopName(tp.stop)}};
+	if (tp.stop == policy::TransferStop::BelowThreshold)
+		plan.summary["best_rejected_gain"] = tp.bestRejectedGain;
+	if (tp.chosen.empty()) {
+		plan.summary["outcome"] = reasons.contains("chosen_wanted")
+					      ? fmt::format("nothing moves: the bridge has no spare process on {}",
+							    request.origin)
+					      : std::string("nothing moves");
+		return plan;
+	}
+	plan.summary["outcome"] = "transfer";
+	plan.summary["gain"] = plan.gain;
+	reasons["gain"] = plan.gain;
+	plan.actions.push_back({"transfer",
+				app.id,
+				{{"app", app.id},
+				 {"ranks", ranks},
+				 {"processes", tp.chosen.size()},
+				 {"units", tp.unitsChosen},
+				 {"after_split", false},
+				 {"target", request.origin}},
+				std::move(reasons)});
+	return plan;
+}
+
+} // namespace malleo::ios
