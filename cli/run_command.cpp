@@ -20,6 +20,7 @@
 
 #include <malleo/run_dir.h>
 
+#include "agent_client.h"
 #include "cluster_file.h"
 #include "command.h"
 #include "commands.h"
@@ -28,6 +29,7 @@
 #include "netns_hosts.h"
 #include "node_process.h"
 #include "program_mpi.h"
+#include "reply_fields.h"
 #include "run_placement.h"
 #include "run_slurm.h"
 #include "target.h"
@@ -219,6 +221,22 @@ std::optional<RankTarget> rankTarget(const GlobalOptions &options, Failure &fail
 	return found;
 }
 
+// The id of the agent at `endpoint`, or nullopt when it does not answer. The ranks of a run on this host alone name
+// it as their node (MALLEO_NODE): the agents name the nodes of their decisions by agent id, and a rank without
+// MALLEO_NODE names its host, which is the agent's id only by default. A split the agent decides onto its own node
+// would otherwise find no spare process there.
+std::optional<std::string> agentId(const GlobalOptions &options, const std::string &endpoint)
+{
+	zmq::context_t context(1);
+	Failure failure;
+	std::unique_ptr<AgentClient> client = AgentClient::create(context, endpoint, options.timeout, failure);
+	std::optional<Message> reply = client ? client->request("status", failure) : std::nullopt;
+	const nlohmann::json *id = reply ? field(*reply, {"agent", "id"}) : nullptr;
+	if (!id || !id->is_string() || id->get<std::string>().empty())
+		return std::nullopt;
+	return id->get<std::string>();
+}
+
 // A node to come: `cluster up --hosts K --nodes N` made the hosts of nodes N+1..K too, whose agents `cluster add`
 // starts later. A spare rank may wait on such a host from the start, as a machine that joins would have one: it
 // registers with the node's agent once that agent runs. The node is described as `cluster add` will start it.
@@ -369,18 +387,24 @@ std::vector<fs::path> reportsOf(const fs::path &dir, const std::string &tag)
 	return found;
 }
 
-// Inside a Slurm allocation, unless the ranks' hosts are given otherwise (--hosts, or the launcher's own options).
-bool insideSlurmAllocation(const RunOptions &run)
+// Whether the ranks' hosts are given (--hosts, or the launcher's own options).
+bool hostsGiven(const RunOptions &run)
 {
-	const char *nodes = std::getenv("SLURM_JOB_NODELIST");
-	if (!nodes || !*nodes || !run.hosts.empty())
-		return false;
+	if (!run.hosts.empty())
+		return true;
 	for (const std::string &option : run.launcherOptions)
 		for (const char *hosts : {"--host", "-host", "-H", "--hostfile", "-hostfile", "--machinefile", "-machinefile",
 					  "-hosts", "-f"})
 			if (option == hosts || option.starts_with(std::string(hosts) + "="))
-				return false;
-	return true;
+				return true;
+	return false;
+}
+
+// Inside a Slurm allocation, unless the ranks' hosts are given otherwise.
+bool insideSlurmAllocation(const RunOptions &run)
+{
+	const char *nodes = std::getenv("SLURM_JOB_NODELIST");
+	return nodes && *nodes && !hostsGiven(run);
 }
 
 } // namespace
@@ -463,6 +487,9 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 		env.erase("MALLEO_NODE");
 		env.erase("MALLEO_AGENT");
 		blocks = placeOnSlurmNodes(*nodes, *ranks, launched - *ranks, target->agent);
+	} else if (!hostsGiven(run) && !target->agent.empty() && !std::getenv("MALLEO_NODE")) {
+		if (std::optional<std::string> id = agentId(options, target->agent))
+			env["MALLEO_NODE"] = *id;
 	}
 	LaunchPlan plan{*mpi, srun, run.hosts, run.launcherOptions, {env.begin(), env.end()}, blocks, run.command, {}, {}};
 	if (target->cluster && !target->cluster->nodes.empty() && !target->cluster->nodes.front().host.empty()) {
