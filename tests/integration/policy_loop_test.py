@@ -6,7 +6,10 @@
             poll carries them to the agent, `malleo apps --json` shows them. One run with 600 iterations left: the
             agent's sweetspot grows it onto the parked spare (1 -> 2); the same program with 100 iterations left: the
             same growth is declined (a `stay` action), the seconds it would save over the iterations left being fewer
-            than a resize costs. Checksums equal a static run's.
+            than a resize costs. Then with a second node, n2, whose static profile is idler than n1's but which has
+            no spare of the application: the growth named n2, the bridge refuses it (pool_exhausted, no spare
+            there), and sweetspot decides again, retry_after later, without n2: the spare on n1 is activated.
+            Checksums equal a static run's.
   swap      (two nodes, Open MPI or MPICH): heat2d's one active process (world rank 0) on n2, a spare parked on n1.
             `malleo load` puts busy processes on n2's CPU: n2's swap module, which measures its own process's share
             against the rest, swaps it with the spare on n1 (a migration of one: the spare is activated with the
@@ -23,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEO, SKIP, TIME_SCALE, Cluster, check, wait_for
+from harness import MALLEO, SKIP, TIME_SCALE, Cluster, check, static_profile, wait_for
 from loop_test import (active_here, apps, check_checksum, events, finish, launch, launch_pool, no_force_used,
                        registered_app, results_of, run_env)
 
@@ -33,21 +36,26 @@ MIN_RESIDENCE = 6.0
 HOLD_DOWN = 2.0
 
 
-def sweetspot_config():
+def sweetspot_config(static_apw=None):
     """Decides every half second; a resize is taken to cost UNMEASURED_COST s until one is measured. The node's one
-    CPU would cap the size at 1: max_processors allows the spare."""
-    return {"agent": {"decision_interval": 0.5, "profile_interval": 0.5},
-            "modules": {"decision": "sweetspot"},
-            "host": {"cpus": [0], "pw": 1.0},
-            "sweetspot": {"unmeasured_cost": UNMEASURED_COST, "max_processors": 2},
-            "actions": {"hold_down": HOLD_DOWN}}
+    CPU would cap the size at 1: max_processors allows the spare. With `static_apw`, the node's profile is fixed
+    (static profiling) at that APW."""
+    config = {"agent": {"decision_interval": 0.5, "profile_interval": 0.5},
+              "modules": {"decision": "sweetspot"},
+              "host": {"cpus": [0], "pw": 1.0},
+              "sweetspot": {"unmeasured_cost": UNMEASURED_COST, "max_processors": 2, "retry_after": 1.0},
+              "actions": {"hold_down": HOLD_DOWN}}
+    if static_apw is not None:
+        config["modules"]["profiling"] = "static"
+        config["static"] = static_profile(static_apw)
+    return config
 
 
-def sweetspot_run(a, n1, iterations, work):
-    """heat2d paced at PACE_MS per iteration, launched by `malleo run -n 1 --max 2`: world rank 0 active, rank 1
-    parked, both on n1."""
+def sweetspot_run(a, n1, iterations, work, nodes="n1=0"):
+    """heat2d paced at PACE_MS per iteration, launched by `malleo --agent <n1> run -n 1 --max 2`: world rank 0
+    active, rank 1 parked, both on n1 (MALLEO_NODE n1, which `malleo run` gives them)."""
     grid = ["--rows", "256", "--columns", "512", "--iterations", str(iterations), "--pace", str(PACE_MS)]
-    env = run_env(a.mpi, {"MALLEO_NODES": "n1=0", "MALLEO_REPORT_INTERVAL": "0.2"})
+    env = run_env(a.mpi, {"MALLEO_NODES": nodes, "MALLEO_REPORT_INTERVAL": "0.2"})
     known = set(apps(n1))
     run = launch(n1, a.mpi, ["-n", "1", "--max", "2"], a.heat2d, grid, env, work)
     try:
@@ -111,6 +119,28 @@ def sweetspot(a, work):
         check(not results_of(n1, app=app2, ok=True), "nothing was reconfigured in the short run")
         check("final: 1 processes" in output2, "the short run ends on its 1 process")
         check_checksum(a, output2, grid2, env2, work, "the short run")
+        no_force_used(n1)
+
+    with Cluster() as cluster:
+        # n2 looks idler (a whole idle core) than n1 (half of one), but the application has no spare there.
+        n1 = cluster.add("n1", sweetspot_config(static_apw=0.5))
+        n2 = cluster.add("n2", sweetspot_config(static_apw=1.0), seeds=[n1.endpoint])
+        check(wait_for(lambda: "n2" in n1.peers_via_cli(), 10), "n2 joins n1")
+        app3, output3, _, first3, grid3, env3 = sweetspot_run(a, n1, 600, work, nodes="n1=0;n2=1")
+        check(first3["kind"] == "grow" and first3["params"].get("node") == "n2",
+              f"sweetspot's first growth names the idlest node, n2: {first3['kind']} {first3['params']}")
+        refused = results_of(n1, app=app3, ok=False)
+        check(refused and refused[0]["decision"] == "sweetspot" and refused[0].get("node") == "n2" and
+              refused[0].get("refusal", {}).get("kind") == "pool_exhausted" and
+              refused[0]["refusal"].get("most") == 0,
+              f"the bridge refuses it: no spare on n2 ({refused[:1]})")
+        grown = results_of(n1, app=app3, ok=True, op="split")
+        check(grown and grown[0]["decision"] == "sweetspot" and grown[0].get("node", "") != "n2" and
+              grown[0]["before"] == 1 and grown[0]["after"] == 2 and grown[0]["t"] >= refused[0]["t"] + 1.0,
+              f"sweetspot decides again, retry_after later and without n2: the spare on n1 is activated "
+              f"({grown[:1]})")
+        check(not results_of(n1, app=app3, ok=False, node="n2")[1:], "n2 is not named again")
+        check_checksum(a, output3, grid3, env3, work, "the growth decided again")
         no_force_used(n1)
     return 0
 

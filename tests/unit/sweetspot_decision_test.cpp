@@ -59,6 +59,25 @@ struct Run {
 	}
 };
 
+// The bridge's refusal of sweetspot's growth by `count` onto `node` ("": the bridge chose): too few spare
+// processes there, `most` of them, the application at `size` processes.
+CommandResult refusedGrowth(const std::string &node, int64_t count, int64_t most, int64_t size)
+{
+	CommandResult r;
+	r.app = "heat";
+	r.op = "split";
+	r.count = count;
+	r.node = node;
+	r.kind = "grow";
+	r.decision = "sweetspot";
+	r.askedHere = true;
+	r.code = "failed";
+	r.refusal = "pool_exhausted";
+	r.most = most;
+	r.before = r.after = size;
+	return r;
+}
+
 } // namespace
 
 TEST_SUITE("sweetspot_decision")
@@ -271,6 +290,64 @@ TEST_SUITE("sweetspot_decision")
 		CHECK(std::get<CommandRequest>(c).node == "");
 	}
 
+	TEST_CASE("a refused growth is decided again after retry_after, without the node the bridge said has no spare")
+	{
+		Run run(
+		    {{"retry_after", 3.0}},
+		    [](int64_t p) { return 10.0 / static_cast<double>(p); }, 1);
+		run.local.cores = 2;
+		run.local.apw = 0.5; // one idle core here
+		PeerEntry idle{"idle", "tcp://i", "", {}, 0.0, true, true};
+		idle.profile.cores = 4;
+		idle.profile.pw = 4;
+		idle.profile.apw = 1.0; // four idle cores, but no parked process of the application there
+		const std::vector<PeerEntry> peers = {idle};
+		run.overlay.alive = peers;
+		auto &module = static_cast<DecisionModule &>(*run.h.get());
+		std::vector<Action> a = run.tick();
+		REQUIRE(a.size() == 1);
+		CHECK(a[0].kind == "grow");
+		CHECK(a[0].params["node"] == "idle");
+		// The bridge refuses the split onto "idle": no spare process there.
+		module.onCommandResult({run.overlay, run.apps}, refusedGrowth("idle", 1, 0, 1));
+		CHECK(run.tick().empty()); // 1 s later: within retry_after
+		CHECK(run.tick().empty());
+		a = run.tick(); // 3 s after the refusal
+		REQUIRE(a.size() == 1);
+		CHECK(a[0].kind == "grow");
+		CHECK(a[0].params["node"] == "root"); // the idle node passed over: this one has the next idle core
+		CHECK(a[0].params["size"] == 2);
+	}
+
+	TEST_CASE("a growth takes at most the spares the bridge said; with none anywhere it waits")
+	{
+		Run run(
+		    {{"retry_after", 2.0}, {"step", 4}},
+		    [](int64_t p) { return 10.0 / static_cast<double>(p); }, 2);
+		run.local.cores = 8;
+		run.local.apw = 0.1; // no whole idle core: the growth names no node, the bridge chooses
+		auto &module = static_cast<DecisionModule &>(*run.h.get());
+		std::vector<Action> a = run.tick();
+		REQUIRE(a.size() == 1);
+		CHECK(a[0].params["size"] == 6);
+		// One parked process in the whole pool.
+		module.onCommandResult({run.overlay, run.apps}, refusedGrowth("", 4, 1, 2));
+		CHECK(run.tick().empty());
+		a = run.tick();
+		REQUIRE(a.size() == 1);
+		CHECK(a[0].params["size"] == 3);
+		CHECK(a[0].reasons["spares"] == 1);
+		// That one was taken by another application meanwhile: refused again, none left.
+		module.onCommandResult({run.overlay, run.apps}, refusedGrowth("", 1, 0, 2));
+		for (int i = 0; i < 5; ++i)
+			CHECK(run.tick().empty()); // the pool is empty, the bridge said: nothing asked
+		// The application is resized by other means (3 processes now): what the bridge said no longer holds.
+		run.measure(3);
+		a = run.tick();
+		REQUIRE(a.size() == 1);
+		CHECK(a[0].params["size"] == 7); // the size changed: what the bridge said no longer holds
+	}
+
 	TEST_CASE("options are read strictly")
 	{
 		ModuleLoadResult r = loadModule(ModuleKind::Decision, "sweetspot", {});
@@ -282,6 +359,9 @@ TEST_SUITE("sweetspot_decision")
 				   {"step", 2},
 				   {"max_processors", 16},
 				   {"min_improvement", 0.01},
-				   {"unknown_horizon", 50}}) == "");
+				   {"unknown_horizon", 50},
+				   {"retry_after", 1.5},
+				   {"refusal_memory", 30}}) == "");
+		CHECK(m.configure({{"retry_after", -1}}).find("sweetspot.retry_after") != std::string::npos);
 	}
 }

@@ -68,26 +68,9 @@
 
 namespace malleo::ios {
 
-int64_t activeCount(const ApplicationInfo &app)
-{
-	return std::count_if(app.local.begin(), app.local.end(),
-			     [](const ProcessInfo &p) { return p.active; });
-}
-
-policy::AppState appState(const ApplicationInfo &app)
-{
-	return {app.totalProcesses, activeCount(app)};
-}
-
 void IosDecision::onCommandResult(const DecisionView &view, const CommandResult &result)
 {
-	policy::AppState state;
-	for (const ApplicationInfo &app : view.apps)
-		if (app.id == result.app)
-			state = appState(app);
-	refusals_.learn({result.app, result.ok, result.op, result.count, result.node, result.fromNode, result.refusal,
-			 result.most, result.before, result.after},
-			state, view.overlay.now);
+	policy::learnResult(refusals_, view, result);
 }
 
 std::string IosDecision::configure(const nlohmann::json &table)

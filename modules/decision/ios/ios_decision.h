@@ -12,7 +12,7 @@
 #include <malleo/decision_module.h>
 
 #include "merge_policy.h"
-#include "refusal_memory.h"
+#include "refusal_view.h"
 #include "split_policy.h"
 #include "transfer_policy.h"
 
@@ -41,10 +41,8 @@ struct AppPlan {
 	nlohmann::json summary;
 };
 
-// Active processes of the application on this node.
-int64_t activeCount(const ApplicationInfo &app);
-// The application as the refusal memory checks it: its size and its active processes here.
-policy::AppState appState(const ApplicationInfo &app);
+using policy::activeCount;
+using policy::appState;
 
 class IosDecision : public DecisionModule
 {

@@ -27,6 +27,11 @@
 // (cores × APW, an MPI process counting as busy), the faster per core on a tie, if it has at least one. ReSHAPE's
 // scheduler hands the application idle processors; without a node the bridge takes the first parked process of
 // its pool, wherever it is, and a growth onto a busy node measures no gain and stops the probing (issue 27).
+// A resize of its own that the agent or the bridge refused is decided again, `retry_after` seconds later, with what
+// the bridge said (the refusal memory of ios, refusal_memory.h): a node whose pool has no spare process is not named
+// again, a growth takes at most the spares the bridge said a node has, and when the whole pool is empty (a growth
+// that named no node refused) it waits. ReSHAPE's scheduler knows its free processors; an agent learns its pool
+// from refusals, and without this one refused growth ended the probing for good.
 //
 // Options (table "sweetspot"):
 //   slope_threshold  0.2   grow while the normalized slope -(dT/dp)·p/T is above this
@@ -35,6 +40,8 @@
 //   min_improvement  0.0   a growth paid only if T fell by more than this fraction
 //   unknown_horizon  100   iterations assumed left when the application does not say
 //   unmeasured_cost  1.0   seconds a resize is taken to cost before one was measured
+//   retry_after      5.0   seconds before a refused resize is decided again
+//   refusal_memory   60    seconds what a refusal said of the pool holds at most
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -44,6 +51,7 @@
 #include <malleo/config_table.h>
 #include <malleo/decision_module.h>
 
+#include "refusal_view.h"
 #include "sweet_spot_policy.h"
 
 namespace malleo {
@@ -57,7 +65,7 @@ public:
 	{
 		policy::SweetSpotParams p = params_;
 		int64_t horizon = unknownHorizon_;
-		double unmeasured = unmeasuredCost_;
+		double unmeasured = unmeasuredCost_, retry = retryAfter_, memory = refusalMemory_;
 		ConfigTable t(table, "sweetspot");
 		t.number("slope_threshold", p.slopeThreshold, 0, 100);
 		t.integer("step", p.step, 1, 1u << 20);
@@ -65,12 +73,17 @@ public:
 		t.number("min_improvement", p.minImprovement, 0, 1);
 		t.integer("unknown_horizon", horizon, 0, 1ull << 40);
 		t.number("unmeasured_cost", unmeasured, 0, 86400);
+		t.number("retry_after", retry, 0, 86400);
+		t.number("refusal_memory", memory, 0, 86400);
 		t.finish();
 		if (!t.error().empty())
 			return t.error();
 		params_ = p;
 		unknownHorizon_ = horizon;
 		unmeasuredCost_ = unmeasured;
+		retryAfter_ = retry;
+		refusalMemory_ = memory;
+		refusals_.setExpiry(memory);
 		return {};
 	}
 
@@ -86,14 +99,20 @@ public:
 	}
 
 	std::vector<Action> onTick(const DecisionView &view) override;
+	void onCommandResult(const DecisionView &view, const CommandResult &result) override;
 
 private:
 	int64_t maxProcessors(const DecisionView &view) const;
-	static std::pair<std::string, double> idlestNode(const DecisionView &view);
+	std::pair<std::string, double> idlestNode(const DecisionView &view, const ApplicationInfo &app) const;
+	int64_t sparesSaid(const DecisionView &view, const ApplicationInfo &app, const std::string &node) const;
 
 	policy::SweetSpotParams params_;
 	int64_t unknownHorizon_ = 100;
 	double unmeasuredCost_ = 1.0;
+	double retryAfter_ = 5.0;
+	double refusalMemory_ = 60.0;
+	policy::RefusalMemory refusals_{refusalMemory_};
+	std::map<std::string, double> retryAt_;    // app -> when a refused resize may be decided again
 	std::map<std::string, int64_t> actedAt_;    // app -> the size it was last resized from
 	std::map<std::string, int64_t> declinedAt_; // app -> the size a growth was last declined at
 };
@@ -109,12 +128,33 @@ int64_t SweetSpotDecision::maxProcessors(const DecisionView &view) const
 	return cores;
 }
 
-// The node with the most idle cores, the faster per core on a tie, then the smaller id: deterministic.
-std::pair<std::string, double> SweetSpotDecision::idlestNode(const DecisionView &view)
+void SweetSpotDecision::onCommandResult(const DecisionView &view, const CommandResult &result)
+{
+	policy::learnResult(refusals_, view, result);
+	if (result.ok || result.decision != "sweetspot" || (result.kind != "grow" && result.kind != "shrink"))
+		return;
+	actedAt_.erase(result.app);
+	retryAt_[result.app] = view.overlay.now + retryAfter_;
+}
+
+// The spare processes the bridge said `node` has for the application ("": its whole pool), while that holds; -1:
+// nothing said.
+int64_t SweetSpotDecision::sparesSaid(const DecisionView &view, const ApplicationInfo &app,
+				      const std::string &node) const
+{
+	const auto cap = refusals_.added(app.id, node, policy::appState(app), view.overlay.now);
+	return cap ? cap->most : -1;
+}
+
+// The node with the most idle cores, the faster per core on a tie, then the smaller id: deterministic. A node the
+// bridge said has no spare process for the application is passed over.
+std::pair<std::string, double> SweetSpotDecision::idlestNode(const DecisionView &view, const ApplicationInfo &app) const
 {
 	std::string best;
 	double bestIdle = 0.0, bestSpeed = 0.0;
 	const auto consider = [&](std::string_view id, const NodeProfile &p) {
+		if (sparesSaid(view, app, std::string(id)) == 0)
+			return;
 		const double idle = static_cast<double>(p.cores) * std::clamp(p.apw, 0.0, 1.0);
 		const double speed = p.pw / std::max(1, p.cores);
 		if (best.empty() || idle > bestIdle + 1e-9 ||
@@ -141,6 +181,10 @@ std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
 	};
 	std::erase_if(actedAt_, gone);
 	std::erase_if(declinedAt_, gone);
+	std::erase_if(retryAt_, gone);
+	refusals_.forget(view.overlay.now, [&](const std::string &id) {
+		return std::any_of(view.apps.begin(), view.apps.end(), [&](const ApplicationInfo &a) { return a.id == id; });
+	});
 	policy::SweetSpotParams params = params_;
 	params.maxProcessors = maxProcessors(view);
 
@@ -152,6 +196,8 @@ std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
 			continue; // resized, the new size not measured yet
 		if (auto it = actedAt_.find(app.id); it != actedAt_.end() && it->second == current)
 			continue; // already acted on this size
+		if (auto it = retryAt_.find(app.id); it != retryAt_.end() && view.overlay.now < it->second)
+			continue; // refused: decided again later
 		std::vector<policy::SizeSample> history;
 		for (const IterationSample &s : app.sizes)
 			history.push_back({s.processes, s.seconds});
@@ -210,6 +256,32 @@ std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
 					   std::move(reasons)});
 			continue;
 		}
+		std::string node;
+		if (d.action == policy::SizeAction::Grow) {
+			// A whole idle core at least (0.9: a profile's APW is never exactly 1 on a real node).
+			const auto [idlest, idle] = idlestNode(view, app);
+			reasons["idlest_node"] = idlest;
+			reasons["idle_cores"] = idle;
+			if (!idlest.empty() && idle >= 0.9)
+				node = idlest;
+			// What the bridge said of the pool there (its whole pool when no node is named) caps the growth.
+			if (const int64_t spares = sparesSaid(view, app, node); spares == 0) {
+				retryAt_[app.id] = view.overlay.now + retryAfter_;
+				continue; // no spare process to grow onto, the bridge said: wait for the pool to change
+			} else if (spares > 0 && d.target > d.current + spares) {
+				d.target = d.current + spares;
+				reasons["target"] = d.target;
+				reasons["spares"] = spares;
+			}
+		} else if (const auto cap = refusals_.removed(app.id, {}, policy::appState(app), view.overlay.now)) {
+			// A shrink the bridge refused: at most the processes it said may leave.
+			if (cap->most == 0) {
+				retryAt_[app.id] = view.overlay.now + retryAfter_;
+				continue;
+			}
+			d.target = std::max(d.target, d.current - cap->most);
+			reasons["target"] = d.target;
+		}
 		reasons["why"] = fmt::format(
 		    "{} {} -> {} processes ({}): {} {:.2f} s over the {} iterations left, against "
 		    "the {:.2f} s a resize "
@@ -220,14 +292,8 @@ std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
 		    d.horizonGain, remaining, d.cost, measured ? "measured" : "not measured yet");
 		actedAt_[app.id] = current;
 		nlohmann::json params = {{"app", app.id}, {"from", d.current}, {"size", d.target}};
-		if (d.action == policy::SizeAction::Grow) {
-			// A whole idle core at least (0.9: a profile's APW is never exactly 1 on a real node).
-			const auto [node, idle] = idlestNode(view);
-			reasons["idlest_node"] = node;
-			reasons["idle_cores"] = idle;
-			if (!node.empty() && idle >= 0.9)
-				params["node"] = node;
-		}
+		if (!node.empty())
+			params["node"] = node;
 		actions.push_back({d.action == policy::SizeAction::Grow ? "grow" : "shrink",
 				   app.id,
 				   std::move(params),
