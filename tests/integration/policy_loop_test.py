@@ -10,9 +10,10 @@
             no spare of the application: the growth named n2, the bridge refuses it (pool_exhausted, no spare
             there), and sweetspot decides again, retry_after later, without n2: the spare on n1 is activated.
             Checksums equal a static run's.
-  swap      (two nodes, Open MPI or MPICH): heat2d's one active process (world rank 0) on n2, a spare parked on n1.
+  swap      (three nodes, Open MPI or MPICH): heat2d's one active process (world rank 0) on n2, a spare parked on n1.
             `malleo load` puts busy processes on n2's CPU: n2's swap module, which measures its own process's share
-            against the rest, swaps it with the spare on n1 (a migration of one: the spare is activated with the
+            against the rest, first names n3 (idle, the fastest peak, but no spare there): the bridge refuses, and
+            it swaps its process with the spare on n1 at once (a migration of one: the spare is activated with the
             data, the process on n2 parks). While the load stays, at most one swap per min_residence. Checksum equal
             to a static run's.
 
@@ -145,14 +146,14 @@ def sweetspot(a, work):
     return 0
 
 
-def swap_config(cpu):
-    """Both nodes run `swap`: a swap needs the spare faster by 25 %, and a process stays where it is for
-    MIN_RESIDENCE s after it changed state. Peak speeds are set equal (pw 1): the load decides. Niced work (the
+def swap_config(cpu, pw=1.0):
+    """Every node runs `swap`: a swap needs the spare faster by 25 %, and a process stays where it is for
+    MIN_RESIDENCE s after it changed state. Peak speeds are set (pw 1 unless said): the load decides. Niced work (the
     builds of a shared machine) yields to heat2d and is not counted as load; `malleo load`'s busy processes are not
     niced."""
     return {"agent": {"decision_interval": 0.5, "profile_interval": 0.5},
             "modules": {"decision": "swap"},
-            "host": {"cpus": [cpu], "pw": 1.0, "niced_is_load": False},
+            "host": {"cpus": [cpu], "pw": pw, "niced_is_load": False},
             "swap": {"hysteresis": 0.25, "min_residence": MIN_RESIDENCE},
             "actions": {"hold_down": HOLD_DOWN}}
 
@@ -163,7 +164,9 @@ def swap(a, work):
     with Cluster() as cluster:
         n1 = cluster.add("n1", swap_config(0))
         n2 = cluster.add("n2", swap_config(1), seeds=[n1.endpoint])
-        check(wait_for(lambda: "n1" in n2.peers_via_cli(), 10), "n2 joins n1")
+        # n3 shares n1's CPU with a faster peak: the fastest node to n2, but no process of the application is there.
+        n3 = cluster.add("n3", swap_config(0, pw=1.5), seeds=[n1.endpoint])
+        check(wait_for(lambda: {"n1", "n3"} <= set(n2.peers_via_cli()), 10), "n2 knows n1 and n3")
         # World rank 0 active on n2, rank 1 parked on n1.
         env = run_env(a.mpi, {"MALLEO_NODES": "n1=0;n2=1", "MALLEO_POOL_ACTIVE": "1", "MALLEO_PROFILE_DIR": work,
                               "MALLEO_REPORT_INTERVAL": "0.2"})
@@ -183,12 +186,20 @@ def swap(a, work):
             started = time.monotonic()
             swapped = wait_for(lambda: results_of(n2, ok=True, op="migrate"), 60, 0.1)
             took = time.monotonic() - started
+            refused = results_of(n2, ok=False)
+            check(refused and refused[0]["node"] == "n3" and refused[0]["decision"] == "swap" and
+                  refused[0].get("refusal", {}).get("kind") == "pool_exhausted" and
+                  all(e["node"] == "n3" for e in refused),
+                  f"n2's first swap names n3, the fastest, and the bridge refuses it: no spare there ({refused[:1]})")
             check(swapped and swapped[0]["kind"] == "swap" and swapped[0]["decision"] == "swap" and
                   swapped[0]["trigger"] == "tick" and swapped[0]["origin"] == "n2" and
                   swapped[0]["from_node"] == "n2" and swapped[0]["node"] == "n1" and swapped[0]["before"] == 1 and
                   swapped[0]["after"] == 1,
                   f"{took:.1f} s into the load n2's swap module swaps its process with n1's spare ({(swapped or [])[:1]})")
-            action = [e for e in events(n2, "action") if e.get("kind") == "swap"]
+            check(swapped[0]["t"] - refused[0]["t"] < MIN_RESIDENCE / 2,
+                  f"at once after the refusal, not a residence period later "
+                  f"({swapped[0]['t'] - refused[0]['t']:.1f} s)")
+            action = [e for e in events(n2, "action") if e.get("kind") == "swap" and e["params"]["activate_agent"] == "n1"]
             check(action and action[0]["reasons"]["side"] == "active" and
                   action[0]["reasons"]["ratio"] > 1.25, f"decided on the measured load ({action[0]['reasons']['why']})")
             check(wait_for(lambda: active_here(n1, app) == [1] and not active_here(n2, app), 10, 0.1),
@@ -202,6 +213,11 @@ def swap(a, work):
                   f"at most one swap per {MIN_RESIDENCE} s under the steady load: {len(steady)} at t = "
                   f"{[round(t, 1) for t in steady]}")
             check(active_here(n1, app) == [1], "the process stays on n1 while n2 is loaded")
+            # n1's swap module, its process on the CPU n1 shares with the faster n3, tries n3 in its turn: each agent
+            # learns once what the bridge said.
+            origins = [e["origin"] for e in results_of(n2, ok=False)]
+            check(sorted(set(origins)) == sorted(origins),
+                  f"no agent named n3 again after the bridge's refusal (refused swaps asked by {origins})")
             subprocess.run([MALLEO, "--cluster-dir", load_dir, "load", "--stop"], capture_output=True, timeout=30 * TIME_SCALE)
             loaded = False
             output = finish(run)
@@ -213,7 +229,7 @@ def swap(a, work):
                                timeout=30 * TIME_SCALE)
             if run.poll() is None:
                 run.kill()
-        no_force_used(n1, n2)
+        no_force_used(n1, n2, n3)
     print(f"reconfigurations: {everything}")
     check("final: 1 processes" in output, "heat2d ends on its one process")
     check_checksum(a, output, grid, env, work, "the swap")

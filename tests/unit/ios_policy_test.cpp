@@ -613,6 +613,10 @@ TEST_SUITE("refusal_memory")
 		CHECK_FALSE(memory.added("heat", "n2", {3, 1}, 11.0)); // the application grew elsewhere
 		CHECK_FALSE(memory.added("heat", "n2", {1, 2}, 11.0)); // a process came here
 		CHECK(memory.added("heat", "n2", {0, 1}, 11.0));       // a size not known yet checks nothing
+		// An agent that is not the root: its registry says the launch's world (one active, one parked).
+		memory.learn(refusedSplit(1, 0, "n3"), {2, 1}, 10.0);
+		CHECK(memory.added("heat", "n3", {2, 1}, 11.0));
+		CHECK_FALSE(memory.added("heat", "n3", {2, 0}, 11.0)); // its process here left
 		memory.forget(41.0, [](const std::string &) { return true; });
 		CHECK(memory.size() == 0);
 		memory.learn(refusedSplit(4, 1), {1, 1}, 50.0);

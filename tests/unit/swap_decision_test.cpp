@@ -246,6 +246,54 @@ TEST_SUITE("swap_decision")
 			CHECK(back.tick().empty());
 	}
 
+	TEST_CASE("active side: a node the bridge said has no spare is not named again; the process swaps elsewhere")
+	{
+		// This node as in the case above, loaded; two idle peers, "p" the faster (peak 2) but without a spare of
+		// the application, "q" (peak 1.5) with one.
+		Cluster c(2.0, {{"hysteresis", 0.25}, {"min_residence", 10}, {"refusal_memory", 30}});
+		c.local.pw = 1.0;
+		c.local.cores = 1;
+		c.local.upw = 1.0;
+		c.peers[0].profile.upw = 0.0;
+		c.peers[0].profile.processes = 0;
+		PeerEntry q = c.peers[0];
+		q.id = "q";
+		q.profile.pw = 1.5;
+		c.peers.push_back(q);
+		c.apps[0].totalProcesses = 1;
+		c.apps[0].local = {process(3, true, 0.25, 0.0)};
+		std::vector<Action> a = c.tick();
+		REQUIRE(a.size() == 1);
+		CHECK(a[0].params["activate_agent"] == "p");
+		// The migration of one onto "p" is refused: no spare process there.
+		CommandResult refused;
+		refused.app = "heat";
+		refused.op = "migrate";
+		refused.count = 1;
+		refused.node = "p";
+		refused.fromNode = "j";
+		refused.kind = "swap";
+		refused.decision = "swap";
+		refused.askedHere = true;
+		refused.code = "failed";
+		refused.refusal = "pool_exhausted";
+		refused.most = 0;
+		refused.before = refused.after = 1;
+		auto &module = static_cast<DecisionModule &>(*c.h.get());
+		module.onCommandResult({c.overlay, c.apps}, refused);
+		a = c.tick(); // at once, not min_residence later
+		REQUIRE(a.size() == 1);
+		CHECK(a[0].params["deactivate"] == 3);
+		CHECK(a[0].params["activate_agent"] == "q");
+		// "p" stays passed over past min_residence, while what the bridge said holds (refusal_memory).
+		for (int k = 0; k < 25; ++k)
+			for (const Action &later : c.tick())
+				CHECK(later.params["activate_agent"] == "q");
+		a = c.tick(5.0); // 31 s after the refusal: forgotten, "p" is the fastest again
+		REQUIRE(a.size() == 1);
+		CHECK(a[0].params["activate_agent"] == "p");
+	}
+
 	TEST_CASE("options are read strictly")
 	{
 		ModuleLoadResult r = loadModule(ModuleKind::Decision, "swap", {});
@@ -255,6 +303,6 @@ TEST_SUITE("swap_decision")
 		      "config key 'swap.residence': unknown key");
 		CHECK(m.configure({{"hysteresis", -1}}).find("swap.hysteresis") !=
 		      std::string::npos);
-		CHECK(m.configure({{"hysteresis", 0.2}, {"min_residence", 10}}) == "");
+		CHECK(m.configure({{"hysteresis", 0.2}, {"min_residence", 10}, {"refusal_memory", 0}}) == "");
 	}
 }

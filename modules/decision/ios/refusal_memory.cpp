@@ -25,7 +25,7 @@ void RefusalMemory::learn(const CommandOutcome &outcome, const AppState &state, 
 	if (!outcome.ok) {
 		if (outcome.most < 0)
 			return; // the root agent's refusals (busy, hold-down...) and the bridge's `other` teach no cap
-		RefusalCap cap{outcome.most, size, size, state.local, now, outcome.refusal};
+		RefusalCap cap{outcome.most, size, size, state.size, state.local, now, outcome.refusal};
 		if (outcome.refusal == "pool_exhausted" && adds(outcome.op))
 			caps_[{outcome.app, CapSide::Added, outcome.node}] = cap;
 		else if ((outcome.refusal == "merge_ranks" || outcome.refusal == "too_few_active") &&
@@ -42,6 +42,7 @@ void RefusalMemory::learn(const CommandOutcome &outcome, const AppState &state, 
 			cap.most = std::max<int64_t>(0, cap.most - outcome.count);
 			cap.sizeBefore = outcome.before > 0 ? outcome.before : cap.size;
 			cap.size = size;
+			cap.sizeSeen = state.size;
 			cap.local = state.local;
 			kept = {key, cap};
 		}
@@ -58,8 +59,8 @@ std::optional<RefusalCap> RefusalMemory::find(const Key &key, const AppState &st
 		return std::nullopt;
 	const RefusalCap &cap = it->second;
 	// The registry's size follows the processes' reports, which may still say the size before the command.
-	const bool sameSize =
-	    state.size <= 0 || cap.size <= 0 || state.size == cap.size || state.size == cap.sizeBefore;
+	const bool sameSize = state.size <= 0 || cap.size <= 0 || state.size == cap.size ||
+			      state.size == cap.sizeBefore || state.size == cap.sizeSeen;
 	if (now - cap.at >= expiry_ || !sameSize || state.local != cap.local)
 		return std::nullopt;
 	return cap;

@@ -9,8 +9,9 @@
 //    so no split or migration onto X of more than that (none when 0);
 //  - removed from node Y: a merge of Y's processes was refused with `merge_ranks` or `too_few_active`; at most
 //    `most` of them may leave (none when 0).
-// A cap holds while the application is as it was when the bridge said it: its size (the result's `after`) and the
-// active processes it has on this agent's node. A done command changes what the bridge can do: one that moved `k`
+// A cap holds while the application is as it was when the bridge said it: its size (the result's `after`, or the
+// size this agent's registry gave it then: an agent that is not the application's root knows only the launch's
+// world size, parked processes included) and the active processes it has on this agent's node. A done command changes what the bridge can do: one that moved `k`
 // processes onto X leaves X with `most` − k spares (the cap follows, its size the result's); any other done command
 // of the application forgets its caps (processes that left a node free spares there, and the last slots move). A cap
 // is also forgotten `expiry` seconds after it was learned: a node's spares also change with commands other agents ask
@@ -49,6 +50,7 @@ struct RefusalCap {
 	int64_t most = 0;
 	int64_t size = 0;      // the application's size when learned (0: not known)
 	int64_t sizeBefore = 0; // the size before the done command that updated the cap (the agent's registry may lag)
+	int64_t sizeSeen = 0;   // the registry's size when learned or updated
 	int64_t local = 0;
 	double at = 0.0;
 	std::string refusal; // the kind it was learned from

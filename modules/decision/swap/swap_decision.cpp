@@ -41,11 +41,17 @@
 // seconds ago.
 // A proposed swap is not proposed again for `min_residence` seconds, or until
 // the process it activates changes state.
+// A swap is a migration of one (agent/src/action_commands.cpp), which the bridge refuses when the node named to
+// activate a process on has no spare of the application. What it said is kept (ios's refusal memory,
+// refusal_memory.h): such a node is not named again for the application while that holds, and the process the
+// refused swap would have moved may swap at once with the next fastest node. Seed 002's swapping manager knows
+// where its spares are; an agent learns it from refusals.
 // It never answers a WRM.
 //
 // Options (table "swap"):
-//   hysteresis     0.1   swap only to a processor faster by more than this fraction
-//   min_residence  30    seconds a process stays active or parked before it may swap
+//   hysteresis      0.1   swap only to a processor faster by more than this fraction
+//   min_residence   30    seconds a process stays active or parked before it may swap
+//   refusal_memory  60    seconds what the bridge's refusal said of a node's spares holds at most
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -55,6 +61,7 @@
 #include <malleo/config_table.h>
 #include <malleo/decision_module.h>
 
+#include "refusal_view.h"
 #include "swap_policy.h"
 
 namespace malleo {
@@ -81,13 +88,17 @@ public:
 	std::string configure(const nlohmann::json &table) override
 	{
 		policy::SwapParams p = params_;
+		double memory = refusalMemory_;
 		ConfigTable t(table, "swap");
 		t.number("hysteresis", p.hysteresis, 0, 100);
 		t.number("min_residence", p.minResidence, 0, 86400);
+		t.number("refusal_memory", memory, 0, 86400);
 		t.finish();
 		if (!t.error().empty())
 			return t.error();
 		params_ = p;
+		refusalMemory_ = memory;
+		refusals_.setExpiry(memory);
 		return {};
 	}
 
@@ -103,15 +114,37 @@ public:
 	}
 
 	std::vector<Action> onTick(const DecisionView &view) override;
+	void onCommandResult(const DecisionView &view, const CommandResult &result) override;
 
 private:
 	std::vector<Action> planApp(const DecisionView &view, const ApplicationInfo &app);
 	std::vector<Action> planAway(const DecisionView &view, const ApplicationInfo &app);
 	bool pending(const std::string &key, double now, double lastChange) const;
+	bool noSpares(const DecisionView &view, const ApplicationInfo &app, const std::string &node) const;
 
 	policy::SwapParams params_;
 	std::map<std::string, double> proposed_; // "app/rank" or "app@agent" -> when
+	std::map<std::string, std::string> movedBy_; // "app@agent" a swap named to activate on -> the "app/rank" it moves
+	double refusalMemory_ = 60.0;
+	policy::RefusalMemory refusals_{refusalMemory_};
 };
+
+void SwapDecision::onCommandResult(const DecisionView &view, const CommandResult &result)
+{
+	policy::learnResult(refusals_, view, result);
+	if (result.ok || result.decision != "swap" || result.kind != "swap")
+		return;
+	// The process did not move: it may swap elsewhere now. The node it was to go to stays pending.
+	if (const auto it = movedBy_.find(result.app + "@" + result.node); it != movedBy_.end())
+		proposed_.erase(it->second);
+}
+
+// The bridge said `node` has no spare process of the application, and that still holds.
+bool SwapDecision::noSpares(const DecisionView &view, const ApplicationInfo &app, const std::string &node) const
+{
+	const auto cap = refusals_.added(app.id, node, policy::appState(app), view.overlay.now);
+	return cap && cap->most == 0;
+}
 
 bool SwapDecision::pending(const std::string &key, double now, double lastChange) const
 {
@@ -125,6 +158,10 @@ std::vector<Action> SwapDecision::onTick(const DecisionView &view)
 	const double now = view.overlay.now;
 	std::erase_if(proposed_, [&](const auto &entry) {
 		return now - entry.second >= params_.minResidence;
+	});
+	std::erase_if(movedBy_, [&](const auto &entry) { return !proposed_.contains(entry.first); });
+	refusals_.forget(now, [&](const std::string &id) {
+		return std::any_of(view.apps.begin(), view.apps.end(), [&](const ApplicationInfo &a) { return a.id == id; });
 	});
 	std::vector<Action> actions;
 	for (const ApplicationInfo &app : view.apps) {
@@ -158,7 +195,7 @@ std::vector<Action> SwapDecision::planAway(const DecisionView &view, const Appli
 	if (slots.empty())
 		return {};
 	for (const PeerEntry &peer : view.overlay.alive) {
-		if (peer.id == self || pending(app.id + "@" + peer.id, now, 0.0))
+		if (peer.id == self || pending(app.id + "@" + peer.id, now, 0.0) || noSpares(view, app, peer.id))
 			continue;
 		const policy::ProcessorLoad there{peer.profile.pw / std::max(peer.profile.cores, 1),
 						  peer.profile.upw, 0.0};
@@ -201,6 +238,7 @@ std::vector<Action> SwapDecision::planAway(const DecisionView &view, const Appli
 	};
 	proposed_[app.id + "/" + std::to_string(*out.rank)] = now;
 	proposed_[app.id + "@" + in.agent] = now;
+	movedBy_[app.id + "@" + in.agent] = app.id + "/" + std::to_string(*out.rank);
 	return {{"swap", app.id, std::move(params), std::move(reasons)}};
 }
 
@@ -209,6 +247,8 @@ std::vector<Action> SwapDecision::planApp(const DecisionView &view, const Applic
 	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
 	const double now = view.overlay.now;
 	const std::string self(view.overlay.self);
+	if (noSpares(view, app, self))
+		return {}; // the bridge said no spare of the application is parked here (a run whose nodes are named otherwise)
 
 	double ownHere = 0.0;
 	int64_t activeHere = 0;
