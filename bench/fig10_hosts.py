@@ -19,7 +19,8 @@ figure, but never n1: rank 0's launch host). Open MPI, in one of two modes (--mo
          agent when `cluster add` starts it); a reconfiguration activates and parks processes, nothing is spawned.
 
 Policies, as sim/README.md's runs: ios (decision ios), migration (ios with migration_only, no node weights) and
-static (decision none). A host that leaves drains (its agent moves its processes off, for at most the scenario's
+static (decision none); `ios+KEY` is ios with its boolean option KEY on (ios+origin_units), in the real run and the
+simulator's alike. A host that leaves drains (its agent moves its processes off, for at most the scenario's
 actions.drain_deadline); what is still on it when its agent is gone is evacuated as the simulator does: moved, by
 cgroup, into the slice of the live host of the application with the fewest of its processes.
 
@@ -135,6 +136,8 @@ def agent_config(scenario, policy):
     if policy == "migration":  # as malleo-sim's migration run (sim/simulation.cpp)
         c["ios"]["migration_only"] = True
         c["actions"]["node_weights"] = False
+    for option in policy.split("+")[1:]:
+        c["ios"][option] = True
     return c
 
 
@@ -318,18 +321,28 @@ def simulate(a, scenario, work):
     first, last = (int(x) for x in a.seeds.split("-")) if "-" in a.seeds else (int(a.seeds),) * 2
     found = {"ios": [], "migration": [], "static": []}
     events = {"ios": [], "migration": [], "static": []}
+    variants = [p for p in a.policies.split(",") if "+" in p]  # ios+KEY: the ios run of a scenario with KEY on
     for seed in range(first, last + 1):
-        out = os.path.join(work, f"sim-{seed}")
-        r = subprocess.run([a.sim, "--scenario", path, "--decision", "ios", "--baselines", "static,migration",
-                            "--seed", str(seed), "--out", out, "--json"], capture_output=True, text=True, timeout=600)
-        if r.returncode != 0:
-            sys.exit(f"malleo-sim: {r.stderr.strip()}")
-        for policy in found:
-            with open(os.path.join(out, f"{policy}.csv")) as f:
-                rows = [line.split(",") for line in f.read().splitlines()[1:]]
-            seconds = sum(float(row[2]) for row in rows[1:])
-            found[policy].append((len(rows) - 1) / seconds)
-            events[policy].append(sum(int(row[9]) for row in rows))
+        runs = [(path, "static,migration", {"ios": "ios", "migration": "migration", "static": "static"})]
+        for variant in variants:
+            changed = copy.deepcopy(scenario)
+            for option in variant.split("+")[1:]:
+                changed["agent"]["ios"][option] = True
+            runs.append((write_json(os.path.join(work, f"{variant}.scenario.json"), changed), "none",
+                         {variant: "ios"}))
+        for scenario_path, baselines, names in runs:
+            out = os.path.join(work, f"sim-{seed}")
+            r = subprocess.run([a.sim, "--scenario", scenario_path, "--decision", "ios", "--baselines", baselines,
+                                "--seed", str(seed), "--out", out, "--json"], capture_output=True, text=True,
+                               timeout=600)
+            if r.returncode != 0:
+                sys.exit(f"malleo-sim: {r.stderr.strip()}")
+            for policy, csv in names.items():
+                with open(os.path.join(out, f"{csv}.csv")) as f:
+                    rows = [line.split(",") for line in f.read().splitlines()[1:]]
+                seconds = sum(float(row[2]) for row in rows[1:])
+                found.setdefault(policy, []).append((len(rows) - 1) / seconds)
+                events.setdefault(policy, []).append(sum(int(row[9]) for row in rows))
     return found, events, path
 
 
