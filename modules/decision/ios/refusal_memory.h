@@ -11,11 +11,11 @@
 //    `most` of them may leave (none when 0).
 // A cap holds while the application is as it was when the bridge said it: its size (the result's `after`, or the
 // size this agent's registry gave it then: an agent that is not the application's root knows only the launch's
-// world size, parked processes included) and the active processes it has on this agent's node. A done command changes what the bridge can do: one that moved `k`
-// processes onto X leaves X with `most` − k spares (the cap follows, its size the result's); any other done command
-// of the application forgets its caps (processes that left a node free spares there, and the last slots move). A cap
-// is also forgotten `expiry` seconds after it was learned: a node's spares also change with commands other agents ask
-// for, whose results this agent may not hear of.
+// world size, parked processes included) and the active processes it has on this agent's node. A done command
+// changes what the bridge can do: one that moved `k` processes onto X leaves X with `most` − k spares (the cap
+// follows, its size the result's); any other done command of the application forgets its caps (processes that left a
+// node free spares there, and the last slots move). A cap is also forgotten `expiry` seconds after it was learned: a
+// node's spares also change with commands other agents ask for, whose results this agent may not hear of.
 #pragma once
 
 #include <cstdint>

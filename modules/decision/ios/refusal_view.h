@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The refusal memory (refusal_memory.h) between a decision module and the agent: the application as the memory
-// keys it, and a command's result as the memory learns it. Shared by ios and sweetspot; refusal_memory.h itself
-// stays free of the module interface, for its unit tests.
+// keys it, and a command's result as the memory learns it. Shared by ios, sweetspot and swap; refusal_memory.h
+// itself stays free of the module interface, for its unit tests.
 #pragma once
 
 #include <algorithm>
