@@ -117,12 +117,9 @@ void Core::onWrm(const Message &m, double now, CoreOutputs &out)
 	request.ttl = m["ttl"].get<unsigned>();
 	request.hops = m["hops"].get<unsigned>();
 	uint64_t wrmId = m["wrm_id"].get<uint64_t>();
-	nlohmann::json hosted = nlohmann::json::object(); // as checked by the schema, without unknown keys
 	if (const auto said = m.find("hosted"); said != m.end())
-		for (const auto &[app, share] : said->items()) {
+		for (const auto &[app, share] : said->items())
 			request.hosted[app] = {share["units"].get<int64_t>(), share["load"].get<double>()};
-			hosted[app] = {{"units", share["units"]}, {"load", share["load"]}};
-		}
 
 	if (request.origin == config_.id) {
 		counters_.add("wrm.looped");
@@ -180,8 +177,12 @@ void Core::onWrm(const Message &m, double now, CoreOutputs &out)
 	forward["ttl"] = request.ttl - 1;
 	forward["hops"] = request.hops + 1;
 	forward["visited"] = visited;
-	if (!hosted.empty())
+	if (!request.hosted.empty()) {
+		nlohmann::json hosted = nlohmann::json::object(); // the keys the schema checked, nothing else
+		for (const auto &[app, share] : request.hosted)
+			hosted[app] = {{"units", share.units}, {"load", share.load}};
 		forward["hosted"] = std::move(hosted);
+	}
 	send(peers_.at(*hop).endpoint, std::move(forward), out);
 	counters_.add("wrm.forwarded");
 	event["type"] = "wrm_forwarded";

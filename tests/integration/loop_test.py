@@ -284,6 +284,12 @@ def send_in_order(cluster, sender, receiver, messages):
     s.close()
 
 
+def verdicts_on(agent, origin):
+    """What `agent` did with `origin`'s work requests: answered, expired, a dead end or passed on."""
+    return [e for e in events(agent) if e.get("type") in ("wrm_answered", "wrm_expired", "wrm_dead_end",
+                                                          "wrm_forwarded") and e.get("origin") == origin]
+
+
 def results_of(agent, **match):
     return [e for e in events(agent, "reconf_result") if all(e.get(k) == v for k, v in match.items())]
 
@@ -506,11 +512,8 @@ def refusal(a, work):
                   f"then a split of 1, the spare n2 has, is carried out ({done[:1]}; refused until then: "
                   f"{[(e['op'], e['count']) for e in results_of(n1, app=app, ok=False)]})")
             check(wait_for(lambda: active_here(n2, app) == [1], 30, 0.1), "world rank 1 runs on n2")
-            seen = ("wrm_answered", "wrm_expired", "wrm_dead_end", "wrm_forwarded")
-
             def asked_after():
-                return [e for e in events(n1) if e.get("type") in seen and e.get("origin") == "n2" and
-                        e["t"] > done[0]["t"]]
+                return [e for e in verdicts_on(n1, "n2") if e["t"] > done[0]["t"]]
             check(wait_for(lambda: len(asked_after()) >= 5, 60, 0.1),
                   f"n2 asks n1 for work again and again after the split ({len(asked_after())} requests)")
             last = apps(n1).get(app, {}).get("last_result") or {}
@@ -598,12 +601,10 @@ def share(a, work):
         run = launch_pool(a, [("n1", n1), ("n2", n2), ("n2", n2), ("n2", n2)], grid, env)
         try:
             app = registered_app(n1, a.heat2d)
-            seen = ("wrm_answered", "wrm_expired", "wrm_dead_end")
-
             def considered():
                 """n1's verdicts on n2's requests once n1 knows the application is malleable."""
-                return [e for e in events(n1) if e.get("type") in seen and e.get("origin") == "n2" and
-                        any(c.get("app") == app for c in e["reasons"].get("apps", []))]
+                return [e for e in verdicts_on(n1, "n2") if any(c.get("app") == app for c in
+                                                                 e.get("reasons", {}).get("apps", []))]
             # Until the spares' first reports say they are parked, n2 counts them as its active processes.
             check(wait_for(lambda: active_here(n1, app) == [0] and active_here(n2, app) == [1], 30, 0.1),
                   "rank 0 runs on n1, rank 1 on n2")

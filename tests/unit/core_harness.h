@@ -106,6 +106,15 @@ public:
 	}
 
 	uint64_t delivered() const { return delivered_; }
+	// Every message of `type` sent so far, with the endpoint it went to.
+	std::vector<std::pair<std::string, Message>> sent(const std::string &type) const
+	{
+		std::vector<std::pair<std::string, Message>> found;
+		for (const auto &[endpoint, m] : log_)
+			if (m["type"] == type)
+				found.emplace_back(endpoint, m);
+		return found;
+	}
 	std::vector<std::string> sentTo(const std::string &type) const
 	{
 		std::vector<std::string> to;

@@ -171,6 +171,25 @@ TEST_SUITE("core")
 		CHECK(std::abs(gaps[2] - 5.0) <= 0.21);
 	}
 
+	TEST_CASE("a forwarded WRM carries what its origin said it hosts, the checked keys only")
+	{
+		TestNetwork net;
+		chain(net, 3, 8);
+		net.run(1.0);
+		Message wrm = makeMessage("wrm", "a0", 99);
+		wrm.update({{"origin", "a0"}, {"origin_endpoint", "tcp://a0"}, {"origin_profile", toJson(NodeProfile{})},
+			    {"wrm_id", 4242}, {"ttl", 3}, {"hops", 1}, {"visited", {"a0"}},
+			    {"hosted", {{"heat", {{"units", 3}, {"load", 0.5}, {"note", "not passed on"}}}}}});
+		net.inject("a1", encodeMessage(wrm, 1));
+		std::vector<Message> forwarded;
+		for (const auto &[endpoint, m] : net.sent("wrm"))
+			if (endpoint == "tcp://a2" && m["wrm_id"] == 4242)
+				forwarded.push_back(m);
+		REQUIRE(forwarded.size() == 1);
+		CHECK(forwarded[0]["hosted"] == nlohmann::json{{"heat", {{"units", 3}, {"load", 0.5}}}});
+		CHECK(forwarded[0]["hops"] == 2);
+	}
+
 	TEST_CASE("malformed peer messages are rejected and counted, unknown types from a peer answered")
 	{
 		TestNetwork net;

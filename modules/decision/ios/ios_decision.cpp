@@ -111,9 +111,7 @@ std::vector<Action> IosDecision::onTick(const DecisionView &view)
 {
 	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
 	window_.push(here.apw);
-	refusals_.forget(view.overlay.now, [&](const std::string &id) {
-		return std::any_of(view.apps.begin(), view.apps.end(), [&](const ApplicationInfo &a) { return a.id == id; });
-	});
+	policy::forgetGone(refusals_, view);
 	if (std::vector<Action> leave = evacuate(view); !leave.empty())
 		return leave;
 

@@ -63,6 +63,7 @@ class RefusalMemory
 public:
 	explicit RefusalMemory(double expiry = 60.0) : expiry_(expiry) {}
 	void setExpiry(double seconds) { expiry_ = seconds; }
+	double expiry() const { return expiry_; }
 
 	// A result this agent was told of; `state` is the application as this agent sees it when the result comes.
 	void learn(const CommandOutcome &outcome, const AppState &state, double now);

@@ -36,4 +36,12 @@ inline void learnResult(RefusalMemory &memory, const DecisionView &view, const C
 		     state, view.overlay.now);
 }
 
+// Forgets what expired and what was learned of applications no longer in the view; once a tick.
+inline void forgetGone(RefusalMemory &memory, const DecisionView &view)
+{
+	memory.forget(view.overlay.now, [&](const std::string &id) {
+		return std::any_of(view.apps.begin(), view.apps.end(), [&](const ApplicationInfo &a) { return a.id == id; });
+	});
+}
+
 } // namespace malleo::policy

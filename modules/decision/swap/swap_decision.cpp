@@ -88,7 +88,7 @@ public:
 	std::string configure(const nlohmann::json &table) override
 	{
 		policy::SwapParams p = params_;
-		double memory = refusalMemory_;
+		double memory = refusals_.expiry();
 		ConfigTable t(table, "swap");
 		t.number("hysteresis", p.hysteresis, 0, 100);
 		t.number("min_residence", p.minResidence, 0, 86400);
@@ -97,7 +97,6 @@ public:
 		if (!t.error().empty())
 			return t.error();
 		params_ = p;
-		refusalMemory_ = memory;
 		refusals_.setExpiry(memory);
 		return {};
 	}
@@ -125,8 +124,7 @@ private:
 	policy::SwapParams params_;
 	std::map<std::string, double> proposed_; // "app/rank" or "app@agent" -> when
 	std::map<std::string, std::string> movedBy_; // "app@agent" a swap named to activate on -> the "app/rank" it moves
-	double refusalMemory_ = 60.0;
-	policy::RefusalMemory refusals_{refusalMemory_};
+	policy::RefusalMemory refusals_{60.0};
 };
 
 void SwapDecision::onCommandResult(const DecisionView &view, const CommandResult &result)
@@ -160,9 +158,7 @@ std::vector<Action> SwapDecision::onTick(const DecisionView &view)
 		return now - entry.second >= params_.minResidence;
 	});
 	std::erase_if(movedBy_, [&](const auto &entry) { return !proposed_.contains(entry.first); });
-	refusals_.forget(now, [&](const std::string &id) {
-		return std::any_of(view.apps.begin(), view.apps.end(), [&](const ApplicationInfo &a) { return a.id == id; });
-	});
+	policy::forgetGone(refusals_, view);
 	std::vector<Action> actions;
 	for (const ApplicationInfo &app : view.apps) {
 		bool parked = std::any_of(app.local.begin(), app.local.end(),

@@ -65,7 +65,7 @@ public:
 	{
 		policy::SweetSpotParams p = params_;
 		int64_t horizon = unknownHorizon_;
-		double unmeasured = unmeasuredCost_, retry = retryAfter_, memory = refusalMemory_;
+		double unmeasured = unmeasuredCost_, retry = retryAfter_, memory = refusals_.expiry();
 		ConfigTable t(table, "sweetspot");
 		t.number("slope_threshold", p.slopeThreshold, 0, 100);
 		t.integer("step", p.step, 1, 1u << 20);
@@ -82,7 +82,6 @@ public:
 		unknownHorizon_ = horizon;
 		unmeasuredCost_ = unmeasured;
 		retryAfter_ = retry;
-		refusalMemory_ = memory;
 		refusals_.setExpiry(memory);
 		return {};
 	}
@@ -110,8 +109,7 @@ private:
 	int64_t unknownHorizon_ = 100;
 	double unmeasuredCost_ = 1.0;
 	double retryAfter_ = 5.0;
-	double refusalMemory_ = 60.0;
-	policy::RefusalMemory refusals_{refusalMemory_};
+	policy::RefusalMemory refusals_{60.0};
 	std::map<std::string, double> retryAt_;    // app -> when a refused resize may be decided again
 	std::map<std::string, int64_t> actedAt_;    // app -> the size it was last resized from
 	std::map<std::string, int64_t> declinedAt_; // app -> the size a growth was last declined at
@@ -182,9 +180,7 @@ std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
 	std::erase_if(actedAt_, gone);
 	std::erase_if(declinedAt_, gone);
 	std::erase_if(retryAt_, gone);
-	refusals_.forget(view.overlay.now, [&](const std::string &id) {
-		return std::any_of(view.apps.begin(), view.apps.end(), [&](const ApplicationInfo &a) { return a.id == id; });
-	});
+	policy::forgetGone(refusals_, view);
 	policy::SweetSpotParams params = params_;
 	params.maxProcessors = maxProcessors(view);
 
