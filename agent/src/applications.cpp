@@ -19,6 +19,14 @@ constexpr double kIterationWeight = 0.3;
 // Seconds between an application's progress events.
 constexpr double kProgressInterval = 1.0;
 
+// A process's CPU share, its CPU time over wall time in the machine's cores (what libmalleo_pmpi measures), in the
+// node's cores, the unit of upw × cores: a CPU slice of a quarter core has 1 core, and a process that keeps it busy
+// used 0.25 of the machine's and 1 of the node's. cpuCores 0: the node's cores are the machine's.
+double ownLoadInNodeCores(double cpuShare, int cores, double cpuCores)
+{
+	return cpuCores > 0 ? cpuShare * static_cast<double>(std::max(cores, 1)) / cpuCores : cpuShare;
+}
+
 Message ack(std::string_view self, const Message &request)
 {
 	Message m = makeMessage("ack", self, 0);
@@ -35,6 +43,13 @@ Message refusal(std::string_view self, const std::string &code, const std::strin
 }
 
 } // namespace
+
+void Core::setNodeDescription(nlohmann::json description)
+{
+	description_ = std::move(description);
+	const auto cpuCores = description_.find("cpu_cores");
+	cpuCores_ = cpuCores != description_.end() && cpuCores->is_number() ? cpuCores->get<double>() : 0.0;
+}
 
 void Core::setLocalProfile(const NodeProfile &profile)
 {
@@ -115,7 +130,8 @@ Message Core::onAppReport(const Message &m, double now, CoreOutputs &out)
 	if (m.contains("bytes_remote"))
 		process->bytesRemote = std::max(0.0, m["bytes_remote"].get<double>());
 	if (m.contains("cpu_share"))
-		process->ownLoad = std::clamp(m["cpu_share"].get<double>(), 0.0, kProfileCoresMax);
+		process->ownLoad = std::clamp(ownLoadInNodeCores(m["cpu_share"].get<double>(), local_.cores, cpuCores_),
+					      0.0, kProfileCoresMax);
 	if (m.contains("active") && m["active"].get<bool>() != process->active) {
 		process->active = m["active"].get<bool>();
 		process->lastChange = now;

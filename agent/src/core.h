@@ -71,7 +71,9 @@ public:
 
 	// The profiling module's sample; the process count comes from the registry.
 	void setLocalProfile(const NodeProfile &profile);
-	void setNodeDescription(nlohmann::json description) { description_ = std::move(description); }
+	// The profiling module's describe(): shown by `status`; its `cpu_cores` (a CPU slice's quota) converts what the
+	// processes say they used, in the machine's cores, into the node's (ownLoadInNodeCores).
+	void setNodeDescription(nlohmann::json description);
 	// {"decision": {"name", "source", "abi_minor"}, ...}: shown by `status`; the decision module's name goes with
 	// each request it causes, its ABI minor says whether it has onDrain.
 	void setModuleNames(nlohmann::json names);
@@ -254,6 +256,7 @@ private:
 
 	NodeProfile local_;
 	nlohmann::json description_ = nlohmann::json::object();
+	double cpuCores_ = 0.0; // description_'s cpu_cores; 0: the node's cores are the machine's
 	nlohmann::json moduleNames_ = nlohmann::json::object();
 	std::string decisionName_;
 	uint32_t decisionAbiMinor_ = MALLEO_MODULE_ABI_MINOR; // built-ins, and cores built without module names

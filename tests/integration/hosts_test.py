@@ -22,10 +22,14 @@ Skips (exit 77) with one line where namespaces cannot be made (not root, no `ip`
            next to nothing and n2's agent reports it idle;
            `malleo load --node n2` runs in n2's slice and n2 reports loaded; `cluster down` removes both slices, also with the loop still running in one. Skips where cgroup v1's cpu
            and cpuacct hierarchies are missing.
+  slice_share  (Open MPI) heat2d's two ranks busy on host n1, a slice of a quarter core: each says it used about an
+           eighth of a machine core, and n1's agent keeps that in its node's cores, the unit of its profile's
+           upw × cores (about a half each: together the slice it reports busy), so none of the slice's load looks
+           like another application's (ios's evacuate rule once moved ranks off a slice they alone kept busy).
   partition  heat2d on host n1; host n2's link down longer than the failure timeout, then up: n1 and n3 keep each
            other and the application, n2 answers alone, the overlay heals; checksum equal to a static run's.
 
-usage: hosts_test.py --scenario overlay|slice|join|pool|partition [--mpi openmpi|mpich] HEAT2D"""
+usage: hosts_test.py --scenario overlay|slice|slice_share|join|pool|partition [--mpi openmpi|mpich] HEAT2D"""
 import argparse
 import json
 import os
@@ -408,6 +412,13 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def slices_possible():
+    if all(os.path.exists(p) for p in ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpuacct/cpuacct.usage")):
+        return True
+    print("SKIP: no cgroup v1 cpu and cpuacct hierarchies under /sys/fs/cgroup: no CPU slices here")
+    return False
+
+
 def slice(a):
     started = []  # the busy loop, killed whatever happens: meson waits for its inherited pipes otherwise
     try:
@@ -420,8 +431,7 @@ def slice(a):
 
 
 def slice_checks(a, keep):
-    if not all(os.path.exists(p) for p in ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpuacct/cpuacct.usage")):
-        print("SKIP: no cgroup v1 cpu and cpuacct hierarchies under /sys/fs/cgroup: no CPU slices here")
+    if not slices_possible():
         return SKIP
     with HostCluster("--hosts", "2", "--host-cpu-quota", "0.25") as cluster:
         nodes = cluster.nodes()
@@ -501,9 +511,44 @@ def slice_checks(a, keep):
     return 0
 
 
+def slice_share(a, work):
+    if not slices_possible():
+        return SKIP
+    grid = ["--rows", "512", "--columns", "512", "--iterations", "1000000"]
+    config = write_json(os.path.join(work, "base.json"), agent_config(modules={"decision": "none"}))
+    with HostCluster("--hosts", "1", "--host-cpu-quota", "0.25", "--config", config) as cluster:
+        run = subprocess.Popen([MALLEO, "--cluster-dir", cluster.dir, "--node", "n1", "run", "--mpi", "openmpi",
+                                "-n", "2", "--profile-dir", work, "--", a.heat2d, *grid],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=run_env("openmpi"))
+        try:
+            app = registered_app(cluster, a.heat2d)
+
+            def measured():
+                procs = processes_here(cluster, "n1", app)
+                r = cluster.cli("--node", "n1", "status", "--json")
+                if r.returncode != 0:
+                    return None
+                profile = json.loads(r.stdout)["profile"]
+                shares = [p["cpu_share"] for p in procs]
+                busy = len(shares) == 2 and all(s > 0 for s in shares) and profile["upw"] > 0.8
+                return (shares, profile) if busy else None
+            seen = wait_for(measured, 60, 0.5)
+            check(seen, "n1's agent has both ranks' CPU shares and reports its slice busy")
+            shares, profile = seen
+            used = profile["upw"] * profile["cores"]
+            # In machine cores the two would be about 0.25 together, three quarters of the slice unaccounted for.
+            check(0.6 * used <= sum(shares) <= 1.3 * used,
+                  f"the ranks' shares ({shares}) add up to what the slice used in its cores (upw {profile['upw']:.2f} "
+                  f"× {profile['cores']} core)")
+        finally:
+            stop(run)
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", required=True, choices=["overlay", "slice", "join", "pool", "partition"])
+    parser.add_argument("--scenario", required=True,
+                        choices=["overlay", "slice", "slice_share", "join", "pool", "partition"])
     parser.add_argument("--mpi", default="openmpi", choices=["openmpi", "mpich"])
     parser.add_argument("heat2d", nargs="?")
     a = parser.parse_args()
@@ -519,7 +564,7 @@ def main():
             return overlay(a)
         if a.scenario == "slice":
             return slice(a)
-        return {"join": join, "pool": pool, "partition": partition}[a.scenario](a, work)
+        return {"join": join, "pool": pool, "partition": partition, "slice_share": slice_share}[a.scenario](a, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

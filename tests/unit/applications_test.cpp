@@ -97,6 +97,43 @@ TEST_SUITE("applications")
 		const std::vector<std::string> types = eventTypes(out);
 		CHECK(std::find(types.begin(), types.end(), "app_gone") != types.end());
 	}
+
+	TEST_CASE("a process's CPU share is kept in the node's cores: on a quarter-core slice, 0.125 machine cores is 0.5")
+	{
+		TestNetwork net;
+		Core &core = *net.add(agentConfig("a")).core;
+		CoreOutputs out;
+		registerRanks(core, net.now(), "astro", 2);
+		auto report = [&](uint32_t rank, double share) {
+			REQUIRE(core.onLocalRequest(request("app_report", {{"app", "astro"}, {"rank", rank},
+									   {"cpu_share", share}}),
+						    net.now(), out)["type"] == "ack");
+		};
+		// A whole machine (no cpu_cores in the node's description: its cores are the machine's): as said.
+		NodeProfile node;
+		node.cores = 2;
+		core.setLocalProfile(node);
+		report(0, 0.75);
+		CHECK(core.applications().at("astro").local[0].ownLoad == doctest::Approx(0.75));
+
+		// A slice of a quarter core (`cores` 1): two processes that keep it busy used 0.125 machine cores each,
+		// which is the whole slice, upw × cores = 1, with nothing of another application's on it.
+		node.cores = 1;
+		node.upw = 1.0;
+		core.setLocalProfile(node);
+		core.setNodeDescription({{"module", "host"}, {"cores", 1}, {"cpu_cores", 0.25}});
+		report(0, 0.125);
+		report(1, 0.125);
+		const ApplicationInfo &app = core.applications().at("astro");
+		CHECK(app.local[0].ownLoad == doctest::Approx(0.5));
+		CHECK(app.local[0].ownLoad + app.local[1].ownLoad == doctest::Approx(node.upw * node.cores));
+		// A slice of one and a half cores is 2 of the node's cores: 1.5 machine cores busy is both.
+		node.cores = 2;
+		core.setLocalProfile(node);
+		core.setNodeDescription({{"cpu_cores", 1.5}});
+		report(1, 1.5);
+		CHECK(core.applications().at("astro").local[1].ownLoad == doctest::Approx(2.0));
+	}
 }
 
 TEST_SUITE("commands")

@@ -395,6 +395,7 @@ TEST_CASE("host module end to end on /proc/stat files written by the test")
 	CHECK(d["pw_source"] == "config");
 	CHECK(d["calibration"].is_null());
 	CHECK(d["cores"] == 2);
+	CHECK(d["cpu_cores"] == 2.0); // a whole machine's CPUs: a process's machine cores are the node's
 	CHECK(d["topology"]["packages"] == 2);
 	CHECK(d["topology"]["cpuset"]["cores"] == 2); // PU1 on core 0, PU2 on core 1
 	CHECK(d["topology"]["cpuset"]["packages"] == 1);
@@ -607,6 +608,7 @@ TEST_CASE("host module on a cgroup slice written by the test")
 	json d = m.describe();
 	CHECK(d["cores"] == 1); // a quarter of a core runs on one CPU at a time
 	CHECK(d["cgroup"]["quota_cores"] == doctest::Approx(0.25));
+	CHECK(d["cpu_cores"] == doctest::Approx(0.25)); // a process's machine cores count four times in the node's
 	const double speed = d["calibration"]["per_core_speed"];
 	CHECK(d["pw"].get<double>() == doctest::Approx(0.25 * speed));
 

@@ -20,7 +20,7 @@ struct ProcessInfo {
 	double lastChange = 0.0;  // agent clock: when it last became active or parked
 	double bytesLocal = 0.0;  // bytes per iteration exchanged with processes on this node
 	double bytesRemote = 0.0; // bytes per iteration exchanged with processes elsewhere
-	double ownLoad = 0.0;	  // cores this process used: its CPU time over wall time (1: one core busy)
+	double ownLoad = 0.0;	  // the node's cores this process used: 1 for one busy (on a slice, of the slice)
 };
 
 // One measured configuration of an application: its size and iteration time.

@@ -21,7 +21,10 @@ public:
 	// The node's profile now. `now` is seconds on the agent's monotonic clock.
 	virtual NodeProfile sample(double now) = 0;
 
-	// A description of the node (topology, CPU set) for `malleo status`.
+	// A description of the node (topology, CPU set) for `malleo status`. A number under `cpu_cores` is the
+	// machine's CPU time a second the node may use, in cores, when that is not its profile's `cores` (a CPU
+	// slice's quota, 0.25 for a node of 1 core): the agent converts the processes' CPU shares, measured in the
+	// machine's cores, into the node's with it.
 	virtual nlohmann::json describe() const = 0;
 };
 

@@ -254,6 +254,8 @@ nlohmann::json HostProfiling::describe() const
 	    {"module", "host"},
 	    {"cpus", cpus_},
 	    {"cores", slice_ ? static_cast<std::size_t>(profile_.cores) : cpus_.size()},
+	    {"cpu_cores", slice_ ? std::min(slice_->cores, static_cast<double>(cpus_.size()))
+				 : static_cast<double>(cpus_.size())},
 	    {"pw", pw_},
 	    {"pw_source", pwSource},
 	    {"calibration", calibration},
