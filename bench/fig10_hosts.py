@@ -18,6 +18,11 @@ figure, but never n1: rank 0's launch host). Open MPI, in one of two modes (--mo
          host, those of the hosts still to join included: they wait parked there and register with their host's
          agent when `cluster add` starts it); a reconfiguration activates and parks processes, nothing is spawned.
 
+astro tests --models trial models an iteration (default 1): M times the computation on the same stars. Seed 000's
+astro has a low ratio of communication to computation (sim/scenarios/fig10_dynamic.json: 5 MB of data a unit for
+4 s of work, at speed 1); one model over 12 M stars has 24 MB a unit for 0.13 s, and `--stars 1000000 --models 64`
+2 MB for 0.4 s (docs/notes/fig10-on-hosts.md).
+
 Policies, as sim/README.md's runs: ios (decision ios), migration (ios with migration_only, no node weights) and
 static (decision none); `ios+KEY` is ios with its boolean option KEY on (ios+origin_units), in the real run and the
 simulator's alike. A host that leaves drains (its agent moves its processes off, for at most the scenario's
@@ -35,8 +40,8 @@ per-iteration CSV. Its one free parameter, work_per_unit (seconds of one unit's 
 measured first and separately: one astro process with one unit's stars (--stars / 8) alone on one slice, the median
 of its iteration times times the quota.
 
-usage: bench/fig10_hosts.py [--build build] [--mode spawn|pool] [--rounds 3] [--stars 12000000] [--quota 0.25]
-                            [--every 6] [--policies ios,migration,static] [--seeds 1-5] [--json FILE] [--log DIR]"""
+usage: bench/fig10_hosts.py [--build build] [--mode spawn|pool] [--rounds 3] [--stars 12000000] [--models 1]
+                            [--quota 0.25] [--every 6] [--policies ios,migration,static] [--seeds 1-5] [--json FILE] [--log DIR]"""
 import argparse
 import copy
 import json
@@ -102,20 +107,27 @@ def astro_pids(group):
     return pids
 
 
-def running(pids):
-    """The pids of processes that compute: runnable in one of a few looks (a process that left the computation
-    waits asleep, in a socket or the bridge's park, and uses no CPU)."""
-    seen = set()
-    for _ in range(5):
-        for pid in pids:
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    if f.read().rsplit(")", 1)[1].split()[0] == "R":
-                        seen.add(pid)
-            except OSError:
-                pass
-        time.sleep(0.02)
-    return sorted(seen)
+def computing_per_host(groups, hosts):
+    """{host: astro processes that compute there}: those that used 20 ms of CPU or more in half a second. A process
+    that left the computation waits parked and wakes every few milliseconds for a moment (under 1 % of a core);
+    one that computes on a quarter-core slice shared with another uses 12 % (a look at the run state alone catches
+    the parked ones now and then)."""
+    def cpu_ticks(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return int(fields[11]) + int(fields[12])  # utime + stime
+        except (OSError, IndexError, ValueError):
+            return None
+    pids = {host: astro_pids(groups[host]) for host in hosts}
+    before = {pid: cpu_ticks(pid) for host in hosts for pid in pids[host]}
+    time.sleep(0.5)
+    least = 0.02 * os.sysconf("SC_CLK_TCK")
+    counts = {}
+    for host in hosts:
+        busy = [pid for pid in pids[host] if before[pid] is not None and (cpu_ticks(pid) or 0) - before[pid] >= least]
+        counts[host] = len(busy)
+    return counts
 
 
 def scaled_scenario(a, work_per_unit):
@@ -159,7 +171,8 @@ def astro_run(a, cluster, stars, iterations, processes, force=None, pool=False):
         launch = ["--mode", "spawn", "-n", str(processes)]
     return subprocess.Popen([a.malleo, "--cluster-dir", cluster.dir, "--node", "n1", "run", "--mpi", "openmpi",
                              *launch, "--profile-dir", cluster.dir, "--", a.astro,
-                             "--stars", str(stars), "--iterations", str(iterations), "--progress", "1"],
+                             "--stars", str(stars), "--iterations", str(iterations), "--models", str(a.models),
+                             "--progress", "1"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
 
 
@@ -205,9 +218,8 @@ class RealRun:
         self.lock = threading.Lock()
 
     def placement(self):
-        """Astro processes seen runnable per host (a sample: a parked process wakes now and then, a throttled one
-        may be missed)."""
-        counts = {n: len(running(astro_pids(self.groups[n]))) for n in INITIAL + JOINERS}
+        """Astro processes that compute, per host (computing_per_host)."""
+        counts = computing_per_host(self.groups, INITIAL + JOINERS)
         return {n: c for n, c in counts.items() if c}
 
     def evacuate(self, node, active):
@@ -219,7 +231,7 @@ class RealRun:
             left = astro_pids(self.groups[node])
             if not left:
                 return
-            counts = {n: len(running(astro_pids(self.groups[n]))) for n in self.live}
+            counts = computing_per_host(self.groups, self.live)
             used = {n: c for n, c in counts.items() if c > 0} or counts
             target = min(used, key=lambda n: (used[n], n))
             for pid in left:
@@ -276,7 +288,7 @@ class RealRun:
                         t = threading.Thread(target=self.drain, args=(cluster, next(leavers)), daemon=True)
                         t.start()
                         self.drains.append(t)
-                    self.notes.append(f"after iteration {done - 1}: {event} (astro processes seen runnable per host before: {before})")
+                    self.notes.append(f"after iteration {done - 1}: {event} (astro processes computing per host before: {before})")
                 run.wait(timeout=1800)
                 lines.thread.join(timeout=10)
             finally:
@@ -285,9 +297,15 @@ class RealRun:
                 t.join(timeout=120)
             text = lines.text()
             if a.log:
-                os.makedirs(a.log, exist_ok=True)
-                with open(os.path.join(a.log, f"{self.policy}-{time.strftime('%H%M%S')}.txt"), "w") as f, lines.cond:
+                name = os.path.join(a.log, f"{self.policy}-{time.strftime('%H%M%S')}")
+                os.makedirs(name, exist_ok=True)
+                with open(f"{name}.txt", "w") as f, lines.cond:
                     f.writelines(f"{at:.3f} {line}\n" for at, line in lines.lines if line is not None)
+                # Each agent's events (its decisions and their reasons), for `malleo timeline` or by hand.
+                for node, info in cluster.nodes().items():
+                    events = os.path.join(info["run_dir"], "events.jsonl")
+                    if os.path.exists(events):
+                        shutil.copy(events, os.path.join(name, f"{node}.events.jsonl"))
             times = progress_times(lines)
             n = setup + a.iterations
             if run.returncode != 0 or len(times) != n:
@@ -353,13 +371,15 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--stars", type=int, default=12_000_000)
     parser.add_argument("--iterations", type=int, default=36)
+    parser.add_argument("--models", type=int, default=1, help="astro's trial models an iteration (its --models)")
     parser.add_argument("--every", type=int, default=6)
     parser.add_argument("--quota", type=float, default=0.25)
     parser.add_argument("--policies", default="ios,migration,static")
     parser.add_argument("--seeds", default="1-5")
     parser.add_argument("--work-per-unit", type=float, help="skip the calibration: this work_per_unit")
     parser.add_argument("--json", help="write every round's record here")
-    parser.add_argument("--log", help="write each run's output here, the bridge verbose (MALLEO_PCM_VERBOSE)")
+    parser.add_argument("--log", help="write each run's output here, the bridge verbose (MALLEO_PCM_VERBOSE), "
+                        "and each agent's events.jsonl")
     a = parser.parse_args()
     why = unavailable()
     if why:
@@ -384,7 +404,7 @@ def measure(a, policies, work):
         wpu, steps = a.work_per_unit, []
     else:
         wpu, steps = calibrate(a, base["agent"])
-        print(f"calibration: one unit ({a.stars // PROCESSES} stars) alone on a {a.quota}-core slice: "
+        print(f"calibration: one unit ({a.stars // PROCESSES} stars, {a.models} models) alone on a {a.quota}-core slice: "
               f"{summary(steps)} s an iteration -> work_per_unit {wpu:.4f} s at speed 1", flush=True)
     scenario = scaled_scenario(a, wpu)
     predicted, sim_reconf, path = simulate(a, scenario, work)

@@ -4,7 +4,7 @@
 // surpluses, in any order. Rank 0 is the farmer: it owns the decision (accept the trial parameters or halve the
 // step) and broadcasts the next trial; every active process, the farmer included, works on the stars it holds.
 //
-//   astro [--stars N] [--iterations N] [--seed S] [--progress K] [--help]      (README.md)
+//   astro [--stars N] [--iterations N] [--models M] [--seed S] [--progress K] [--help]      (README.md)
 //
 // The result is the same bits whatever the reconfigurations: a star is a function of (seed, index) and carries its
 // index, every per-star term is computed from the same operands wherever the star is, the sums are exact
@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "malleo/pcm.hpp"
 
@@ -90,13 +91,14 @@ int main(int argc, char **argv)
 		if (event.changed() && session.rank() == 0)
 			std::printf("iteration %lld: %d processes\n", static_cast<long long>(step), session.size());
 
-		astro::Partial partial;
-		astro::evaluate(stars.data<astro::Star>(), stars.count(), fit, partial);
-		partial.log_density.reduce(0, session.comm());
-		partial.score_mean.reduce(0, session.comm());
-		partial.score_scale.reduce(0, session.comm());
+		std::vector<astro::Partial> partials(static_cast<std::size_t>(options.models));
+		astro::evaluate(stars.data<astro::Star>(), stars.count(), fit, partials);
+		std::vector<astro::ExactSum *> sums;
+		for (astro::Partial &partial : partials)
+			sums.insert(sums.end(), {&partial.log_density, &partial.score_mean, &partial.score_scale});
+		astro::ExactSum::reduce(sums, 0, session.comm());
 		if (session.rank() == 0)
-			astro::advance(fit, partial, stars.global());
+			astro::advance(fit, partials, stars.global());
 		MPI_Bcast(&fit, static_cast<int>(sizeof fit), MPI_BYTE, 0, session.comm());
 
 		if (options.progress && session.rank() == 0 && step % options.progress == 0)

@@ -8,12 +8,14 @@
 namespace astro {
 
 const char *const kUsage =
-	"usage: astro [--stars N] [--iterations N] [--seed S] [--progress K] [--help]\n"
+	"usage: astro [--stars N] [--iterations N] [--models M] [--seed S] [--progress K] [--help]\n"
 	"  Fits the location and scale of a Student-t (4 degrees of freedom) to N synthetic stellar radial\n"
 	"  velocities by maximum likelihood (damped Fisher scoring), farmer/worker over the processes, malleable\n"
 	"  through libmalleo_pcm (MALLEO_FORCE, MALLEO_POOL_ACTIVE: docs/pcm-api.md).\n"
 	"  --stars N       number of stars (default 100000)\n"
-	"  --iterations N  likelihood evaluations, one per iteration (default 40)\n"
+	"  --iterations N  iterations, one farmer decision each (default 40)\n"
+	"  --models M      trial models tested per iteration: the step damped 1, 1/2 ... 1/2^(M-1) times, M\n"
+	"                  likelihood evaluations (default 1; at most 64)\n"
 	"  --seed S        seed of the synthetic catalogue, a non-negative integer (default 1)\n"
 	"  --progress K    print a progress line every K iterations (default 0: none)\n"
 	"  --help          this text\n"
@@ -22,12 +24,14 @@ const char *const kUsage =
 
 namespace {
 
-bool parseCount(const char *text, std::int64_t lowest, std::int64_t &out)
+constexpr std::int64_t kMostModels = 64;  // each adds a reduction of three exact sums, about 1.6 KiB
+
+bool parseCount(const char *text, std::int64_t lowest, std::int64_t highest, std::int64_t &out)
 {
 	char *end = nullptr;
 	errno = 0;
 	const long long value = std::strtoll(text, &end, 10);
-	if (!*text || *end || errno || value < lowest || value > (std::int64_t{1} << 50))
+	if (!*text || *end || errno || value < lowest || value > highest)
 		return false;
 	out = value;
 	return true;
@@ -45,11 +49,16 @@ std::string parseOptions(int argc, char **argv, Options &options)
 		}
 		std::int64_t *target = nullptr;
 		std::int64_t lowest = 1;
+		std::int64_t highest = std::int64_t{1} << 50;
 		std::int64_t seed = 0;
 		if (flag == "--stars")
 			target = &options.stars;
 		else if (flag == "--iterations")
 			target = &options.iterations;
+		else if (flag == "--models") {
+			target = &options.models;
+			highest = kMostModels;
+		}
 		else if (flag == "--progress") {
 			target = &options.progress;
 			lowest = 0;
@@ -60,9 +69,10 @@ std::string parseOptions(int argc, char **argv, Options &options)
 			return "astro: unknown option " + flag + " (see --help)";
 		if (i + 1 >= argc)
 			return "astro: " + flag + " needs a value";
-		if (!parseCount(argv[i + 1], lowest, *target))
+		if (!parseCount(argv[i + 1], lowest, highest, *target))
 			return "astro: " + flag + " " + argv[i + 1] + ": expected an integer from " +
-			       std::to_string(lowest) + " to 2^50";
+			       std::to_string(lowest) + " to " +
+			       (highest == std::int64_t{1} << 50 ? std::string("2^50") : std::to_string(highest));
 		if (target == &seed)
 			options.seed = static_cast<std::uint64_t>(seed);
 		++i;

@@ -10,6 +10,7 @@ namespace astro {
 struct Options {
 	std::int64_t stars = 100000;
 	std::int64_t iterations = 40;
+	std::int64_t models = 1;    // trial models tested per iteration (student_t_fit.h)
 	std::uint64_t seed = 1;
 	std::int64_t progress = 0;  // print a progress line every this many iterations; 0: none
 	bool help = false;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exact_sum.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace astro {
@@ -81,22 +82,27 @@ double ExactSum::value() const
 	return negative ? -total : total;
 }
 
-void ExactSum::reduce(int root, MPI_Comm comm)
+void ExactSum::reduce(const std::vector<ExactSum *> &sums, int root, MPI_Comm comm)
 {
-	normalize();
-	std::array<std::int64_t, kChunks + 1> mine{}, total{};
-	for (int c = 0; c < kChunks; ++c)
-		mine[static_cast<std::size_t>(c)] = chunks_[static_cast<std::size_t>(c)];
-	mine[kChunks] = non_finite_;
-	MPI_Reduce(mine.data(), total.data(), kChunks + 1, MPI_INT64_T, MPI_SUM, root, comm);
+	constexpr std::size_t kWords = kChunks + 1;
+	std::vector<std::int64_t> mine(kWords * sums.size()), total(mine.size());
+	for (std::size_t s = 0; s < sums.size(); ++s) {
+		ExactSum &sum = *sums[s];
+		sum.normalize();
+		std::copy(sum.chunks_.begin(), sum.chunks_.end(), mine.begin() + static_cast<std::ptrdiff_t>(s * kWords));
+		mine[s * kWords + kChunks] = sum.non_finite_;
+	}
+	MPI_Reduce(mine.data(), total.data(), static_cast<int>(mine.size()), MPI_INT64_T, MPI_SUM, root, comm);
 	int rank = 0;
 	MPI_Comm_rank(comm, &rank);
 	if (rank != root)
 		return;
-	for (int c = 0; c < kChunks; ++c)
-		chunks_[static_cast<std::size_t>(c)] = total[static_cast<std::size_t>(c)];
-	non_finite_ = total[kChunks];
-	normalize();
+	for (std::size_t s = 0; s < sums.size(); ++s) {
+		ExactSum &sum = *sums[s];
+		std::copy_n(total.begin() + static_cast<std::ptrdiff_t>(s * kWords), kChunks, sum.chunks_.begin());
+		sum.non_finite_ = total[s * kWords + kChunks];
+		sum.normalize();
+	}
 }
 
 } // namespace astro

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace astro {
 
@@ -34,8 +35,9 @@ public:
 	double value() const;
 	bool finite() const { return non_finite_ == 0; }
 
-	// Sums the accumulators of every process of `comm` into the one of `root` (exact, any order).
-	void reduce(int root, MPI_Comm comm);
+	// Sums each of `sums` over every process of `comm` into the one of `root` (exact, any order), in one
+	// reduction.
+	static void reduce(const std::vector<ExactSum *> &sums, int root, MPI_Comm comm);
 
 private:
 	std::array<std::int64_t, kChunks> chunks_{};

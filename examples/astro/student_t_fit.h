@@ -2,9 +2,16 @@
 // The maximum-likelihood fit of a Student-t velocity distribution's location and scale by damped Fisher scoring,
 // split as a farmer/worker computation: workers sum per-star terms at trial parameters, the farmer accepts or
 // rejects the trial and picks the next one.
+//
+// Each iteration tests `models` trial models (seed 000, 4.1: "each iteration involves testing multiple models to
+// determine which model parameters to change"): the scoring step damped by 1, 1/2, ... 1/2^(models-1) of the
+// current damping, a backtracking line search done at once. The farmer takes the first that does not lower the
+// likelihood; with one model this is the plain damped scoring. More models is more computation per star for the
+// same data, which is what sets the paper's low communication to computation ratio.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "exact_sum.h"
 #include "star_catalogue.h"
@@ -37,9 +44,10 @@ struct Partial {
 // The fit starts far from the answer, at rest with unit scale, so the iterations have work to do.
 FitState initialFit();
 
-void evaluate(const Star *stars, std::int64_t count, const FitState &fit, Partial &partial);
+// Sums the terms of `stars` at each of the fit's trial models, one Partial per model (partials.size() models).
+void evaluate(const Star *stars, std::int64_t count, const FitState &fit, std::vector<Partial> &partials);
 
-// The farmer's step; `partial` holds the totals over all `stars`.
-void advance(FitState &fit, const Partial &partial, std::int64_t stars);
+// The farmer's step; `partials` hold the totals over all `stars`, one per model.
+void advance(FitState &fit, const std::vector<Partial> &partials, std::int64_t stars);
 
 } // namespace astro

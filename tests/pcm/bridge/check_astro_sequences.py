@@ -33,10 +33,12 @@ def main():
     ap.add_argument('--world', type=int, default=6, help='processes launched (the pool)')
     ap.add_argument('--stars', type=int, default=20000)
     ap.add_argument('--iterations', type=int, default=30)
+    ap.add_argument('--models', type=int, default=1, help="astro's trial models an iteration")
     ap.add_argument('--shared', action='store_true', help='the stars in shared blocks, some taken over as pages')
     ap.add_argument('program')
     opts = ap.parse_args()
-    args = [opts.program, '--stars', str(opts.stars), '--iterations', str(opts.iterations)]
+    args = [opts.program, '--stars', str(opts.stars), '--iterations', str(opts.iterations), '--models',
+            str(opts.models)]
 
     static = pcm_launch.run(opts.mpi, 1, args)
     want = result_lines(static)
