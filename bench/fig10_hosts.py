@@ -18,7 +18,7 @@ figure, but never n1: rank 0's launch host). Open MPI, in one of two modes (--mo
          host, those of the hosts still to join included: they wait parked there and register with their host's
          agent when `cluster add` starts it); a reconfiguration activates and parks processes, nothing is spawned.
 
-astro tests --models trial models an iteration (default 1): M times the computation on the same stars. Seed 000's
+astro tests --models M trial models an iteration (default 1): M times the computation on the same stars. Seed 000's
 astro has a low ratio of communication to computation (sim/scenarios/fig10_dynamic.json: 5 MB of data a unit for
 4 s of work, at speed 1); one model over 12 M stars has 24 MB a unit for 0.13 s, and `--stars 1000000 --models 64`
 2 MB for 0.4 s (docs/notes/fig10-on-hosts.md).
@@ -27,7 +27,8 @@ Policies, as sim/README.md's runs: ios (decision ios), migration (ios with migra
 static (decision none); `ios+KEY` is ios with its boolean option KEY on (ios+origin_units), in the real run and the
 simulator's alike. A host that leaves drains (its agent moves its processes off, for at most the scenario's
 actions.drain_deadline); what is still on it when its agent is gone is evacuated as the simulator does: moved, by
-cgroup, into the slice of the live host of the application with the fewest of its processes.
+cgroup, into the slice of the live host of the application with the fewest of its processes (those that compute:
+a parked spare does not make a host the application's).
 
 Throughput: (iterations - 1) / (arrival of rank 0's progress line of the scenario's last iteration - that of its
 iteration 0, the first on 8 processes over 4 hosts): reconfigurations included, launch and set-up not. A

@@ -58,8 +58,7 @@ std::string parseOptions(int argc, char **argv, Options &options)
 		else if (flag == "--models") {
 			target = &options.models;
 			highest = kMostModels;
-		}
-		else if (flag == "--progress") {
+		} else if (flag == "--progress") {
 			target = &options.progress;
 			lowest = 0;
 		} else if (flag == "--seed") {
