@@ -544,7 +544,8 @@ def refusal(a, work):
 
 
 def merge_ranks(a, work):
-    grid = ["--rows", "512", "--columns", "1024", "--iterations", "5000", "--pace", "4"]
+    # 8000 iterations at 4 ms: ten progress events must follow the refusal, which came 12 s into a busy CI run.
+    grid = ["--rows", "512", "--columns", "1024", "--iterations", "8000", "--pace", "4"]
     retry = 2.0
 
     def config(cpu, **ios):
