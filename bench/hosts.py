@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -68,6 +69,9 @@ class Hosts:
                               timeout=timeout)
 
     def __enter__(self):
+        # A SIGTERM (a harness's limit, a kill) unwinds as an exit would, so the hosts are taken down below.
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
         r = self.cli("cluster", "up", *self.args)
         if r.returncode != 0:
             self.__exit__()

@@ -317,13 +317,16 @@ class Session:
 			print(f'{where}: started in the background: {text}', flush=True)
 			return ''
 		started = time.monotonic()
+		# The command as written, then where it left the shell (its `cd`), keeping its status.
+		process = subprocess.Popen(['bash', '-c', f'{text}\n__status=$?; pwd >{self.cwd_file}; exit $__status'],
+					   cwd=self.cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+					   start_new_session=True)
 		try:
-			# The command as written, then where it left the shell (its `cd`), keeping its status.
-			out = subprocess.run(['bash', '-c', f'{text}\n__status=$?; pwd >{self.cwd_file}; exit $__status'],
-					     cwd=self.cwd, env=env, capture_output=True, text=True,
-					     timeout=COMMAND_TIMEOUT, start_new_session=True)
-		except subprocess.TimeoutExpired as e:
-			fail(f'{where}: `{text}` ran more than {COMMAND_TIMEOUT:g} s\n{e.stdout}\n{e.stderr}')
+			stdout, stderr = process.communicate(timeout=COMMAND_TIMEOUT)
+		except subprocess.TimeoutExpired:
+			stdout, stderr = stop_group(process)
+			fail(f'{where}: `{text}` ran more than {COMMAND_TIMEOUT:g} s\n{stdout}\n{stderr}')
+		out = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 		seconds = time.monotonic() - started
 		if os.path.exists(self.cwd_file):
 			self.cwd = open(self.cwd_file).read().strip() or self.cwd
@@ -376,6 +379,17 @@ class Session:
 		self.background = []
 		subprocess.run([os.environ['MALLEO'], 'cluster', 'down'], env=self.env, cwd=self.cwd, capture_output=True,
 			       timeout=60 * TIME_SCALE)
+
+
+def stop_group(process):
+	"""A command past its limit: SIGTERM to its process group, so that what it set up (a benchmark's cluster of hosts)
+	is taken down by its own hands; SIGKILL if it has not ended 30 s later. Returns its output so far."""
+	os.killpg(process.pid, signal.SIGTERM)
+	try:
+		return process.communicate(timeout=30 * TIME_SCALE)
+	except subprocess.TimeoutExpired:
+		os.killpg(process.pid, signal.SIGKILL)
+		return process.communicate()
 
 
 def kill_marked(mark):

@@ -105,9 +105,10 @@ std::vector<Action> IosDecision::onDrain(const DecisionView &view)
 		const auto cap = refusals_.removed(app.id, std::string(view.overlay.self), appState(app), view.overlay.now);
 		const int64_t folding = cap ? std::min(count, cap->most) : count;
 		if (!options_.migrationOnly && app.totalProcesses > count && folding > 0) {
-			nlohmann::json reasons = {{"why", fmt::format("this node drains: {} of its {} of {} processes fold "
-								      "into the others",
-								      folding, count, app.totalProcesses)}};
+			// Not the application's size: off its root agent that is the launch's world, parked spares included.
+			nlohmann::json reasons = {{"why", fmt::format("this node drains: {} of its {} processes fold into "
+								      "the application's processes elsewhere",
+								      folding, count)}};
 			if (cap)
 				reasons["may_leave"] = cap->most;
 			actions.push_back({"merge", app.id, {{"app", app.id}, {"count", folding}}, std::move(reasons)});
