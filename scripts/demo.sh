@@ -12,10 +12,14 @@
 #
 # Environment: ITERATIONS (heat2d's steps, 20000), ROWS and COLUMNS (its grid, 2048 x 1024), LOAD_SECONDS (20),
 # TOP_SECONDS (how long `malleo top` is shown, 8), STEP_TIMEOUT (seconds each step may take, 60),
-# MALLEO_CLUSTER_DIR (/tmp/malleo-demo-<uid>), PLOT (the plot's file, demo-throughput.png).
+# MALLEO_CLUSTER_DIR (/tmp/malleo-demo-<uid>), PLOT (the plot's file, demo-throughput.png), BUILD (the build
+# directory whose programs run, build; another one is not set up or built here: the sanitizer build's test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh >/dev/null
+BUILD=${BUILD:-build}
+if [ "$BUILD" = build ]; then
+  scripts/setup.sh >/dev/null
+fi
 ITERATIONS=${ITERATIONS:-20000}
 ROWS=${ROWS:-2048}
 COLUMNS=${COLUMNS:-1024}
@@ -26,8 +30,8 @@ PLOT=${PLOT:-demo-throughput.png}
 export MALLEO_CLUSTER_DIR=${MALLEO_CLUSTER_DIR:-/tmp/malleo-demo-$(id -u)}
 # How often the application's coordinator asks its agent for a command (0.2 s by default): a little quicker here.
 export MALLEO_POLL_INTERVAL=0.1
-malleo=build/cli/malleo
-heat2d=build/examples/heat2d/heat2d_openmpi
+malleo=$BUILD/cli/malleo
+heat2d=$BUILD/examples/heat2d/heat2d_openmpi
 grid=(--rows "$ROWS" --columns "$COLUMNS" --iterations "$ITERATIONS")
 out=$(mktemp -d)
 

@@ -5,8 +5,8 @@
 The demo checks each step of its story itself (it exits 1 when a step does not happen within STEP_TIMEOUT). This test
 reads what it printed and checks the story from the agents' own timeline: heat2d split onto n2 on n2's work request,
 a process sent away by the load on n2, a node drained and gone, no reconfiguration forced by a person, a plot drawn,
-and the checksum after every reconfiguration equal to a run left alone. The demo runs ./build (the README's layout),
-so this test skips when the build under test is another directory. The cluster lives in a directory of the test's
+and the checksum after every reconfiguration equal to a run left alone. The demo runs ./build (the README's layout);
+another build under test (the sanitizers') is given to it as BUILD. The cluster lives in a directory of the test's
 own and the plot is written there, so nothing of a user's demo is touched.
 """
 import os
@@ -57,13 +57,13 @@ def print_agent_logs(cluster):
 
 
 def main():
-    if os.path.realpath(BUILD) != os.path.realpath(os.path.join(SOURCE, 'build')):
-        print(f'SKIP: scripts/demo.sh runs ./build, and this build is {BUILD}')
-        return 77
     with tempfile.TemporaryDirectory(prefix='malleo-demo-test-') as tmp:
         plot = os.path.join(tmp, 'demo-throughput.png')
         env = dict(os.environ, MALLEO_CLUSTER_DIR=os.path.join(tmp, 'cluster'), PLOT=plot,
                    STEP_TIMEOUT=str(int(60 * SCALE)))
+        # The README's command as written (it sets up and builds ./build), or the build under test (the sanitizers').
+        if os.path.realpath(BUILD) != os.path.realpath(os.path.join(SOURCE, 'build')):
+            env['BUILD'] = BUILD
         run = subprocess.run(['scripts/demo.sh'], cwd=SOURCE, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, timeout=540 * SCALE)
         print(run.stdout, flush=True)
