@@ -31,7 +31,8 @@ comments of that Markdown file, invisible when rendered, read here in order with
 A `cd` in a command holds for the document's next commands, as in one shell.
 
 A command that cannot run here is listed, with why, in tests/docs/exempt.txt. The test fails when a command
-fails, exceeds its time, is neither run nor exempt, or when an exemption names no command of the docs. An exempt
+fails, exceeds its time (then its process group gets SIGTERM, so that a benchmark takes down what it set up, and
+SIGKILL 30 s later), is neither run nor exempt, or when an exemption names no command of the docs. An exempt
 benchmark command (its `why:` starts with "benchmarks") is not run but checked against drift: the programs it names
 exist (a ninja target of the build, a script of bench/, a program of the build), and every `--option` it passes
 one appears in that program's `--help`.
