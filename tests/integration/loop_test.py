@@ -26,6 +26,9 @@ and no MALLEO_FORCE anywhere. Each scenario ends with heat2d's checksum compared
          its two folded, but under the PCM C API (heat2d's) the processes that stay keep their ranks, so only the
          last slot (n2's) may leave: the bridge refuses with `merge_ranks`, none of n1's may. ios does not propose
          that merge again (without the refusal's reason it did, every `merge_retry`).
+  paced  (Open MPI, spawn mode, the default ios options but evacuate_load 0): heat2d paced at 20 ms an iteration on n1; n2 joins. n1
+         declines n2's work requests (the split gains only on the little time heat2d computes) and nothing is
+         reconfigured: taking n1's used CPU as the application's demand made a split into 50 processes (issue 42).
   share  (Open MPI, pool mode, `ios.origin_units`): world rank 0 active on n1, 1 active on n2, 2 and 3 parked on
          n2; static profiles of equal power, n1 always busy, n2 always idle, so n2 asks for work again and again. Its
          requests say it hosts one unit of heat2d (`hosted`), its share of the two (ρ = 1/2): n1's ios answers none of
@@ -35,7 +38,7 @@ and no MALLEO_FORCE anywhere. Each scenario ends with heat2d's checksum compared
   The drain scenario also sends n1 two requests back to back: the second, while the first is in flight, is refused
   with its reason.
 
-usage: loop_test.py --scenario join|drain|load|merge|weights|refusal|merge_ranks|share --mpi openmpi|mpich [--sigterm] HEAT2D"""
+usage: loop_test.py --scenario join|drain|load|merge|weights|refusal|merge_ranks|share|paced --mpi openmpi|mpich [--sigterm] HEAT2D"""
 import argparse
 import json
 import os
@@ -238,6 +241,8 @@ def join(a, work):
             check(results[0].get("why", "").startswith("work request from n2"),
                   f"the result says why ({results[0].get('why')})")
             size = results[0]["after"]
+            on_n2 = active_here(n2, app)
+            check(len(on_n2) <= 1, f"n2, one CPU, runs at most one process of heat2d ({on_n2})")
             output = finish(run)
         finally:
             if run.poll() is None:
@@ -634,10 +639,54 @@ def share(a, work):
     return 0
 
 
+def paced(a, work):
+    """issue 42's runaway split: heat2d paced at 20 ms an iteration (computing for a small part of each) runs on n1,
+    and n2, one CPU, joins. Taking n1's used CPU as the application's demand, ρ came near 1 and n1 split heat2d into
+    50 processes, 49 of them on n2's one CPU, for no gain. With the default ios configuration n1 answers none of n2's
+    work requests: the split would gain its share of the little time heat2d computes, below theta."""
+    grid = ["--iterations", "1500", "--pace", "20"]
+    with Cluster() as cluster:
+        # ios's defaults but the load rule, which a machine shared with builds sets off (as in join).
+        n1 = cluster.add("n1", agent_config(0, evacuate_load=0))
+        n2_local = f"ipc://{os.path.join(cluster.dir, 'n2')}/agent.sock"
+        env = run_env(a.mpi, {"MALLEO_PCM_MODE": "spawn", "MALLEO_NODE": "n1", "MALLEO_NODES": "n1=0;n2=1",
+                              "MALLEO_NODE_AGENTS": f"n1={n1.local};n2={n2_local}"})
+        run = launch(n1, a.mpi, ["-n", "1"], a.heat2d, grid, env, work)
+        try:
+            app = registered_app(n1, a.heat2d)
+            # Its CPU measured: two progress events, a second each.
+            check(wait_for(lambda: len(events(n1, "app_progress")) >= 2, 30, 0.1), "n1 reports the progress")
+            n2 = cluster.add("n2", agent_config(1), seeds=[n1.endpoint])
+
+            def declined():
+                return [e for e in events(n1) if e.get("origin") == "n2" and "reasons" in e
+                        and e.get("type") != "wrm_answered"
+                        and any("would not pay" in p.get("outcome", "") for p in e["reasons"].get("apps", []))]
+            check(wait_for(lambda: declined(), 60, 0.2),
+                  f"n1 declines n2's work request: the split would not pay ({declined()[:1]})")
+            reasons = declined()[0]["reasons"]["apps"][0]
+            check(reasons.get("r", 0) <= 1, f"the split n1 weighed puts at most 1 process on n2's one CPU ({reasons})")
+            output = finish(run)  # n2 asks again while heat2d runs its 30 s
+            declines = declined()
+            check(not active_here(n2, app), "no process of heat2d ran on n2")
+        finally:
+            if run.poll() is None:
+                run.kill()
+        answered = [e for e in events(n1, "wrm_answered") if e.get("origin") == "n2"]
+        splits = [e for e in events(n1, "action") + events(n2, "action") if e.get("kind") in ("split", "transfer")]
+        results = events(n1, "reconf_result")
+        no_force_used(n1, n2)
+    check(not answered, f"n1 answered none of n2's work requests; it declined {len(declines)} ({answered[:1]})")
+    check(not splits and not results, f"nothing reconfigured: {len(splits)} actions, {len(results)} results "
+                                      f"({splits[:1]})")
+    check("final: 1 processes" in output, f"heat2d ends on its one process ({output[-300:]})")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--scenario", required=True, choices=["join", "drain", "load", "merge", "weights", "refusal",
-                                                                 "merge_ranks", "share"])
+                                                                 "merge_ranks", "share", "paced"])
     parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
     parser.add_argument("--sigterm", action="store_true", help="drain: by SIGTERM to the agent, not `malleo drain`")
     parser.add_argument("heat2d")
@@ -650,7 +699,7 @@ def main():
         return SKIP
     work = tempfile.mkdtemp(prefix="malleo-loop-")
     status = {"join": join, "drain": drain, "load": load, "merge": merge, "weights": weights,
-              "refusal": refusal, "merge_ranks": merge_ranks, "share": share}[a.scenario](a, work)
+              "refusal": refusal, "merge_ranks": merge_ranks, "share": share, "paced": paced}[a.scenario](a, work)
     shutil.rmtree(work, ignore_errors=True)
     return status
 

@@ -253,6 +253,112 @@ TEST_SUITE("ios_decision")
 		CHECK(verdict.actions[0].kind == "split");
 	}
 
+	TEST_CASE("no runaway split: an application that waits is rated by the CPU its processes could use, and gains "
+		  "only on the share of an iteration it computes")
+	{
+		ModuleHandle h = ios();
+		// issue 42's case: one heat2d process paced at 20 ms an iteration, using 5 % of the node's one core; an idle
+		// one-core node asks. On UPW_j = 0.05 alone, ρ = 0.95 and the smallest n within 5 % was 20 (l 1, r 19).
+		ApplicationInfo paced = app("heat", {process(0)});
+		paced.local[0].ownLoad = 0.05;
+		View v{profile(1.0, 0.95, 0.05), {}, {paced}};
+		WorkVerdict verdict = decision(h).onWorkRequest(v.get(), request(profile(1.0, 1.0, 0.0)));
+		CHECK_FALSE(verdict.answer);
+		REQUIRE(verdict.reasons["apps"].size() == 1);
+		const nlohmann::json &considered = verdict.reasons["apps"][0];
+		CHECK(considered["rho"].get<double>() == doctest::Approx(0.5)); // the process could have the whole core
+		CHECK(considered["n"] == 2);
+		CHECK(considered["r"] == 1);
+		// Halving the work halves 5 % of the iteration: 2.5 %, below theta.
+		CHECK(considered["gain"].get<double>() == doctest::Approx(0.025));
+		CHECK(considered["outcome"].get<std::string>().find("spent computing") != std::string::npos);
+
+		// The same paced process beside a CPU hog (UPW_j 1, no free core): it could have half the core, it uses 1 %.
+		ApplicationInfo pacedBusy = app("heat", {process(0)});
+		pacedBusy.local[0].ownLoad = 0.01;
+		View loaded{profile(1.0, 0.0, 1.0), {}, {pacedBusy}};
+		WorkVerdict beside = decision(h).onWorkRequest(loaded.get(), request(profile(1.0, 1.0, 0.0)));
+		CHECK_FALSE(beside.answer);
+		CHECK(beside.reasons["apps"][0]["gain"].get<double>() == doctest::Approx(0.5 * 0.01 / 0.5));
+
+		// The same process computing all the time: the paper's split, one piece for the origin.
+		ApplicationInfo busy = app("heat", {process(0)});
+		busy.local[0].ownLoad = 1.0;
+		View full{profile(1.0, 0.0, 1.0), {}, {busy}};
+		WorkVerdict split = decision(h).onWorkRequest(full.get(), request(profile(1.0, 1.0, 0.0)));
+		REQUIRE(split.answer);
+		CHECK(split.actions[0].kind == "split");
+		CHECK(split.actions[0].params["n"] == 2);
+		CHECK(split.actions[0].params["r"] == 1);
+		CHECK(split.actions[0].reasons["gain"].get<double>() == doctest::Approx(0.5));
+
+		// A CPU-bound process beside two CPU hogs on a two-core node, each of the three getting two thirds of a core
+		// (UPW_j 1): UPW_j stands, as in the paper, and all of the gain counts.
+		ApplicationInfo shared = app("heat", {process(0)});
+		shared.local[0].ownLoad = 2.0 / 3.0;
+		View hog{profile(2.0, 0.0, 1.0, 2), {}, {shared}};
+		WorkVerdict away = decision(h).onWorkRequest(hog.get(), request(profile(1.0, 1.0, 0.0)));
+		REQUIRE(away.answer);
+		CHECK(away.actions[0].reasons["app_fraction_j"].get<double>() == doctest::Approx(1.0));
+		CHECK(away.actions[0].reasons["compute_share"].get<double>() == doctest::Approx(1.0));
+	}
+
+	TEST_CASE("no runaway split: r is bounded by the cores the origin has free, in this node's core speed")
+	{
+		ModuleHandle h = ios();
+		// An origin whose one core is nine times as fast as this node's: ρ = 0.9, n = 10 (l 1, r 9). Its core runs
+		// nine of this node's, so r = 9 is within the bound, as the paper's r = 3 on a three times faster node is.
+		ApplicationInfo busy = app("heat", {process(0)});
+		busy.local[0].ownLoad = 1.0;
+		View v{profile(1.0, 0.0, 1.0), {}, {busy}};
+		WorkVerdict fast = decision(h).onWorkRequest(v.get(), request(profile(9.0, 1.0, 0.0)));
+		REQUIRE(fast.answer);
+		CHECK(fast.actions[0].params["r"] == 9);
+		CHECK(fast.actions[0].reasons["r_max"] == 9);
+		// An origin of four cores as fast as this node's, 1.2 of them free: ρ = 1.2 / 2.2 asks for n = 7 (l 3, r 4),
+		// but it runs one process at full speed: r = 1, and l = 1 balances it best.
+		ApplicationInfo shared = app("heat", {process(0)});
+		shared.local[0].ownLoad = 0.25; // beside a hog on this node's one core
+		View hog{profile(1.0, 0.0, 1.0), {}, {shared}};
+		WorkVerdict one = decision(h).onWorkRequest(hog.get(), request(profile(4.0, 0.3, 0.7, 4)));
+		REQUIRE(one.answer);
+		CHECK(one.actions[0].kind == "split");
+		CHECK(one.actions[0].params["n"] == 2);
+		CHECK(one.actions[0].params["r"] == 1);
+		CHECK(one.actions[0].reasons["r_max"] == 1);
+		CHECK(one.actions[0].reasons["r_capped"] == true);
+	}
+
+	TEST_CASE("a split whose predicted gain did not come true damps the next predictions")
+	{
+		ModuleHandle h = ios();
+		ApplicationInfo busy = app("heat", {process(0)});
+		busy.local[0].ownLoad = 1.0;
+		busy.sizes = {{1, 0.020}};
+		View v{profile(1.0, 0.0, 1.0), {}, {busy}};
+		WorkVerdict first = decision(h).onWorkRequest(v.get(), request(profile(1.0, 1.0, 0.0)));
+		REQUIRE(first.answer);
+		CHECK(first.actions[0].reasons["gain"].get<double>() == doctest::Approx(0.5));
+		CHECK(first.actions[0].reasons["split_trust"].get<double>() == doctest::Approx(1.0));
+		// The split is made at 101; at 2 processes the iteration takes as long as at 1: none of the 50 % came true.
+		v.apps[0].lastSplit = 101.0;
+		v.apps[0].totalProcesses = 2;
+		v.apps[0].sizes.push_back({2, 0.020});
+		v.now = 103.0;
+		decision(h).onTick(v.get()); // too soon after the split to tell
+		v.now = 107.0;
+		decision(h).onTick(v.get());
+		// A new request on the same figures: the model's 50 % counts half.
+		v.apps[0].totalProcesses = 1;
+		v.apps[0].sizes = {{1, 0.020}};
+		v.apps[0].lastSplit = -1.0;
+		WorkVerdict second = decision(h).onWorkRequest(v.get(), request(profile(1.0, 1.0, 0.0)));
+		REQUIRE(second.answer);
+		CHECK(second.actions[0].reasons["split_trust"].get<double>() == doctest::Approx(0.5));
+		CHECK(second.actions[0].reasons["gain"].get<double>() == doctest::Approx(0.25));
+		CHECK(second.actions[0].reasons["model_gain"].get<double>() == doctest::Approx(0.5));
+	}
+
 	TEST_CASE("transfer with heterogeneous PW and APW: N_transfer from eq. 1-5, chattiest "
 		  "process stays")
 	{

@@ -129,6 +129,45 @@ TEST_SUITE("split_policy")
 		CHECK(plan.status == SplitStatus::NoneWithinLimit);
 	}
 
+	TEST_CASE("remoteMax: r never passes what the asking node can run; l balances the r it gets")
+	{
+		// ρ = 0.98 (a node that looks almost idle holds the application): the smallest n within 5 % is dozens.
+		SplitPlan open = planSplit({.nTotal = 1, .rho = 0.98, .tolerance = 0.05, .nMax = 1024});
+		REQUIRE(open.status == SplitStatus::Found);
+		CHECK(open.remote > 20);
+		SplitPlan one = planSplit({.nTotal = 1, .rho = 0.98, .tolerance = 0.05, .nMax = 1024, .remoteMax = 1});
+		REQUIRE(one.status == SplitStatus::Found);
+		CHECK(one.n == 2);
+		CHECK(one.local == 1);
+		CHECK(one.remote == 1);
+		CHECK(one.remoteCapped);
+		CHECK(one.splitNeeded);
+		CHECK(one.imbalance == doctest::Approx(predictedImbalance(1, 1, 0.98)));
+		// ρ = 0.2, r at most 1: the smallest n, 1 + 4, is within the bound.
+		SplitPlan eight = planSplit({.nTotal = 1, .rho = 0.2, .tolerance = 0.0, .nMax = 64, .remoteMax = 1});
+		REQUIRE(eight.status == SplitStatus::Found);
+		CHECK(eight.remote == 1);
+		CHECK(eight.local == 4);
+		CHECK_FALSE(eight.remoteCapped); // 1 + 4 is the smallest n anyway: the cap did not bind
+		SplitPlan capped = planSplit({.nTotal = 1, .rho = 0.75, .tolerance = 0.0, .nMax = 64, .remoteMax = 2});
+		REQUIRE(capped.status == SplitStatus::Found);
+		CHECK(capped.remote == 2);
+		CHECK(capped.local == 1); // 2 · 0.25 / 0.75 = 0.67: l = 1 is the better of 0 (not allowed) and 1
+		CHECK(capped.remoteCapped);
+		// l keeps n >= nTotal: 6 processes, r at most 1, ρ = 0.9 (l = 0.11 alone): l = 5.
+		SplitPlan many = planSplit({.nTotal = 6, .rho = 0.9, .tolerance = 0.05, .nMax = 64, .remoteMax = 1});
+		REQUIRE(many.status == SplitStatus::Found);
+		CHECK(many.local == 5);
+		CHECK(many.remote == 1);
+		CHECK_FALSE(many.splitNeeded);
+		// A bound below 1 is a caller's error.
+		CHECK(planSplit({.nTotal = 1, .rho = 0.5, .tolerance = 0.05, .nMax = 64, .remoteMax = 0}).status ==
+		      SplitStatus::InvalidInput);
+		// With a bound, nMax still holds: r = 1 and l >= 1 need n = 2.
+		CHECK(planSplit({.nTotal = 1, .rho = 0.99, .tolerance = 0.0, .nMax = 1, .remoteMax = 1}).status ==
+		      SplitStatus::NoneWithinLimit);
+	}
+
 	TEST_CASE("nMax below the current count or below 2 finds nothing")
 	{
 		CHECK(planSplit({.nTotal = 10, .rho = 0.5, .tolerance = 0.05, .nMax = 9}).status ==

@@ -112,6 +112,9 @@ std::vector<Action> IosDecision::onTick(const DecisionView &view)
 	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
 	window_.push(here.apw);
 	policy::forgetGone(refusals_, view);
+	// A split's iteration time is measured from its first iteration (the agent discounts the one that held it);
+	// a few reports later its average tells.
+	predictions_.observe(view, 5.0, 120.0);
 	if (std::vector<Action> leave = evacuate(view); !leave.empty())
 		return leave;
 

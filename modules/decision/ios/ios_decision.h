@@ -12,6 +12,7 @@
 #include <malleo/decision_module.h>
 
 #include "merge_policy.h"
+#include "prediction_check.h"
 #include "refusal_view.h"
 #include "split_policy.h"
 #include "transfer_policy.h"
@@ -60,10 +61,10 @@ private:
 	// `spares`: what the bridge said of the origin's spare processes, if it still holds (refusal_memory.h).
 	AppPlan planSplit(const WorkRequest &request, const ApplicationInfo &app,
 			  const policy::SplitPlan &split, const policy::TransferInput &base,
-			  double bytesLocal, nlohmann::json reasons,
+			  double bytesLocal, double realizable, nlohmann::json reasons,
 			  const std::optional<policy::RefusalCap> &spares) const;
 	AppPlan planTransfer(const WorkRequest &request, const ApplicationInfo &app,
-			     policy::TransferInput input, nlohmann::json reasons,
+			     policy::TransferInput input, double realizable, nlohmann::json reasons,
 			     const std::optional<policy::RefusalCap> &spares) const;
 
 	IosOptions options_;
@@ -76,6 +77,7 @@ private:
 	int64_t loadedTicks_ = 0;			// ticks in a row with the node loaded by others
 	std::map<std::string, std::vector<std::string>> drainTried_; // app -> peers proposed while draining
 	policy::RefusalMemory refusals_{options_.refusalMemory};     // what the bridge said it cannot do
+	PredictionCheck predictions_; // whether the splits decided here gained what they predicted
 };
 
 } // namespace malleo::ios

@@ -39,6 +39,8 @@
 //
 #include "ios_decision.h"
 
+#include "app_demand.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -124,6 +126,15 @@ WorkVerdict IosDecision::onWorkRequest(const DecisionView &view, const WorkReque
 					       request.origin, origin.apw, origin.pw, a.kind, 100 * best->gain);
 	v.reasons["chosen"] = best->summary["app"];
 	v.reasons["gain"] = best->gain;
+	if (best->actions.front().kind == "split") {
+		const ApplicationInfo &app = *std::find_if(view.apps.begin(), view.apps.end(), [&](const ApplicationInfo &a) {
+			return a.id == best->actions.front().app;
+		});
+		const int64_t activeHere = activeCount(app);
+		const int64_t after = std::max(app.totalProcesses, activeHere) - activeHere +
+				      best->actions.front().params.value("n", activeHere);
+		predictions_.predicted(app, after, best->gain, view.overlay.now);
+	}
 	v.actions = std::move(best->actions);
 	return v;
 }
@@ -169,13 +180,18 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 	// processes keep one of its cores busy as a core weaker than it is for them.
 	const double originCores = std::max(origin.cores, 1);
 	const double originShare = std::min(1.0, origin.apw + std::max(0.0, there.load) / originCores);
+	// What the application has here: UPW_j, or the cores its processes could use where they wait (app_demand.h); and
+	// the share of a predicted gain that can come true: the part of an iteration spent computing, times the trust
+	// the splits' past predictions earned (prediction_check.h).
+	const AppDemand demand = appDemand(app, here);
+	const double realizable = demand.computeShare * predictions_.trust();
 	policy::TransferInput base;
 	base.requester = {unitsThere, origin.pw, originShare};
-	base.receiver = {unitsHere, here.pw, here.upw};
+	base.receiver = {unitsHere, here.pw, demand.fraction};
 	base.costs = options_.costs;
-	base.theta = options_.theta;
+	base.theta = realizable > 0.0 ? options_.theta / realizable : 1.0;
 
-	const double rho = policy::powerRatio(originShare, origin.pw, here.upw, here.pw);
+	const double rho = policy::powerRatio(originShare, origin.pw, demand.fraction, here.pw);
 	// Eq. 1-5 over both nodes' units: this node gives Nb_j − Na_j, the share ρ of N_total the origin lacks. With
 	// Nb_i = 0 that is ρ·Nb_j, as before; an origin that already holds its share (within the tolerance) gets nothing:
 	// it only looks idle, its processes waiting for this node's (a transfer back and forth, issue 27).
@@ -196,13 +212,20 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 	const int64_t activeHere = activeCount(app);
 	const int64_t elsewhere = std::max<int64_t>(app.totalProcesses, activeHere) - activeHere;
 	const int64_t nMaxHere = options_.nMax - elsewhere;
-	policy::SplitPlan split = policy::planSplit({unitsHere, rhoGive, options_.tolerance, nMaxHere});
+	const int64_t remoteMax = remoteCapacity(origin, here);
+	policy::SplitPlan split = policy::planSplit({unitsHere, rhoGive, options_.tolerance, nMaxHere, remoteMax});
 	nlohmann::json reasons = {
 	    {"apw_i", origin.apw},
 	    {"pw_i", origin.pw},
 	    {"load_i", there.load},
 	    {"upw_j", here.upw},
 	    {"pw_j", here.pw},
+	    {"app_fraction_j", demand.fraction},
+	    {"app_cores_used", demand.usedCores},
+	    {"app_cores_reach", demand.reachCores},
+	    {"compute_share", demand.computeShare},
+	    {"split_trust", predictions_.trust()},
+	    {"r_max", remoteMax},
 	    {"n_i", unitsThere},
 	    {"n_j", unitsHere},
 	    {"n_total", shares.nTotal},
@@ -219,6 +242,7 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 	if (split.status == policy::SplitStatus::Found) {
 		reasons["split_n"] = split.n;
 		reasons["split_needed"] = split.splitNeeded;
+		reasons["r_capped"] = split.remoteCapped;
 	}
 	const std::optional<policy::RefusalCap> spares =
 	    refusals_.added(app.id, request.origin, appState(app), view.overlay.now);
@@ -227,14 +251,14 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 		reasons["spares_said"] = view.overlay.now - spares->at;
 	}
 	if (split.status == policy::SplitStatus::Found && split.splitNeeded)
-		return planSplit(request, app, split, base, bytesLocal, std::move(reasons), spares);
-	return planTransfer(request, app, base, std::move(reasons), spares);
+		return planSplit(request, app, split, base, bytesLocal, realizable, std::move(reasons), spares);
+	return planTransfer(request, app, base, realizable, std::move(reasons), spares);
 }
 
 // Too few processes to reach ρ: split into n, then move the r new ones.
 AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo &app,
 			       const policy::SplitPlan &split, const policy::TransferInput &base,
-			       double bytesLocal, nlohmann::json reasons,
+			       double bytesLocal, double realizable, nlohmann::json reasons,
 			       const std::optional<policy::RefusalCap> &spares) const
 {
 	// The origin's pool holds fewer spare processes than r (the bridge said so): r at most what it holds.
@@ -265,10 +289,12 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 	const policy::TransferCandidate block{0, remote, 0.0,
 					      bytesLocal * static_cast<double>(remote) /
 						  static_cast<double>(split.n)};
-	const double gain = policy::migrationGain(after, state, block);
+	const double modelGain = policy::migrationGain(after, state, block);
+	const double gain = modelGain * realizable;
 	const double before = policy::predictedIterationTime(after, state, block, false);
 	const double moved = policy::predictedIterationTime(after, state, block, true);
 
+	reasons["model_gain"] = modelGain;
 	reasons["n"] = split.n;
 	reasons["l"] = split.local;
 	reasons["r"] = remote;
@@ -284,7 +310,13 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 			{"l", split.local},	 {"r", remote},
 			{"gain", gain}};
 	if (!(gain > options_.theta)) {
-		plan.summary["outcome"] = "split would not pay: gain <= theta";
+		plan.summary["outcome"] =
+		    realizable < 1.0 && modelGain > options_.theta
+			? fmt::format("split would not pay: it gains {:.0f} % of the {:.0f} % of an iteration spent "
+				      "computing here (trust {:.2f}), theta {:.0f} %",
+				      100 * modelGain, 100 * realizable / predictions_.trust(), predictions_.trust(),
+				      100 * options_.theta)
+			: std::string("split would not pay: gain <= theta");
 		return plan;
 	}
 	if (options_.migrationOnly) {
@@ -325,7 +357,7 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 
 // Enough processes: eq. 1-5 and the gain of each candidate against θ.
 AppPlan IosDecision::planTransfer(const WorkRequest &request, const ApplicationInfo &app,
-				  policy::TransferInput input, nlohmann::json reasons,
+				  policy::TransferInput input, double realizable, nlohmann::json reasons,
 				  const std::optional<policy::RefusalCap> &spares) const
 {
 	std::vector<policy::TransferCandidate> candidates;
@@ -334,6 +366,10 @@ AppPlan IosDecision::planTransfer(const WorkRequest &request, const ApplicationI
 			candidates.push_back({p.rank, p.units, 0.0, p.bytesLocal});
 	input.candidates = candidates;
 	policy::TransferPlan tp = policy::planTransfer(input);
+	// The policy weighed the model's gains against theta / realizable; what is told is the share that can come true.
+	for (policy::ChosenProcess &c : tp.chosen)
+		c.gain *= realizable;
+	tp.bestRejectedGain *= realizable;
 	// In pool mode each process that moves takes a spare on the origin: no more than the bridge said it has.
 	if (spares && static_cast<int64_t>(tp.chosen.size()) > spares->most) {
 		reasons["chosen_wanted"] = tp.chosen.size();

@@ -103,6 +103,31 @@ std::int64_t ceilToInt(double x)
 	return static_cast<std::int64_t>(std::ceil(x));
 }
 
+/* r fixed at remoteMax: the imbalance falls with l while node r's term is the larger and rises after, the two equal at
+ * l = r(1 - rho)/rho; one of the integers around it, at least 1 and enough to keep n >= nTotal, is the best l. */
+SplitPlan cappedPlan(const SplitInput &input, SplitPlan plan)
+{
+	const std::int64_t r = input.remoteMax;
+	const std::int64_t lMin = std::max<std::int64_t>(1, input.nTotal - r);
+	const std::int64_t lMax = input.nMax - r;
+	plan.status = SplitStatus::NoneWithinLimit;
+	if (lMin > lMax)
+		return plan;
+	const Real ideal = static_cast<Real>(r) * (1 - static_cast<Real>(input.rho)) / static_cast<Real>(input.rho);
+	auto down = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(ideal)), lMin, lMax);
+	auto up = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(ideal)), lMin, lMax);
+	const std::int64_t l =
+	    predictedImbalance(up, r, input.rho) < predictedImbalance(down, r, input.rho) ? up : down;
+	plan.status = SplitStatus::Found;
+	plan.n = l + r;
+	plan.local = l;
+	plan.remote = r;
+	plan.imbalance = predictedImbalance(l, r, input.rho);
+	plan.splitNeeded = plan.n > input.nTotal;
+	plan.remoteCapped = true;
+	return plan;
+}
+
 } // namespace
 
 /* Eq. 7: the share of the work the remote (asking) node should carry. */
@@ -132,7 +157,9 @@ bool withinTolerance(std::int64_t local, std::int64_t remote, double rho, double
 
 /*
  * Smallest n >= max(nTotal, 2), n <= nMax, with l + r = n, l, r >= 1 and a
- * predicted imbalance within the tolerance; see the derivation above. The
+ * predicted imbalance within the tolerance; see the derivation above. When
+ * that n's r passes remoteMax, or no n within nMax meets the tolerance while r
+ * is bounded, the best split with r = remoteMax (cappedPlan()). The
  * result is always re-checked with withinTolerance(), the predicate callers
  * and tests use, so rounding in the search can never return a bad split.
  */
@@ -141,7 +168,8 @@ SplitPlan planSplit(const SplitInput &input)
 	SplitPlan plan;
 	const double rho = input.rho;
 	const double tol = input.tolerance;
-	if (input.nTotal < 1 || !(rho > 0.0 && rho < 1.0) || !(tol >= 0.0) || !std::isfinite(tol))
+	if (input.nTotal < 1 || !(rho > 0.0 && rho < 1.0) || !(tol >= 0.0) || !std::isfinite(tol) ||
+	    input.remoteMax < 1)
 		return plan;
 
 	const double scale = 1.0 + tol + kSlack;
@@ -167,7 +195,7 @@ SplitPlan planSplit(const SplitInput &input)
 		else
 			n = smallestDenominator(a, b, lo, hi);
 		if (!n || *n > hi)
-			return plan;
+			return input.remoteMax < hi ? cappedPlan(input, plan) : plan;
 
 		std::int64_t remote = bestRemote(*n, rho);
 		if (!withinTolerance(*n - remote, remote, rho, tol)) {
@@ -175,6 +203,8 @@ SplitPlan planSplit(const SplitInput &input)
 			continue;
 		}
 
+		if (remote > input.remoteMax)
+			return cappedPlan(input, plan);
 		plan.status = SplitStatus::Found;
 		plan.n = *n;
 		plan.remote = remote;
@@ -183,7 +213,7 @@ SplitPlan planSplit(const SplitInput &input)
 		plan.splitNeeded = *n > input.nTotal;
 		return plan;
 	}
-	return plan;
+	return input.remoteMax < hi ? cappedPlan(input, plan) : plan;
 }
 
 } // namespace malleo::policy

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 namespace malleo::policy {
 
@@ -14,6 +15,9 @@ struct SplitInput {
 	double rho = 0.5;	  // APW_r*PW_r / (APW_r*PW_r + UPW_l*PW_l)
 	double tolerance = 0.05;  // accepted predicted imbalance
 	std::int64_t nMax = 1024; // never propose more processes than this
+	// r at most this: the processes the asking node can run (its free cores, in the holding node's core speed).
+	// A smallest n whose r is larger gives way to the least imbalanced split with this r.
+	std::int64_t remoteMax = std::numeric_limits<std::int64_t>::max();
 };
 
 enum class SplitStatus {
@@ -29,6 +33,7 @@ struct SplitPlan {
 	std::int64_t remote = 0;  // r: processes for the faster, asking node
 	double imbalance = 0.0;	  // predicted, see predictedImbalance()
 	bool splitNeeded = false; // n > nTotal
+	bool remoteCapped = false; // r is remoteMax, below what the tolerance asked for (imbalance may exceed it)
 	double lowerFraction = 0; // the interval [a, b] that r/n had to fall in
 	double upperFraction = 0;
 };
