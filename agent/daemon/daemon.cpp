@@ -495,11 +495,11 @@ int Daemon::run()
 	recoverCommands(t);
 	apply(out_);
 	writeAgentFile(localEndpoint);
-	logDescriptorBudget();
 	log_->info("agent {} listening on {} (local {}, remote coordinators {}, metrics {})", config_.core.id,
 		   config_.core.endpoint, localEndpoint,
 		   config_.core.appEndpoint.empty() ? "none" : config_.core.appEndpoint,
 		   metrics_ ? metrics_->url() : "off");
+	logDescriptorBudget();
 
 	double nextTick = t + config_.tick;
 	double nextSample = t + config_.profileInterval;

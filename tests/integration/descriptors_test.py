@@ -168,9 +168,11 @@ def run(plain):
         lines = log.count("past their caps")
         check(1 <= lines <= elapsed / 10 + 2, f"{mode}: the caps logged in {lines} lines over {elapsed:.0f} s")
         check(n1.alive() and n2.alive(), f"{mode}: both agents alive after the flood")
-        print(f"figures ({mode}): opened {flood.opened}, established {flood.established}, closed by the agent "
-              f"{flood.closed_by_agent}, still open at the end {held}; the agent's descriptors at most {most}, "
-              f"RSS {rss:.1f} MB; `malleo status` {min(latencies) * 1000:.0f} to {max(latencies) * 1000:.0f} ms")
+        named = lambda counts: ", ".join(f"{name} {counts[p]}" for name, p in zip(("peer", "remote", "metrics"), ports))
+        print(f"figures ({mode}, {elapsed:.0f} s): opened {named(flood.opened)}; established {named(flood.established)}; "
+              f"closed by the agent {named(flood.closed_by_agent)}; open at the end {named(held)}; the agent's "
+              f"descriptors at most {most}, RSS {rss:.1f} MB; `malleo status` {min(latencies) * 1000:.0f} to "
+              f"{max(latencies) * 1000:.0f} ms")
 
 
 def run_local_flood():
@@ -190,8 +192,10 @@ def run_local_flood():
             else:
                 s.close() # the backlog is full: the agent has not accepted yet
         check(n1.alive(), f"local: alive after {len(held)} idle connections to its local endpoint")
+        t0 = time.monotonic()
         answered = wait_for(lambda: n1.cli("status").returncode == 0, 20)
-        check(answered and n1.alive(), "local: `malleo status` answers again while they are held")
+        check(answered and n1.alive(),
+              f"local: `malleo status` answers again while they are held (after {time.monotonic() - t0:.1f} s)")
         counters = n1.counters()
         log = open(os.path.join(n1.run_dir, "malleod.log")).read()
         check(counters.get("sockets.shed_at_limit", 0) > 0 and log.count("out of descriptors") >= 1,
