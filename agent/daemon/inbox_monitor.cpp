@@ -29,6 +29,9 @@ std::string ipOf(const sockaddr_storage &address)
 	return text[0] ? text : "unknown";
 }
 
+// How often the connections whose end was not reported are looked for.
+constexpr double kSweepInterval = 10.0;
+
 } // namespace
 
 InboxMonitor::InboxMonitor(zmq::context_t &context, zmq::socket_t &inbox, const std::string &name)
@@ -78,7 +81,17 @@ InboxMonitor::Tally InboxMonitor::read(double now)
 				shut(victim, tally);
 		}
 	}
+	if (caps_)
+		sweep(now);
 	return tally;
+}
+
+bool InboxMonitor::same(int fd, const Peer &peer) const
+{
+	sockaddr_storage now{};
+	socklen_t length = sizeof(now);
+	return peer.length != 0 && getpeername(fd, reinterpret_cast<sockaddr *>(&now), &length) == 0 &&
+	       length == peer.length && std::memcmp(&now, &peer.address, length) == 0;
 }
 
 // The descriptor is shut down only if it still is the connection reported: if libzmq closed it meanwhile (its
@@ -86,16 +99,26 @@ InboxMonitor::Tally InboxMonitor::read(double now)
 void InboxMonitor::shut(int fd, Tally &tally)
 {
 	const auto it = peers_.find(fd);
-	if (it == peers_.end() || it->second.length == 0)
-		return;
-	sockaddr_storage now{};
-	socklen_t length = sizeof(now);
-	if (getpeername(fd, reinterpret_cast<sockaddr *>(&now), &length) != 0 || length != it->second.length ||
-	    std::memcmp(&now, &it->second.address, length) != 0)
+	if (it == peers_.end() || !same(fd, it->second))
 		return;
 	shutdown(fd, SHUT_RDWR);
 	++tally.closed;
-	tally.lastClosedFrom = ipOf(now);
+	tally.lastClosedFrom = ipOf(it->second.address);
+}
+
+void InboxMonitor::sweep(double now)
+{
+	if (now - lastSweep_ < kSweepInterval)
+		return;
+	lastSweep_ = now;
+	for (auto it = peers_.begin(); it != peers_.end();) {
+		if (same(it->first, it->second)) {
+			++it;
+			continue;
+		}
+		caps_->ended(it->first);
+		it = peers_.erase(it);
+	}
 }
 
 void InboxMonitor::stop(zmq::socket_t &inbox)

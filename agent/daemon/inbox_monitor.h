@@ -45,10 +45,15 @@ private:
 		socklen_t length;
 	};
 	void shut(int fd, Tally &tally);
+	// Whether fd still is the connection getpeername named when it was accepted.
+	bool same(int fd, const Peer &peer) const;
+	// Forgets connections whose end was never reported, so that they cannot fill a cap over the months.
+	void sweep(double now);
 
 	zmq::socket_t monitor_;
 	std::optional<ConnectionCaps> caps_;
 	std::map<int, Peer> peers_; // what getpeername said when the connection was reported accepted
+	double lastSweep_ = 0.0;
 };
 
 } // namespace malleo

@@ -24,6 +24,8 @@ PER_PORT = 1100
 MAX_OPENED = 20000
 ATTACKER = "127.0.0.2"
 ATTACK_SECONDS = 8
+# The agent's cap on connections from one address at this limit (descriptor_budget.h: kPerAddressMin).
+PER_ADDRESS_CAP = 64
 
 
 def port_of(endpoint):
@@ -157,6 +159,23 @@ def run(plain):
         rss = rss_mb(pid)
         flood.stop()
         elapsed = time.monotonic() - start
+
+        # Once ZeroMQ closed the flood's last connections (the handshake timeout), the caps count none of them: as
+        # many new connections from the same address as the per-address cap lets in (64 at this limit) are all kept.
+        base = wait_for(lambda: descriptors(pid) < 80 and descriptors(pid), 15)
+        check(base, f"{mode}: after the flood the agent's descriptors fall back ({descriptors(pid)})")
+        closed = n1.counters().get("sockets.closed_for_cap.peer", 0)
+        again = []
+        for _ in range(PER_ADDRESS_CAP):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((ATTACKER, 0))
+            s.connect(("127.0.0.1", ports[0]))
+            again.append(s)
+        kept = wait_for(lambda: descriptors(pid) >= base + PER_ADDRESS_CAP, 4)
+        check(kept and n1.counters().get("sockets.closed_for_cap.peer", 0) == closed,
+              f"{mode}: then {PER_ADDRESS_CAP} new connections from {ATTACKER} are all kept, none closed for a cap")
+        for s in again:
+            s.close()
 
         counters = n1.counters()
         check(all(counters.get(f"sockets.closed_for_cap.{name}", 0) > 0 for name in ("peer", "remote", "metrics")),
