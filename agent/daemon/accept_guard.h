@@ -2,9 +2,9 @@
 // The accept guard: malleod defines accept() and accept4() itself, so that libzmq's listeners (and the metrics
 // endpoint's) never see EMFILE or ENFILE.
 //
-// Why: libzmq 4.3.4's ipc listener asserts that accept() failed with anything but EMFILE (src/ipc_listener.cpp,
-// ipc_listener_t::accept), so a local connection that arrives when the process is out of descriptors aborts the
-// agent; its TCP listener leaves the connection in the backlog and, polled level-triggered, tries again at once, a
+// Why: libzmq 4.3.4's ipc listener asserts that a failed accept() failed for one of a list of reasons, and EMFILE is
+// not in it (src/ipc_listener.cpp, ipc_listener_t::accept), so a local connection that arrives when the process is
+// out of descriptors aborts the agent; its TCP listener leaves the connection in the backlog and, polled level-triggered, tries again at once, a
 // busy loop until a descriptor is free. The caps on connections (connection_caps.h) keep the agent below its
 // limit, but only after the fact: ZeroMQ's io thread accepts a burst faster than the event loop reads the monitor
 // that reports it. So at the limit this guard closes a spare descriptor it holds, accepts the pending connection
