@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(
   meson ninja-build pkg-config cmake g++ gfortran
   libzmq3-dev cppzmq-dev nlohmann-json3-dev libhwloc-dev hwloc
-  libspdlog-dev libfmt-dev doctest-dev libcli11-dev libcpp-httplib-dev
+  libspdlog-dev libfmt-dev doctest-dev libcli11-dev
   libopenmpi-dev openmpi-bin mpich libmpich-dev
   python3 python3-zmq python3-msgpack procps iproute2
   gnuplot-nox

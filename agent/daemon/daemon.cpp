@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -15,6 +16,7 @@
 
 #include <malleo/run_dir.h>
 
+#include "accept_guard.h"
 #include "metrics.h"
 #include "private_files.h"
 
@@ -372,9 +374,70 @@ void Daemon::handleRequests(zmq::socket_t &inbox, Channel channel)
 	}
 }
 
+void Daemon::budgetDescriptors(std::size_t listeners)
+{
+	budget_ = descriptorBudget(nofile_.after, listeners);
+	transport_->setMaxOutgoingSockets(budget_.outgoingSockets);
+	transport_->capConnections(budget_.perListener, budget_.perAddress);
+}
+
+// Said once everything listens: an agent that cannot start says only why.
+void Daemon::logDescriptorBudget()
+{
+	const std::string raised = !nofile_.error.empty() ? fmt::format(" (not raised to the hard limit: {})", nofile_.error)
+				   : nofile_.before != nofile_.after ? fmt::format(" (raised from {})", nofile_.before)
+								     : std::string();
+	log_->info("descriptors: limit {}{}; {} outgoing sockets to peers, {} kept for the local endpoint, at most {} "
+		   "connections on each of {} listening TCP sockets, {} from one address",
+		   nofile_.after, raised, budget_.outgoingSockets, budget_.local, budget_.perListener, budget_.listeners,
+		   budget_.perAddress);
+	if (budget_.perListener < kPerAddressMin)
+		log_->warn("descriptor limit {} is too low for an agent: set LimitNOFILE (docs/deployment.md)",
+			   nofile_.after);
+}
+
+void Daemon::watchDescriptors(double t)
+{
+	const ZmqTransport::ConnectionTally tally = transport_->watchConnections(t);
+	if (tally.peerEnded)
+		core_->count("inbox.peer.disconnects", tally.peerEnded);
+	std::string metricsFrom;
+	const uint64_t metricsClosed = metrics_ ? metrics_->takeClosedForCap(metricsFrom) : 0;
+	for (const auto &[name, n] : {std::pair{"sockets.closed_for_cap.peer", tally.peerClosed},
+				      std::pair{"sockets.closed_for_cap.remote", tally.remoteClosed},
+				      std::pair{"sockets.closed_for_cap.metrics", metricsClosed}})
+		if (n)
+			core_->count(name, n);
+	if (tally.peerClosed + tally.remoteClosed)
+		cappedLastFrom_ = tally.lastClosedFrom;
+	else if (metricsClosed)
+		cappedLastFrom_ = metricsFrom;
+	cappedUnlogged_ += tally.peerClosed + tally.remoteClosed + metricsClosed;
+	if (const uint64_t shed = takeConnectionsShed()) {
+		core_->count("sockets.shed_at_limit", shed);
+		shedUnlogged_ += shed;
+	}
+	if (cappedUnlogged_ && descriptorLog_.admit("caps", t).log) {
+		log_->warn("closed {} connections past their caps (at most {} on a listening socket, {} from one address), "
+			   "the last from {}; counted as sockets.closed_for_cap.*",
+			   cappedUnlogged_, budget_.perListener, budget_.perAddress, cappedLastFrom_);
+		cappedUnlogged_ = 0;
+	}
+	if (shedUnlogged_ && descriptorLog_.admit("shed", t).log) {
+		log_->warn("out of descriptors (limit {}): closed {} connections as they were accepted; counted as "
+			   "sockets.shed_at_limit",
+			   nofile_.after, shedUnlogged_);
+		shedUnlogged_ = 0;
+	}
+}
+
 int Daemon::run()
 {
 	log_->set_level(levelOf(config_.logLevel));
+	// Before any socket: the most descriptors the agent may have, and the spare the accept guard gives up at the
+	// limit (accept_guard.h).
+	nofile_ = raiseNofileLimit();
+	armAcceptGuard();
 
 	if (std::string err = prepareRunDir(); !err.empty()) {
 		log_->error("{}", err);
@@ -398,6 +461,8 @@ int Daemon::run()
 		close(sigfd);
 		return 1;
 	}
+	const bool metricsOn = !config_.metricsListen.empty() && config_.metricsListen != "off";
+	budgetDescriptors(1 + !appListen.empty() + metricsOn);
 	try {
 		std::string bound = transport_->bindPeer(config_.listen);
 		config_.core.endpoint = advertised(bound, config_.advertise);
@@ -410,9 +475,10 @@ int Daemon::run()
 		close(sigfd);
 		return 1;
 	}
-	if (!config_.metricsListen.empty() && config_.metricsListen != "off") {
+	if (metricsOn) {
 		metrics_ = std::make_unique<MetricsHttp>();
-		if (std::string err = metrics_->start(config_.metricsListen); !err.empty()) {
+		if (std::string err = metrics_->start(config_.metricsListen, budget_.perListener, budget_.perAddress);
+		    !err.empty()) {
 			log_->error("{}", err);
 			close(sigfd);
 			return 1;
@@ -433,25 +499,38 @@ int Daemon::run()
 		   config_.core.endpoint, localEndpoint,
 		   config_.core.appEndpoint.empty() ? "none" : config_.core.appEndpoint,
 		   metrics_ ? metrics_->url() : "off");
+	logDescriptorBudget();
 
 	double nextTick = t + config_.tick;
 	double nextSample = t + config_.profileInterval;
 	bool stop = false;
 	while (!stop) {
 		// The ZAP handler's socket first: a handshake waits for its answer.
-		zmq::pollitem_t items[] = {
+		std::vector<zmq::pollitem_t> items = {
 			{transport_->peerInbox().handle(), 0, ZMQ_POLLIN, 0},
 			{transport_->localInbox().handle(), 0, ZMQ_POLLIN, 0},
 			{transport_->remoteInbox().handle(), 0, ZMQ_POLLIN, 0},
 			{nullptr, sigfd, ZMQ_POLLIN, 0},
-			{transport_->curve() ? transport_->zapSocket().handle() : nullptr, transport_->curve() ? 0 : sigfd,
-			 ZMQ_POLLIN, 0},
-			{nullptr, metrics_ ? metrics_->wakeFd() : -1, ZMQ_POLLIN, 0},
 		};
-		double wait = std::max(0.0, std::min(nextTick, nextSample) - now());
-		zmq::poll(items, metrics_ ? 6 : 5, std::chrono::milliseconds(static_cast<long>(wait * 1000) + 1));
-		if (transport_->curve() && (items[4].revents & ZMQ_POLLIN))
+		const auto add = [&items](zmq::socket_t &s) {
+			items.push_back({s.handle(), s ? 0 : -1, static_cast<short>(s ? ZMQ_POLLIN : 0), 0});
+			return items.size() - 1;
+		};
+		const std::size_t zapAt = transport_->curve() ? add(transport_->zapSocket()) : 0;
+		// The inboxes' monitors: a connection accepted is held to the caps at once.
+		add(transport_->peerMonitor());
+		add(transport_->remoteMonitor());
+		const std::size_t metricsAt = items.size();
+		double wakeAt = std::min(nextTick, nextSample);
+		if (metrics_) {
+			metrics_->addPollItems(items);
+			wakeAt = std::min(wakeAt, metrics_->nextDeadline().value_or(wakeAt));
+		}
+		double wait = std::max(0.0, wakeAt - now());
+		zmq::poll(items, std::chrono::milliseconds(static_cast<long>(wait * 1000) + 1));
+		if (transport_->curve() && (items[zapAt].revents & ZMQ_POLLIN))
 			handleZap();
+		watchDescriptors(now());
 		if (items[0].revents & ZMQ_POLLIN)
 			handlePeer();
 		if (items[1].revents & ZMQ_POLLIN)
@@ -472,10 +551,8 @@ int Daemon::run()
 				stop = true;
 			}
 		}
-		if (uint64_t ended = transport_->takePeerDisconnects())
-			core_->count("inbox.peer.disconnects", ended);
-		if (metrics_ && (items[5].revents & ZMQ_POLLIN))
-			metrics_->answer([this] { return prometheusText(*core_, now()); });
+		if (metrics_)
+			metrics_->serve(&items[metricsAt], now(), [this] { return prometheusText(*core_, now()); });
 		t = now();
 		if (t >= nextSample) {
 			forgetEndedProcesses(t);

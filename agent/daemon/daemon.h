@@ -14,6 +14,7 @@
 #include <malleo/profiling_module.h>
 
 #include "config.h"
+#include "descriptor_budget.h"
 #include "core.h"
 #include "key_ring.h"
 #include "log_limiter.h"
@@ -46,6 +47,11 @@ private:
 	void handleRemote();
 	void handleRequests(zmq::socket_t &inbox, Channel channel);
 	void logRejection(const nlohmann::json &event);
+	// Sets the descriptor budget up (descriptor_budget.h); before anything listens.
+	void budgetDescriptors(std::size_t listeners);
+	void logDescriptorBudget();
+	// Counts and says (a line per 10 s at most) the connections closed for a cap or for lack of a descriptor.
+	void watchDescriptors(double t);
 	void openEventLog();
 	void logEvent(const nlohmann::json &event);
 	template <typename Handle>
@@ -86,6 +92,12 @@ private:
 	SeedWatch seedWatch_;
 	KeyRing keyRing_;
 	LogLimiter authLog_{1, 60.0}; // refused handshakes: a line per client address, per minute
+	NofileLimit nofile_;
+	DescriptorBudget budget_;
+	LogLimiter descriptorLog_{1, 10.0}; // connections closed for caps, or at the limit: a line per 10 s
+	uint64_t cappedUnlogged_ = 0;	    // closed for a cap since the last line
+	std::string cappedLastFrom_;
+	uint64_t shedUnlogged_ = 0; // closed at accept for lack of a descriptor since the last line
 	std::map<std::string, std::string> nodeSaidAt_;	  // endpoint -> node, from the node itself
 	std::map<std::string, std::string> nodeClaimedAt_; // endpoint -> node, from other nodes (gossip, wrm)
 	std::string socketPath_;

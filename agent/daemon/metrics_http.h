@@ -1,59 +1,76 @@
 // SPDX-License-Identifier: Apache-2.0
-// The agent's Prometheus endpoint: GET /metrics over HTTP (cpp-httplib), on the address of `agent.metrics_listen`.
+// The agent's Prometheus endpoint: GET /metrics over HTTP, on the address of `agent.metrics_listen`.
 //
-// The core belongs to the daemon's event loop, so the HTTP thread never reads it: a scrape wakes the loop through
-// an eventfd it polls with its sockets, the loop renders the text (prometheusText, agent/src/metrics.h) between
-// two messages and hands it back. A scrape thus sees the state of one moment, and costs nothing when nobody asks.
+// A small HTTP/1.0 server run by the daemon's event loop: its listening socket and its connections are descriptors
+// the loop polls with its ZeroMQ sockets, so the text (prometheusText, agent/src/metrics.h) is rendered between two
+// messages and a scrape sees the state of one moment. Each connection gets one request, read within a deadline,
+// one response, and is closed; connections are capped per remote address and in all (ConnectionCaps), the oldest
+// closed first. Idle connections thus cost a descriptor each for a few seconds and never keep a scrape waiting,
+// which a server that gives each connection a thread of a small pool (cpp-httplib, before) cannot promise.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
-#include <thread>
+#include <vector>
 
-namespace httplib {
-class Server;
-}
+#include <zmq.hpp>
+
+#include "connection_caps.h"
 
 namespace malleo {
 
 class MetricsHttp
 {
 public:
-	MetricsHttp();
+	MetricsHttp() = default;
 	~MetricsHttp();
 	MetricsHttp(const MetricsHttp &) = delete;
 	MetricsHttp &operator=(const MetricsHttp &) = delete;
 
-	// Binds HOST:PORT (port 0: any free one) and serves in the background. Empty, or the line that says why not.
-	std::string start(const std::string &hostPort);
+	// How long a connection may take to send its request and read the answer.
+	static constexpr double kDeadline = 5.0;
+
+	// Binds HOST:PORT (port 0: any free one) and listens, with at most `maxConnections` open, `perAddress` of them
+	// from one address. Empty, or the line that says why not.
+	std::string start(const std::string &hostPort, std::size_t maxConnections, std::size_t perAddress);
 
 	// http://HOST:PORT/metrics with the port bound.
 	const std::string &url() const { return url_; }
 
-	// Readable while a scrape waits for the event loop's answer.
-	int wakeFd() const { return wakeFd_; }
+	// Appends the listening socket and every connection to the event loop's poll items.
+	void addPollItems(std::vector<zmq::pollitem_t> &items) const;
+	// After the poll, with the items addPollItems appended: accepts, reads, answers (rendering the text at most
+	// once), closes what is answered or past its deadline.
+	void serve(const zmq::pollitem_t *items, double now, const std::function<std::string()> &render);
+	// When the next connection's deadline falls; nullopt without connections.
+	std::optional<double> nextDeadline() const;
 
-	// Called by the event loop when wakeFd() is readable: renders the text once for every scrape waiting.
-	void answer(const std::function<std::string()> &render);
+	// Connections closed for a cap since the last call, and the address of the last one.
+	uint64_t takeClosedForCap(std::string &lastFrom);
 
 	void stop();
 
 private:
-	std::unique_ptr<httplib::Server> server_;
-	std::thread thread_;
-	int wakeFd_ = -1;
-	std::string url_;
+	struct Connection {
+		int fd;
+		double deadline;
+		std::string request;
+		std::string response;
+		std::size_t sent = 0;
+		bool done = false;
+	};
+	void accept(double now);
+	void read(Connection &c, const std::function<std::string()> &render, std::optional<std::string> &text);
+	void write(Connection &c);
 
-	std::mutex mutex_;
-	std::condition_variable answered_;
-	uint64_t asked_ = 0;	  // scrapes that have asked the loop
-	uint64_t answeredUpTo_ = 0; // the scrapes the last text answers
-	std::string text_;
-	bool stopping_ = false;
+	int listenFd_ = -1;
+	std::string url_;
+	std::optional<ConnectionCaps> caps_;
+	std::vector<Connection> connections_;
+	uint64_t closedForCap_ = 0;
+	std::string lastClosedFrom_;
 };
 
 } // namespace malleo

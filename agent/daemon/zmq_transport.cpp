@@ -21,7 +21,8 @@ std::span<const uint8_t> bytes(const zmq::message_t &frame)
 ZmqTransport::ZmqTransport(std::string selfId, std::size_t maxMessageBytes, bool jsonText)
 	: selfId_(std::move(selfId)), maxMessageBytes_(maxMessageBytes), jsonText_(jsonText),
 	  context_(1), peerInbox_(context_, zmq::socket_type::router),
-	  localInbox_(context_, zmq::socket_type::router), remoteInbox_(context_, zmq::socket_type::router)
+	  localInbox_(context_, zmq::socket_type::router), remoteInbox_(context_, zmq::socket_type::router),
+	  peerMonitor_(context_, peerInbox_, "peer-inbox"), remoteMonitor_(context_, remoteInbox_, "remote-inbox")
 {
 	for (zmq::socket_t *s : {&peerInbox_, &localInbox_, &remoteInbox_}) {
 		s->set(zmq::sockopt::linger, 0);
@@ -29,27 +30,29 @@ ZmqTransport::ZmqTransport(std::string selfId, std::size_t maxMessageBytes, bool
 		// A safety net far above the checked limit: ZeroMQ drops the
 		// connection past it, below it our decoder counts the rejection.
 		s->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(4 * maxMessageBytes_ + 4096));
+		s->set(zmq::sockopt::handshake_ivl, kHandshakeTimeoutMs);
 	}
 	peerInbox_.set(zmq::sockopt::router_handover, 1);
-	const std::string monitor = "inproc://peer-inbox-monitor";
-	if (zmq_socket_monitor(peerInbox_.handle(), monitor.c_str(), ZMQ_EVENT_DISCONNECTED) == 0) {
-		peerMonitor_ = zmq::socket_t(context_, zmq::socket_type::pair);
-		peerMonitor_.set(zmq::sockopt::linger, 0);
-		peerMonitor_.connect(monitor);
-	}
 }
 
-uint64_t ZmqTransport::takePeerDisconnects()
+void ZmqTransport::capConnections(std::size_t perInbox, std::size_t perAddress)
 {
-	uint64_t n = 0;
-	if (!peerMonitor_)
-		return 0;
-	std::vector<zmq::message_t> event; // two frames: event number and value, then the endpoint
-	while (zmq::recv_multipart(peerMonitor_, std::back_inserter(event), zmq::recv_flags::dontwait)) {
-		++n;
-		event.clear();
-	}
-	return n;
+	// A connection younger than this may still be in its handshake; an older one has finished it.
+	const double handshakeWindow = kHandshakeTimeoutMs / 1000.0 + 1.0;
+	peerMonitor_.setCaps(perInbox, perAddress, handshakeWindow);
+	remoteMonitor_.setCaps(perInbox, perAddress, handshakeWindow);
+}
+
+ZmqTransport::ConnectionTally ZmqTransport::watchConnections(double now)
+{
+	ConnectionTally tally;
+	const InboxMonitor::Tally peer = peerMonitor_.read(now);
+	const InboxMonitor::Tally remote = remoteMonitor_.read(now);
+	tally.peerEnded = peer.ended;
+	tally.peerClosed = peer.closed;
+	tally.remoteClosed = remote.closed;
+	tally.lastClosedFrom = remote.closed ? remote.lastClosedFrom : peer.lastClosedFrom;
+	return tally;
 }
 
 ZmqTransport::~ZmqTransport()
@@ -158,7 +161,7 @@ bool ZmqTransport::sendPeer(const std::string &endpoint, const std::string &serv
 		it = dealers_.end();
 	}
 	if (it == dealers_.end()) {
-		if (dealers_.size() >= kMaxOutgoingSockets)
+		if (dealers_.size() >= maxOutgoing_)
 			closeLeastRecentDealer();
 		try {
 			zmq::socket_t dealer(context_, zmq::socket_type::dealer);
@@ -232,10 +235,8 @@ void ZmqTransport::close(int lingerMs)
 		dealer.socket.close();
 	}
 	dealers_.clear();
-	if (peerMonitor_) {
-		zmq_socket_monitor(peerInbox_.handle(), nullptr, 0);
-		peerMonitor_.close();
-	}
+	peerMonitor_.stop(peerInbox_);
+	remoteMonitor_.stop(remoteInbox_);
 	peerInbox_.close();
 	if (zap_)
 		zap_.close();

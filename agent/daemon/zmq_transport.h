@@ -5,6 +5,7 @@
 // touches ZeroMQ; it decodes frames and hands messages on.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,6 +16,8 @@
 #include <zmq.hpp>
 
 #include <malleo/message.h>
+
+#include "inbox_monitor.h"
 
 namespace malleo {
 
@@ -85,13 +88,33 @@ public:
 	bool sendRemote(const std::string &routingId, const Message &message);
 
 	// Outgoing sockets opened at most: far above any view, well below ZeroMQ's
-	// 1,023 sockets, so endpoints named by strangers cannot exhaust them.
+	// 1,023 sockets, so endpoints named by strangers cannot exhaust them. Fewer under a low descriptor limit
+	// (setMaxOutgoingSockets, descriptor_budget.h).
 	static constexpr std::size_t kMaxOutgoingSockets = 512;
+	void setMaxOutgoingSockets(std::size_t n) { maxOutgoing_ = std::min(n, kMaxOutgoingSockets); }
 	// Sockets closed to make room since the last call.
 	uint64_t takeSocketsClosedForRoom() { return std::exchange(dealersClosedForRoom_, 0); }
-	// Connections to the peer inbox that ended since the last call: a peer that left, or one that ZeroMQ cut for a
-	// frame over the socket's limit (ZMQ_MAXMSGSIZE), whose frame and whatever followed it are lost.
-	uint64_t takePeerDisconnects();
+
+	// How long a connection to an inbox may take to finish its handshake (ZMQ_HANDSHAKE_IVL) before ZeroMQ closes
+	// it: connections that send nothing, or stop halfway, hold a descriptor no longer than this. A CURVE handshake
+	// between nodes takes milliseconds, its ZAP answer a turn of the event loop.
+	static constexpr int kHandshakeTimeoutMs = 5000;
+	// Caps on the connections accepted by the peer inbox and by the remote application inbox, each (InboxMonitor).
+	void capConnections(std::size_t perInbox, std::size_t perAddress);
+	// The inboxes' monitors, to poll: readable when a connection was accepted or ended. Invalid if not monitored.
+	zmq::socket_t &peerMonitor() { return peerMonitor_.socket(); }
+	zmq::socket_t &remoteMonitor() { return remoteMonitor_.socket(); }
+	struct ConnectionTally {
+		// Connections to the peer inbox that ended: a peer that left, one past a cap or its handshake time, or one
+		// that ZeroMQ cut for a frame over the socket's limit (ZMQ_MAXMSGSIZE), whose frame and whatever followed
+		// it are lost.
+		uint64_t peerEnded = 0;
+		uint64_t peerClosed = 0;   // connections to the peer inbox shut down for a cap
+		uint64_t remoteClosed = 0; // the same on the remote application inbox
+		std::string lastClosedFrom;
+	};
+	// Reads both monitors and shuts down the connections past a cap.
+	ConnectionTally watchConnections(double now);
 
 	// Gives queued messages (a leave) up to `lingerMs` to go out, then closes.
 	void close(int lingerMs);
@@ -117,7 +140,9 @@ private:
 	std::map<std::string, Dealer> dealers_;
 	uint64_t uses_ = 0;
 	uint64_t dealersClosedForRoom_ = 0;
-	zmq::socket_t peerMonitor_; // the peer inbox's disconnections (zmq_socket_monitor)
+	std::size_t maxOutgoing_ = kMaxOutgoingSockets;
+	InboxMonitor peerMonitor_;   // the peer inbox's connections (zmq_socket_monitor)
+	InboxMonitor remoteMonitor_; // the remote application inbox's
 	CurveKeyPair keys_;
 	zmq::socket_t zap_;
 };

@@ -35,6 +35,10 @@ def main():
         check(re.search(r"(^|\s)" + re.escape(flag) + r"\b", help_text) is not None,
               f"ExecStart's {flag} is a malleod flag")
     check(os.path.basename(argv[0]) == "malleod", f"ExecStart runs malleod ({argv[0]})")
+    with open(UNIT) as f:
+        limits = [line.strip()[len("LimitNOFILE="):] for line in f if line.strip().startswith("LimitNOFILE=")]
+    check(len(limits) == 1 and limits[0].isdigit() and int(limits[0]) >= 65536,
+          f"the unit raises the descriptor limit above systemd's default of 1,024 ({limits})")
 
     work = tempfile.mkdtemp(prefix="malleo-deploy-")
     try:

@@ -3,6 +3,7 @@
 peers do. Paths come from the environment set by tests/integration/meson.build."""
 import json
 import os
+import resource
 import shutil
 import signal
 import struct
@@ -59,8 +60,11 @@ class Agent:
         with open(self.config_path, "w") as f:
             json.dump(config, f)
         self.log = open(os.path.join(self.run_dir, "malleod.log"), "w")
+        nofile = cluster.nofile_limit
         self.proc = subprocess.Popen([MALLEOD, "--config", self.config_path],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+                                     stdout=self.log, stderr=subprocess.STDOUT,
+                                     preexec_fn=(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile)))
+                                     if nofile else None)
         self.info = self._wait_info()
         self.endpoint = self.info["endpoint"]
         self.local = self.info["local"]
@@ -128,6 +132,8 @@ class Cluster:
         self.agents = {}
         self.plain = plain
         self.keys_dir = os.path.join(self.dir, "keys")
+        # RLIMIT_NOFILE, soft and hard, of the agents started from now on; None: this process's.
+        self.nofile_limit = None
 
     def key_file(self, name):
         """<keys>/<name>.key, made by `malleo keygen` the first time a node of that name starts."""
