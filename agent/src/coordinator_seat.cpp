@@ -8,8 +8,8 @@
 // application, the requester whose polls it answers. This node's own processes (the local endpoint, private to the
 // agent's user) always may take it. A coordinator on another node takes it when no one holds it (a new application,
 // or an agent restarted under a running one: the first poll), when its holder is the same node on a new connection
-// (its socket reconnected), after a migration onto its node (the only operation that moves rank 0's slot:
-// pcm_bridge/src/plan/plan.h), or when the holder has not polled for several of its intervals (at least
+// (its socket reconnected), after a migration onto its node or a merge from a node (the operations that may move
+// rank 0's slot: pcm_bridge/src/plan/plan.h), or when the holder has not polled for several of its intervals (at least
 // kSeatQuietMin seconds: a coordinator that moved without the agent's command, by MALLEO_FORCE). Never while a
 // command is in flight: its result comes from whom it was handed to.
 #include "core.h"
@@ -100,10 +100,16 @@ std::string Core::resultRefusal(const AppCommand &command, const Requester &from
 
 void Core::openSeat(const std::string &appId, const CommandRequest &command)
 {
-	if (command.op != "migrate")
-		return;
-	if (auto it = seats_.find(appId); it != seats_.end())
-		it->second.openTo = command.node.empty() ? "*" : command.node;
+	// A migration puts its joiners in the slots of those that leave, rank 0's too: onto `node`, or anywhere. A merge
+	// from a node removes that node's last processes, all of them (rank 0's among them) when the count says so;
+	// the first that stays may be on any node. Splits and other merges keep slot 0 (pcm_bridge/src/plan/plan.cpp).
+	std::string to;
+	if (command.op == "migrate")
+		to = command.node.empty() ? "*" : command.node;
+	else if (command.op == "merge" && !command.from.empty())
+		to = "*";
+	if (auto it = seats_.find(appId); it != seats_.end() && !to.empty())
+		it->second.openTo = to;
 }
 
 } // namespace malleo

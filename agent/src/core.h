@@ -238,7 +238,7 @@ private:
 	std::string seatRefusal(const std::string &appId, const Requester &from, double now);
 	void takeSeat(const std::string &appId, const Requester &from, double now);
 	std::string resultRefusal(const AppCommand &command, const Requester &from) const;
-	// After an operation's result: a migration may have moved the coordinator to another node.
+	// After an operation's result: a migration, or a merge from a node, may have moved the coordinator elsewhere.
 	void openSeat(const std::string &appId, const CommandRequest &command);
 	// Frees an application's command slot before its result: `code` is dropped (rank 0 left) or lost (the agent
 	// restarted under it); the event command_<code> and the asker's failed result say why.

@@ -169,9 +169,16 @@ TEST_SUITE("coordinator_seat")
 		CHECK(r.poll(remote("n2", "c2"))["code"] == "not_coordinator");
 		r.now += 25;
 		CHECK(r.poll(remote("n2", "c2"))["type"] == "command");
+		// A merge from a node may take rank 0's node's processes: any node may take the seat afterwards.
+		r.now += 0.2;
+		const uint64_t leave = r.force({{"op", "merge"}, {"count", 1}, {"from_node", "n2"}});
+		REQUIRE(r.poll(remote("n2", "c2"))["command"] == leave);
+		REQUIRE(r.result(remote("n2", "c2"), leave, {{"ok", true}, {"before", 2}, {"after", 1}})["type"] == "ack");
+		r.now += 0.2;
+		CHECK(r.poll(remote("n4", "d"))["type"] == "command");
 		// This node's own processes may always take it.
 		CHECK(r.poll(kLocal)["type"] == "command");
-		CHECK(r.poll(remote("n2", "c2"))["code"] == "not_coordinator");
+		CHECK(r.poll(remote("n4", "d"))["code"] == "not_coordinator");
 	}
 
 	TEST_CASE("without CURVE the seat is a connection's: the first to poll an unheld seat")
