@@ -30,7 +30,10 @@ ZmqTransport::ZmqTransport(std::string selfId, std::size_t maxMessageBytes, bool
 		// connection past it, below it our decoder counts the rejection.
 		s->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(4 * maxMessageBytes_ + 4096));
 	}
-	peerInbox_.set(zmq::sockopt::router_handover, 1);
+	// No ROUTER_HANDOVER: a new connection that claimed a routing id in use would take its route over and cut the
+	// connection that had it (issue 46: an allowed key made a node drop another by connecting with its id). The
+	// inbox only receives, so a routing id gives nothing: the sockets to peers set none, ZeroMQ numbers each
+	// connection, and a claimed id that is in use leaves the connection that has it alone.
 	const std::string monitor = "inproc://peer-inbox-monitor";
 	if (zmq_socket_monitor(peerInbox_.handle(), monitor.c_str(), ZMQ_EVENT_DISCONNECTED) == 0) {
 		peerMonitor_ = zmq::socket_t(context_, zmq::socket_type::pair);
@@ -162,7 +165,6 @@ bool ZmqTransport::sendPeer(const std::string &endpoint, const std::string &serv
 			closeLeastRecentDealer();
 		try {
 			zmq::socket_t dealer(context_, zmq::socket_type::dealer);
-			dealer.set(zmq::sockopt::routing_id, selfId_);
 			dealer.set(zmq::sockopt::sndhwm, kSendHighWaterMark);
 			dealer.set(zmq::sockopt::sndtimeo, 0);
 			dealer.set(zmq::sockopt::linger, 0);
