@@ -65,8 +65,10 @@ std::string Core::seatRefusal(const std::string &appId, const Requester &from, d
 	const double quiet = std::max(kSeatQuietMin, kSeatQuietGaps * seat.gap);
 	if (now - seat.lastPoll > quiet)
 		return {};
-	return fmt::format("the coordinator of '{}' polls from {} (last {:.1f} s ago); a poll from {} takes no command",
-			   appId, describe(holder), now - seat.lastPoll, describe(from));
+	// The same line at every refused poll: the bridge says a refusal once until it changes.
+	return fmt::format("the coordinator of '{}' polls from {}; a poll from {} takes no command until it has been "
+			   "silent {:.0f} s",
+			   appId, describe(holder), describe(from), quiet);
 }
 
 void Core::takeSeat(const std::string &appId, const Requester &from, double now)
