@@ -345,8 +345,10 @@ void Daemon::handleRequests(zmq::socket_t &inbox, Channel channel)
 			refused = checkKeyAllowed(*in);
 		if (!refused)
 			refused = guarded([&] {
+				// A remote requester is its authenticated node (none in plain mode) and its connection.
 				reply = local ? core_->onLocalRequest(in->message, t, out_)
-					      : core_->onRemoteRequest(in->message, t, out_);
+					      : core_->onRemoteRequest(in->message, Requester{false, in->userId, in->routingId},
+								       t, out_);
 			});
 		if (refused) {
 			core_->onRejected(channel, *refused, t, out_);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The daemon's side of authentication (docs/deployment.md): CURVE on the TCP sockets, the ZAP handler that lets in
-// the nodes of security.allowed_keys, and the check that a peer message comes from the node it names.
+// the nodes of security.allowed_keys, and the check that a peer message comes from the node it names (by its `from`
+// and by its connection's routing id).
 #include "daemon.h"
 
 #include <fmt/format.h>
@@ -108,6 +109,12 @@ std::optional<Rejection> Daemon::checkKeyAllowed(const Incoming &in)
 
 std::optional<Rejection> Daemon::checkSender(const Incoming &in)
 {
+	// A routing id is the client's to choose; one that names another allowed node is a claim to be that node,
+	// refused whatever comes with it. (The peer inbox gives a routing id no power: zmq_transport.cpp.)
+	if (!in.userId.empty() && in.routingId != in.userId && !keyRing_.keyOf(in.routingId).empty())
+		return Rejection{"routing_id_mismatch",
+				 fmt::format("a connection of node '{}' that claims node '{}''s routing id", in.userId,
+					     printableText(in.routingId, kMaxIdLength))};
 	const auto from = in.message.find("from");
 	if (!in.message.is_object() || from == in.message.end() || !from->is_string())
 		return std::nullopt; // the schema refuses it

@@ -32,7 +32,10 @@ ZmqTransport::ZmqTransport(std::string selfId, std::size_t maxMessageBytes, bool
 		s->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(4 * maxMessageBytes_ + 4096));
 		s->set(zmq::sockopt::handshake_ivl, kHandshakeTimeoutMs);
 	}
-	peerInbox_.set(zmq::sockopt::router_handover, 1);
+	// No ROUTER_HANDOVER: a new connection that claimed a routing id in use would take its route over and cut the
+	// connection that had it (issue 46: an allowed key made a node drop another by connecting with its id). The
+	// inbox only receives, so a routing id gives nothing: the sockets to peers set none, ZeroMQ numbers each
+	// connection, and a claimed id that is in use leaves the connection that has it alone.
 }
 
 void ZmqTransport::capConnections(std::size_t perInbox, std::size_t perAddress)
@@ -165,7 +168,6 @@ bool ZmqTransport::sendPeer(const std::string &endpoint, const std::string &serv
 			closeLeastRecentDealer();
 		try {
 			zmq::socket_t dealer(context_, zmq::socket_type::dealer);
-			dealer.set(zmq::sockopt::routing_id, selfId_);
 			dealer.set(zmq::sockopt::sndhwm, kSendHighWaterMark);
 			dealer.set(zmq::sockopt::sndtimeo, 0);
 			dealer.set(zmq::sockopt::linger, 0);

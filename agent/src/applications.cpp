@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "result_check.h"
+
 namespace malleo {
 
 namespace {
@@ -195,6 +197,7 @@ void Core::removeProcess(const std::string &appId, uint32_t rank, const std::str
 		emit({{"type", "app_gone"}, {"app", it->first}}, now, out);
 		lastResults_.erase(it->first);
 		progress_.erase(it->first);
+		seats_.erase(it->first);
 		reconfigurationToDiscount_.erase(it->first);
 		apps_.erase(it);
 	}
@@ -287,12 +290,18 @@ Message Core::onForce(const Message &m, double now, CoreOutputs &out)
 	return reply;
 }
 
-Message Core::onPoll(const Message &m, double now, CoreOutputs &out)
+Message Core::onPoll(const Message &m, const Requester &from, double now, CoreOutputs &out)
 {
 	const std::string &appId = m["app"].get_ref<const std::string &>();
 	auto it = apps_.find(appId);
 	if (it == apps_.end())
 		return refusal(config_.id, "unknown_app", "poll before register (an agent that just restarted learns of the application at its processes' next report; otherwise libmalleo_pmpi is not preloaded)");
+	// Only the application's coordinator takes its commands, or says its size and progress (coordinator_seat.cpp).
+	if (std::string refused = seatRefusal(appId, from, now); !refused.empty()) {
+		counters_.add("commands.polls_refused.not_coordinator");
+		return refusal(config_.id, "not_coordinator", refused);
+	}
+	takeSeat(appId, from, now);
 	counters_.add("commands.polls");
 	ApplicationInfo &app = it->second;
 	// Only a PCM bridge polls, so the application can change its size; and its coordinator knows
@@ -318,6 +327,8 @@ Message Core::onPoll(const Message &m, double now, CoreOutputs &out)
 	}
 	AppCommand &command = c->second;
 	command.sent = true;
+	command.sentTo = from;
+	command.sentToKnown = true;
 	++commandChanges_;
 	command.sentAt = now;
 	reply.update(commandFields(command.command));
@@ -329,7 +340,7 @@ Message Core::onPoll(const Message &m, double now, CoreOutputs &out)
 	return reply;
 }
 
-Message Core::onResult(const Message &m, double now, CoreOutputs &out)
+Message Core::onResult(const Message &m, const Requester &from, double now, CoreOutputs &out)
 {
 	const std::string &appId = m["app"].get_ref<const std::string &>();
 	const uint64_t id = m["command"].get<uint64_t>();
@@ -339,12 +350,24 @@ Message Core::onResult(const Message &m, double now, CoreOutputs &out)
 		return refusal(config_.id, "unknown_command",
 			       fmt::format("no command {} of '{}' is in flight here", id, appId));
 	}
+	// A refused result leaves the command in flight: the coordinator it was handed to may still report.
+	if (std::string refused = resultRefusal(c->second, from); !refused.empty()) {
+		counters_.add("commands.results_refused.not_coordinator");
+		return refusal(config_.id, "not_coordinator", refused);
+	}
+	const double maxDuration = c->second.recoveredUntil > 0.0 ? kRecoveredDurationMax : now - c->second.sentAt;
+	if (std::optional<std::string> bad = checkResult(m, c->second.command, maxDuration)) {
+		counters_.add("commands.results_refused.bad_result");
+		return refusal(config_.id, "bad_result", fmt::format("result of command {} of '{}': {}", id, appId, *bad));
+	}
 	const bool ok = m["ok"].get<bool>();
 	const AppCommand command = std::move(c->second);
 	commands_.erase(c);
 	++commandChanges_;
+	// What a terminal or the log shows of it: no control characters.
+	const std::string text = withoutControls(m.value("text", ""), kResultTextMax);
 	nlohmann::json result = commandFields(command.command);
-	result.update({{"command", id}, {"ok", ok}, {"text", m.value("text", "")}, {"at", now - startedAt_},
+	result.update({{"command", id}, {"ok", ok}, {"text", text}, {"at", now - startedAt_},
 		       {"trigger", command.asker.trigger}, {"why", command.asker.why},
 		       {"decision", command.asker.decision}, {"origin", command.asker.origin}});
 	for (const char *key : {"iteration", "before", "after", "duration", "bytes"})
@@ -364,6 +387,8 @@ Message Core::onResult(const Message &m, double now, CoreOutputs &out)
 			reconfigurationToDiscount_[appId] = m["duration"].get<double>();
 		}
 	}
+	if (ok)
+		openSeat(appId, command.command);
 	counters_.add(ok ? "commands.ok" : "commands.failed");
 	nlohmann::json event = result;
 	event["type"] = "command_result";
@@ -376,7 +401,9 @@ Message Core::onResult(const Message &m, double now, CoreOutputs &out)
 	told["command"] = id;
 	if (!ok)
 		told["code"] = "failed";
-	for (const char *key : {"text", "iteration", "before", "after", "duration", "bytes"})
+	if (m.contains("text"))
+		told["text"] = text;
+	for (const char *key : {"iteration", "before", "after", "duration", "bytes"})
 		if (m.contains(key))
 			told[key] = m[key];
 	if (result.contains("refusal"))

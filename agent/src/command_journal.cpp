@@ -30,6 +30,9 @@ nlohmann::json Core::commandJournal() const
 		entry.update({{"command", c.id}, {"sent", c.sent}, {"origin", c.asker.origin},
 			      {"request", c.asker.request}, {"trigger", c.asker.trigger}, {"kind", c.asker.kind},
 			      {"why", c.asker.why}, {"decision", c.asker.decision}});
+		// The coordinator it was handed to, whose result a successor takes (from any of that node's connections).
+		if (c.sent && c.sentToKnown)
+			entry["sent_to"] = {{"local", c.sentTo.local}, {"node", c.sentTo.node}};
 		commands[appId] = std::move(entry);
 	}
 	return {{"version", kJournalVersion}, {"next_command", nextCommandId_}, {"commands", std::move(commands)}};
@@ -66,6 +69,11 @@ std::string Core::recoverCommands(const nlohmann::json &journal, double now, Cor
 		c.asker = {text("origin"), request->get<uint64_t>(), text("trigger"), text("kind"), text("why"),
 			   text("decision")};
 		c.sent = sent->get<bool>();
+		if (const auto to = entry.find("sent_to"); to != entry.end() && to->is_object() &&
+		    to->value("local", nlohmann::json()).is_boolean() && to->value("node", nlohmann::json()).is_string()) {
+			c.sentTo = {(*to)["local"].get<bool>(), (*to)["node"].get<std::string>(), ""};
+			c.sentToKnown = true;
+		}
 		c.queuedAt = c.sentAt = now;
 		c.recoveredUntil = now + kRecoveredResultWait;
 		nextCommandId_ = std::max(nextCommandId_, c.id + 1);

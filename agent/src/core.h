@@ -27,6 +27,13 @@
 
 namespace malleo {
 
+// Who sent a request on an application endpoint (coordinator_seat.cpp, docs/protocol.md "Who may poll and report").
+struct Requester {
+	bool local = true;	// this node's processes and CLI: the local endpoint, private to the agent's user
+	std::string node;	// remote: the node its CURVE key belongs to (the ZAP User-Id); empty in plain mode
+	std::string connection; // remote: the routing id of its connection to the remote application endpoint
+};
+
 // What the core asks its adapter to do.
 struct CoreOutputs {
 	struct Send {
@@ -63,8 +70,9 @@ public:
 	Message onLocalRequest(const Message &message, double now, CoreOutputs &out);
 
 	// A request on the remote application endpoint, from a coordinator on another node: `poll` and `result`
-	// are answered as on the local endpoint, anything else is refused (`local_only`).
-	Message onRemoteRequest(const Message &message, double now, CoreOutputs &out);
+	// are answered as on the local endpoint, from the application's coordinator only (coordinator_seat.cpp);
+	// anything else is refused (`local_only`).
+	Message onRemoteRequest(const Message &message, const Requester &from, double now, CoreOutputs &out);
 
 	// A message the adapter could not decode (bad header, oversized, ...).
 	void onRejected(Channel channel, const Rejection &rejection, double now, CoreOutputs &out);
@@ -135,6 +143,10 @@ private:
 		CommandRequest command;
 		Asker asker;
 		bool sent = false; // handed to the coordinator by a poll: in flight
+		// Whom it was handed to: only that coordinator reports its result. connection empty: any of that node's
+		// (a command recovered from the journal); sentToKnown false: anyone's (a journal that did not say).
+		Requester sentTo;
+		bool sentToKnown = false;
 		// In flight when this agent's predecessor in the run directory died: its result is awaited until then.
 		double recoveredUntil = 0.0;
 		double queuedAt = 0.0;
@@ -146,6 +158,16 @@ private:
 		uint64_t id = 0;
 		std::string root;
 		double sentAt = 0.0;
+	};
+
+	// Who coordinates an application, as its root agent saw from the polls (coordinator_seat.cpp): the one
+	// requester a command is handed to.
+	struct Seat {
+		bool bound = false;
+		Requester holder;
+		double lastPoll = 0.0;
+		double gap = 0.0;   // the longest recent time between the holder's polls
+		std::string openTo; // after a migration: the node it went to may take the seat ("*": any node)
 	};
 
 	// Where an application's rank 0 is, as a peer's hello, welcome or heartbeat said.
@@ -162,7 +184,7 @@ private:
 	Message refuse(Channel channel, const Rejection &rejection, const Message &message, double now,
 		       CoreOutputs &out);
 	// The reply to a valid request of the local endpoint's schema.
-	Message answer(const Message &message, double now, CoreOutputs &out);
+	Message answer(const Message &message, const Requester &from, double now, CoreOutputs &out);
 	void reject(Channel channel, const Rejection &rejection, const Message *message,
 		    double now, CoreOutputs &out);
 
@@ -209,8 +231,15 @@ private:
 	// The command path (applications.cpp): `force` from the CLI fills the slot,
 	// the coordinator's `poll` takes the command, its `result` frees the slot.
 	Message onForce(const Message &m, double now, CoreOutputs &out);
-	Message onPoll(const Message &m, double now, CoreOutputs &out);
-	Message onResult(const Message &m, double now, CoreOutputs &out);
+	Message onPoll(const Message &m, const Requester &from, double now, CoreOutputs &out);
+	Message onResult(const Message &m, const Requester &from, double now, CoreOutputs &out);
+	// coordinator_seat.cpp: whether `from` coordinates the application (a poll), or reports for the command it was
+	// handed (a result); empty when it may, else why not.
+	std::string seatRefusal(const std::string &appId, const Requester &from, double now);
+	void takeSeat(const std::string &appId, const Requester &from, double now);
+	std::string resultRefusal(const AppCommand &command, const Requester &from) const;
+	// After an operation's result: a migration, or a merge from a node, may have moved the coordinator elsewhere.
+	void openSeat(const std::string &appId, const CommandRequest &command);
 	// Frees an application's command slot before its result: `code` is dropped (rank 0 left) or lost (the agent
 	// restarted under it); the event command_<code> and the asker's failed result say why.
 	void dropCommand(const std::string &appId, const std::string &code, const std::string &why, double now,
@@ -290,6 +319,7 @@ private:
 	std::map<std::string, PendingRequest> pending_; // app → the request this agent awaits a result of
 	std::map<std::string, double> heldUntil_;	 // app → no decision asks for it before then
 	std::map<std::string, RootSeen> rootOf_;	 // app → the peer hosting its rank 0
+	std::map<std::string, Seat> seats_;		 // app → its coordinator, here at its root agent
 	uint64_t nextRequestId_ = 1;
 	bool draining_ = false;
 	std::set<std::string> drainingPeers_; // peers whose heartbeats say they drain: nothing moves onto them

@@ -12,10 +12,10 @@ Message Core::onLocalRequest(const Message &message, double now, CoreOutputs &ou
 	if (auto rejection = validateMessage(message, Channel::Local))
 		return refuse(Channel::Local, *rejection, message, now, out);
 	counters_.add("rx.local." + message["type"].get<std::string>());
-	return answer(message, now, out);
+	return answer(message, Requester{}, now, out);
 }
 
-Message Core::onRemoteRequest(const Message &message, double now, CoreOutputs &out)
+Message Core::onRemoteRequest(const Message &message, const Requester &from, double now, CoreOutputs &out)
 {
 	// The application's commands are all a coordinator on another node needs from here; registering, forcing and
 	// the rest stay with the processes and the CLI of this node. A bad envelope or version is told as such.
@@ -26,7 +26,7 @@ Message Core::onRemoteRequest(const Message &message, double now, CoreOutputs &o
 	if (rejection)
 		return refuse(Channel::Remote, *rejection, message, now, out);
 	counters_.add("rx.remote." + message["type"].get<std::string>());
-	return answer(message, now, out);
+	return answer(message, from, now, out);
 }
 
 Message Core::refuse(Channel channel, const Rejection &rejection, const Message &message, double now,
@@ -39,7 +39,7 @@ Message Core::refuse(Channel channel, const Rejection &rejection, const Message 
 	return error;
 }
 
-Message Core::answer(const Message &message, double now, CoreOutputs &out)
+Message Core::answer(const Message &message, const Requester &from, double now, CoreOutputs &out)
 {
 	const std::string &type = message["type"].get_ref<const std::string &>();
 	Message reply;
@@ -54,9 +54,9 @@ Message Core::answer(const Message &message, double now, CoreOutputs &out)
 	else if (type == "force")
 		reply = onForce(message, now, out);
 	else if (type == "poll")
-		reply = onPoll(message, now, out);
+		reply = onPoll(message, from, now, out);
 	else if (type == "result")
-		reply = onResult(message, now, out);
+		reply = onResult(message, from, now, out);
 	else if (type == "register")
 		reply = onRegister(message, now, out);
 	else if (type == "app_report")

@@ -174,8 +174,13 @@ with Cluster() as cluster:
     app.curve_secretkey, app.curve_publickey, app.curve_serverkey = n4_secret, zmq.curve_public(n4_secret), n1_key
     app.connect(remote)
 
+    # An application of its own, which n4 coordinates (heat's is n2, whose merge is in flight: node_keys_test.py).
+    reply = local_request(n1.local, envelope("register", "cool-rank", 1, app="cool", rank=0, pid=os.getpid(), size=1,
+                                             malleable=True, units=1))
+    check(reply["type"] == "ack", "rank 0 of cool registers with n1")
+
     def app_poll(seq):
-        app.send_multipart(frames(envelope("poll", "malleo-pcm", seq, app="heat", iteration=seq, size=2)))
+        app.send_multipart(frames(envelope("poll", "malleo-pcm", seq, app="cool", iteration=seq, size=1)))
         return msgpack.unpackb(app.recv_multipart()[1]) if app.poll(5000) else None
     hellos = counter(n1, "rx.hello")
     peer.send_multipart(frames(envelope("hello", "n4", 20, endpoint="tcp://127.0.0.1:9", agent_version="1",

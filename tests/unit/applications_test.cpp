@@ -236,13 +236,16 @@ TEST_SUITE("commands")
 		REQUIRE(force(core, net.now(), {{"app", "heat"}, {"op", "merge"}, {"count", 1}}, out)["type"] ==
 			"force_reply");
 
+		// The coordinator polled here; once its polls stop for 30 s (it moved off the node by MALLEO_FORCE), one on
+		// another node takes the seat (coordinator_seat_test.cpp has the rest of who may poll).
+		const Requester b{false, "b", "connection"};
 		Message command = core.onRemoteRequest(request("poll", {{"app", "heat"}, {"iteration", 9}, {"size", 2}}),
-						       net.now(), out);
+						       b, net.now() + 31, out);
 		REQUIRE(command["type"] == "command");
 		CHECK(command["op"] == "merge");
 		Message ack = core.onRemoteRequest(request("result", {{"app", "heat"}, {"command", command["command"]},
 								      {"ok", true}, {"before", 2}, {"after", 1}}),
-						   net.now(), out);
+						   b, net.now() + 31, out);
 		CHECK(ack["type"] == "ack");
 		CHECK(core.counters().get("commands.ok") == 1);
 		CHECK(core.counters().get("rx.remote.poll") == 1);
@@ -260,7 +263,7 @@ TEST_SUITE("commands")
 		};
 		for (const Message &other : others) {
 			out.clear();
-			Message refused = core.onRemoteRequest(other, net.now(), out);
+			Message refused = core.onRemoteRequest(other, b, net.now(), out);
 			CHECK(refused["type"] == "error");
 			CHECK(refused["code"] == "local_only");
 			CHECK(eventTypes(out) == std::vector<std::string>{"rejected"});
@@ -270,7 +273,7 @@ TEST_SUITE("commands")
 		CHECK(core.onLocalRequest(request("apps", nlohmann::json::object()), net.now(), out)["apps"][0]["command"]
 			      .is_null());
 		// A bad envelope is told as such, as on the local endpoint.
-		CHECK(core.onRemoteRequest(nlohmann::json::array(), net.now(), out)["code"] == "bad_envelope");
+		CHECK(core.onRemoteRequest(nlohmann::json::array(), b, net.now(), out)["code"] == "bad_envelope");
 		CHECK(core.counters().get("rejected.remote.bad_envelope") == 1);
 	}
 
