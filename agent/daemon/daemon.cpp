@@ -16,6 +16,7 @@
 #include <malleo/run_dir.h>
 
 #include "metrics.h"
+#include "printable_log.h"
 #include "private_files.h"
 
 namespace malleo {
@@ -73,7 +74,7 @@ Daemon::Daemon(AgentConfig config, ProfilingModule &profiling, ProtocolModule &p
 {
 	log_ = spdlog::get("agent");
 	if (!log_)
-		log_ = spdlog::stderr_color_mt("agent");
+		log_ = makePrintableLogger("agent");
 }
 
 // A process killed before MPI_Finalize never deregisters. Its pid, once seen alive and now gone, says it ended. A
