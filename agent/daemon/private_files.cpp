@@ -50,9 +50,10 @@ std::string preparePrivateDir(const std::string &dir)
 	return {};
 }
 
-int openPrivateFile(const std::string &path, std::string &error)
+int openPrivateFile(const std::string &path, std::string &error, bool append)
 {
-	const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	const int fd = open(path.c_str(), O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC) | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
 	if (fd < 0) {
 		error = fmt::format("'{}': {}", path, errno == ELOOP ? "is a symbolic link" : std::strerror(errno));
 		return -1;

@@ -12,8 +12,9 @@ namespace malleo {
 // by no one else; a mode wider than 0700 in its read or search bits is narrowed. An empty string, or one line.
 std::string preparePrivateDir(const std::string &dir);
 
-// Opens `path` for writing, created 0600 or truncated, refusing a symbolic link. -1 with `error` set on failure.
-int openPrivateFile(const std::string &path, std::string &error);
+// Opens `path` for writing, created 0600 or truncated (or, with `append`, written at its end), refusing a symbolic
+// link. -1 with `error` set on failure.
+int openPrivateFile(const std::string &path, std::string &error, bool append = false);
 
 // Writes `content` to `path` whole: a 0600 temporary beside it, renamed over it. An empty string, or one line.
 std::string writePrivateFile(const std::string &path, const std::string &content);
