@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -11,6 +12,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <malleo/run_dir.h>
@@ -86,7 +88,7 @@ void Daemon::forgetEndedProcesses(double t)
 			if (p.pid <= 0)
 				continue;
 			auto key = std::make_tuple(appId, p.rank, p.pid);
-			if (kill(static_cast<pid_t>(p.pid), 0) == 0 || errno != ESRCH)
+			if (processRuns(p.pid))
 				alive.insert(key);
 			else if (pidsSeenAlive_.contains(key))
 				ended.emplace_back(appId, p.rank);
@@ -363,6 +365,10 @@ int Daemon::run()
 		std::string bound = transport_->bindPeer(config_.listen);
 		config_.core.endpoint = advertised(bound, config_.advertise);
 		transport_->bindLocal(localEndpoint);
+		// ZeroMQ makes the socket with the umask's mode (0755 under the usual 022); the directory is 0700 already,
+		// the socket is made the user's alone as well, as docs/deployment.md says.
+		if (chmod(socketPath_.c_str(), 0600) != 0)
+			log_->warn("cannot make '{}' 0600: {}", socketPath_, std::strerror(errno));
 		if (!appListen.empty())
 			config_.core.appEndpoint = advertisedApp(transport_->bindRemote(appListen), config_.core.endpoint);
 	} catch (const zmq::error_t &e) {
