@@ -181,6 +181,8 @@ private:
 	OverlayView view(double now, std::vector<PeerEntry> &alive,
 			 std::vector<Candidate> &candidates);
 
+	// A gap between ticks past the failure timeout: peers are not blamed for this agent having stopped.
+	void discountStall(double now);
 	void expire(double now, CoreOutputs &out);
 	void maintainView(double now, CoreOutputs &out);
 	void heartbeat(double now, CoreOutputs &out);
@@ -264,6 +266,7 @@ private:
 	uint64_t nextMessageId_ = 1;
 	uint64_t nextEventSeq_ = 1;
 	double startedAt_ = 0.0;
+	double lastTick_ = 0.0; // the last tick (or the start): a gap past the failure timeout is this agent stalled
 
 	std::map<std::string, PeerEntry> peers_;
 	std::map<std::string, Candidate> candidates_;
