@@ -339,16 +339,23 @@ OverlayView Core::view(double now, std::vector<PeerEntry> &alive, std::vector<Ca
 	return v;
 }
 
-// Ticks come a fraction of the failure timeout apart. A gap longer than the timeout is this agent not running (stopped
-// by SIGSTOP, a debugger, a frozen VM), not its peers falling silent: what they sent meanwhile is still queued. Their
-// silence is counted from before the gap, so none is dropped for it; one that is really gone is dropped a timeout later.
+// Ticks come at a steady interval, a fraction of the failure timeout. A gap longer than the timeout and many times the
+// usual one is this agent not running (stopped by SIGSTOP, a debugger, a frozen VM), not its peers falling silent:
+// what they sent meanwhile is still queued. Their silence is counted from before the gap, so none is dropped for it;
+// one that is really gone is dropped a timeout later. The usual interval is learnt from the ticks themselves, so a
+// configured tick longer than the timeout is no stall.
 void Core::discountStall(double now)
 {
-	const double stalled = now - lastTick_;
+	const double gap = now - lastTick_;
 	lastTick_ = now;
-	if (stalled <= config_.failureTimeout)
+	if (gap <= config_.failureTimeout || gap <= kStallFactor * usualTickGap_) {
+		// Two ticks at once (a tick at the start, a late one caught up) teach nothing of the interval.
+		if (gap > kTickGapMin)
+			usualTickGap_ = gap;
 		return;
+	}
 	counters_.add("agent.stalls");
+	const double stalled = gap - usualTickGap_;
 	for (auto &[id, peer] : peers_)
 		peer.lastHeard = std::min(now, peer.lastHeard + stalled);
 }
