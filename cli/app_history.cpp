@@ -28,7 +28,7 @@ std::optional<long long> integer(const nlohmann::json &j, const char *key)
 std::string str(const nlohmann::json &j, const char *key)
 {
 	auto it = j.find(key);
-	return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+	return it != j.end() && it->is_string() ? shownText(it->get_ref<const std::string &>()) : std::string();
 }
 
 bool isReconfiguration(const nlohmann::json &e)

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <tuple>
@@ -14,8 +16,12 @@ namespace malleo::cli {
 
 namespace {
 
+namespace fs = std::filesystem;
+
 // Enough places for a person to find the bad lines; the count says how many there are.
 constexpr std::size_t kPlacesNamed = 3;
+constexpr const char *kEventsFile = "events.jsonl";
+constexpr const char *kDecisionsFile = "decisions.jsonl";
 
 bool isEvent(const nlohmann::json &j)
 {
@@ -26,23 +32,27 @@ bool isEvent(const nlohmann::json &j)
 	return type != j.end() && type->is_string() && t != j.end() && t->is_number();
 }
 
-} // namespace
+// The runs a file's lines belong to: an agent's start, as the wall clock of its t = 0, in milliseconds.
+using Runs = std::set<long long>;
 
-std::optional<EventLog> readEventLogs(const std::vector<std::string> &files, Failure &failure)
-{
-	EventLog log;
-	auto skip = [&](const std::string &file, std::size_t line) {
+struct Reader {
+	EventLog &log;
+	std::set<std::tuple<std::string, long long, long long>> seen;
+
+	void skip(const std::string &file, std::size_t line)
+	{
 		if (log.where.size() < kPlacesNamed)
 			log.where.push_back(fmt::format("{}:{}", file, line));
-	};
-	// The same file given twice, or two copies of one log, would count every iteration twice.
-	std::set<std::tuple<std::string, long long, long long>> seen;
-	for (const std::string &file : files) {
+	}
+
+	// Reads one file into the log. With `only`, a line counts only if its run is one of them, and a bad line is not
+	// counted (the file was not asked for); `runs`, when given, gets the runs the file holds.
+	bool read(const std::string &file, Failure &failure, const Runs *only, Runs *runs)
+	{
 		std::ifstream in(file);
 		if (!in) {
-			failure = {kExitBadInput,
-				   fmt::format("cannot read {}: {}", file, std::strerror(errno))};
-			return std::nullopt;
+			failure = {kExitBadInput, fmt::format("cannot read {}: {}", file, std::strerror(errno))};
+			return false;
 		}
 		// An agent that restarts appends a new log_started: each one sets the clock of the
 		// lines after it.
@@ -53,25 +63,35 @@ std::optional<EventLog> readEventLogs(const std::vector<std::string> &files, Fai
 				continue;
 			nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
 			if (!isEvent(j)) {
-				++log.malformed;
-				skip(file, line);
+				if (!only) {
+					++log.malformed;
+					skip(file, line);
+				}
 				continue;
 			}
 			const double t = j["t"].get<double>();
 			if (j["type"] == "log_started") {
 				auto wall = j.find("wall");
 				if (wall == j.end() || !wall->is_number()) {
-					++log.malformed;
-					skip(file, line);
+					if (!only) {
+						++log.malformed;
+						skip(file, line);
+					}
 					continue;
 				}
 				base = wall->get<double>() - t;
+				if (runs)
+					runs->insert(std::llround(*base * 1000));
 			}
 			if (!base) {
-				++log.unanchored;
-				skip(file, line);
+				if (!only) {
+					++log.unanchored;
+					skip(file, line);
+				}
 				continue;
 			}
+			if (only && !only->contains(std::llround(*base * 1000)))
+				continue;
 			const double wall = *base + t;
 			const std::string agent = j.value("agent", std::string());
 			const long long seq = j.contains("seq") && j["seq"].is_number_integer()
@@ -80,6 +100,31 @@ std::optional<EventLog> readEventLogs(const std::vector<std::string> &files, Fai
 			if (seq >= 0 && !seen.emplace(agent, seq, std::llround(wall * 1000)).second)
 				continue;
 			log.events.push_back({wall, 0, std::move(j)});
+		}
+		return true;
+	}
+};
+
+} // namespace
+
+std::optional<EventLog> readEventLogs(const std::vector<std::string> &files, Failure &failure)
+{
+	EventLog log;
+	// The same file given twice, or two copies of one log, would count every iteration twice.
+	Reader reader{log, {}};
+	for (const std::string &file : files) {
+		Runs runs;
+		if (!reader.read(file, failure, nullptr, &runs))
+			return std::nullopt;
+		// An agent's decisions.jsonl, beside its events.jsonl, holds its decisions past what junk may have
+		// pushed out of the other file (which starts again at its size): those of the runs this file is from.
+		const fs::path path(file);
+		const fs::path decisions = path.parent_path() / kDecisionsFile;
+		std::error_code ec;
+		if (path.filename() == kEventsFile && fs::is_regular_file(decisions, ec) &&
+		    std::find(files.begin(), files.end(), decisions.string()) == files.end()) {
+			Failure ignored;
+			reader.read(decisions.string(), ignored, &runs, nullptr);
 		}
 	}
 	std::stable_sort(

@@ -28,7 +28,8 @@ struct EventLog {
 };
 
 // Reads every file; an unreadable one is a failure (bad input), a bad line is
-// only counted.
+// only counted. For a file named events.jsonl, the decisions.jsonl beside it is read too, for the runs of the agent
+// the first holds: decisions that junk pushed out of events.jsonl (docs/cli.md).
 std::optional<EventLog> readEventLogs(const std::vector<std::string> &files, Failure &failure);
 
 // One warning line for the skipped lines ("skipped 2 malformed lines (a.jsonl:3, ...)"), empty when

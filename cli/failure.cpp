@@ -3,11 +3,14 @@
 
 #include <iostream>
 
+#include "reply_fields.h"
+
 namespace malleo::cli {
 
 int report(const Failure &failure)
 {
-	std::cerr << "malleo: " << failure.line << '\n';
+	// A failure may quote an agent's error text, itself quoting a peer.
+	std::cerr << "malleo: " << shownText(failure.line) << '\n';
 	return failure.status;
 }
 

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "event_log.h"
 #include "gnuplot.h"
+#include "reply_fields.h"
 
 namespace malleo::cli {
 
@@ -215,7 +216,7 @@ int plotCommand(const PlotOptions &plot)
 	} else {
 		std::cout << fmt::format(
 		    "wrote {}: {}, {} progress report{} over {:.1f} s, {} reconfiguration{}{}\n",
-		    plot.output, app, history.progress.size(),
+		    plot.output, shownText(app), history.progress.size(),
 		    history.progress.size() == 1 ? "" : "s", seconds, reconfigurations,
 		    reconfigurations == 1 ? "" : "s",
 		    failed ? fmt::format(" ({} failed or refused)", failed) : "");

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <malleo/message.h>
+
 namespace malleo::cli {
 
 const nlohmann::json *field(const nlohmann::json &j, FieldPath path)
@@ -29,11 +31,18 @@ std::optional<double> number(const nlohmann::json &j, FieldPath path)
 
 std::string scalarText(const nlohmann::json &value)
 {
+	// An agent passes on what its peers said (an endpoint, a version, an error's text): shown, never obeyed.
 	if (value.is_string())
-		return value.get<std::string>();
+		return shownText(value.get_ref<const std::string &>());
 	if (value.is_number_float())
 		return fmt::format("{:.3g}", value.get<double>());
-	return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+	// JSON escapes C0 controls but passes C1 ones and invisible marks on as UTF-8.
+	return shownText(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+std::string shownText(std::string_view text)
+{
+	return printableText(text, text.size());
 }
 
 std::string text(const nlohmann::json &j, FieldPath path)

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -19,8 +20,12 @@ const nlohmann::json *field(const nlohmann::json &j, FieldPath path);
 
 std::optional<double> number(const nlohmann::json &j, FieldPath path);
 
-// A scalar as text (strings unquoted), anything else as compact JSON.
+// A scalar as text (strings unquoted), anything else as compact JSON; inert on a terminal (shownText).
 std::string scalarText(const nlohmann::json &value);
+
+// Text to print that came from an agent, a peer or a file: controls, C1 controls, invisible marks and invalid UTF-8
+// shown as \xHH (printableText of <malleo/message.h>), the rest as it is. Applying it twice changes nothing more.
+std::string shownText(std::string_view text);
 
 // The value at path as text, or "-".
 std::string text(const nlohmann::json &j, FieldPath path);

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "reply_fields.h"
+
 namespace malleo::cli {
 
 namespace {
@@ -51,6 +53,9 @@ void TextTable::alignRight(std::size_t column)
 void TextTable::addRow(std::vector<std::string> cells)
 {
 	cells.resize(header_.size());
+	// Cells are mostly made by text() already; any other (a name from a log file) is made inert here.
+	for (std::string &cell : cells)
+		cell = shownText(cell);
 	rows_.push_back(std::move(cells));
 }
 

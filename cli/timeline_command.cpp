@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "event_log.h"
 #include "human_units.h"
+#include "reply_fields.h"
 #include "text_table.h"
 
 namespace malleo::cli {
@@ -130,7 +131,7 @@ int timelineCommand(const TimelineOptions &timeline)
 			  [](const HistoryEvent &r) { return r.reconfiguration; });
 	std::cout << fmt::format(
 	    "{}: {} reconfiguration{}, {} progress report{}; time 0 = {} (the earliest event)\n",
-	    app.empty() ? "no application" : app, reconfigurations,
+	    app.empty() ? "no application" : shownText(app), reconfigurations,
 	    reconfigurations == 1 ? "" : "s", history.progress.size(),
 	    history.progress.size() == 1 ? "" : "s", formatClock(start));
 	if (history.events.empty()) {

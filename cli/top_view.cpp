@@ -236,9 +236,9 @@ void TopView::draw(double now)
 	if (!terminal_) {
 		std::cout << fmt::format("--- {}  {} node{}\n", clock, nodes.size(), nodes.size() == 1 ? "" : "s");
 		for (const std::string &line : table)
-			std::cout << line << '\n';
+			std::cout << shownText(line) << '\n';
 		for (const TimedLine &l : newLines_)
-			std::cout << l.line << '\n';
+			std::cout << shownText(l.line) << '\n';
 		newLines_.clear();
 		std::cout.flush();
 		return;
@@ -260,7 +260,7 @@ void TopView::draw(double now)
 	// everything below: no full clear, so the view does not flicker.
 	std::string out = "\x1b[H";
 	for (const std::string &line : screen)
-		out += clip(line, width) + "\x1b[K\n";
+		out += clip(shownText(line), width) + "\x1b[K\n";
 	out += "\x1b[J";
 	std::cout << out << std::flush;
 }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -12,12 +13,14 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <malleo/run_dir.h>
 
 #include "accept_guard.h"
 #include "metrics.h"
+#include "printable_log.h"
 #include "private_files.h"
 
 namespace malleo {
@@ -32,8 +35,6 @@ constexpr int kBatch = 256;
 constexpr std::size_t kRecentEvents = 256;
 // What an ipc path may hold (sockaddr_un.sun_path minus the terminator).
 constexpr std::size_t kMaxSocketPath = 107;
-// The event log's size before it starts again (events.jsonl, the previous one kept as events.1.jsonl).
-constexpr std::size_t kEventLogMaxBytes = 64u << 20;
 
 std::string advertised(const std::string &bound, const std::string &advertise)
 {
@@ -75,7 +76,7 @@ Daemon::Daemon(AgentConfig config, ProfilingModule &profiling, ProtocolModule &p
 {
 	log_ = spdlog::get("agent");
 	if (!log_)
-		log_ = spdlog::stderr_color_mt("agent");
+		log_ = makePrintableLogger("agent");
 }
 
 // A process killed before MPI_Finalize never deregisters. Its pid, once seen alive and now gone, says it ended. A
@@ -89,7 +90,7 @@ void Daemon::forgetEndedProcesses(double t)
 			if (p.pid <= 0)
 				continue;
 			auto key = std::make_tuple(appId, p.rank, p.pid);
-			if (kill(static_cast<pid_t>(p.pid), 0) == 0 || errno != ESRCH)
+			if (processRuns(p.pid))
 				alive.insert(key);
 			else if (pidsSeenAlive_.contains(key))
 				ended.emplace_back(appId, p.rank);
@@ -192,7 +193,7 @@ void Daemon::apply(CoreOutputs &out)
 			log_->info("{}", event.dump());
 		else
 			log_->debug("{}", event.dump());
-		logEvent(event);
+		eventFiles_.write(event);
 
 		Message m = makeMessage("event", config_.core.id, event["seq"].get<uint64_t>());
 		m["event"] = event;
@@ -233,44 +234,6 @@ void Daemon::saveCommands()
 	savedChanges_ = core_->commandChanges();
 	if (std::string err = writePrivateFile(commandsFile_, core_->commandJournal().dump() + "\n"); !err.empty())
 		log_->error("cannot write {}: {}", commandsFile_, err);
-}
-
-void Daemon::openEventLog()
-{
-	eventLogPath_ = (fs::path(config_.runDir) / "events.jsonl").string();
-	std::error_code ec;
-	// The previous run's log is kept once: an agent restarted after a crash still has what led to it.
-	if (fs::exists(eventLogPath_, ec))
-		fs::rename(eventLogPath_, (fs::path(config_.runDir) / "events.1.jsonl").string(), ec);
-	std::string error;
-	eventLog_ = openPrivateFile(eventLogPath_, error);
-	if (eventLog_ < 0) {
-		log_->warn("cannot write the event log: {}; events go to subscribers only", error);
-		return;
-	}
-	eventLogBytes_ = 0;
-	using namespace std::chrono;
-	// Events carry the agent's own clock; the wall time of its start lets files of several agents share an axis.
-	const double wall = duration<double>(system_clock::now().time_since_epoch()).count();
-	logEvent({{"type", "log_started"}, {"wall", wall}, {"t", 0.0}, {"seq", 0}, {"agent", config_.core.id}});
-}
-
-void Daemon::logEvent(const nlohmann::json &event)
-{
-	if (eventLog_ < 0)
-		return;
-	const std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
-	// A long-running agent keeps the newest events: past the limit the log starts again, the old one kept once.
-	if (eventLogBytes_ + line.size() > kEventLogMaxBytes) {
-		close(eventLog_);
-		eventLog_ = -1;
-		openEventLog();
-		if (eventLog_ < 0)
-			return;
-	}
-	// One write per line: a reader never sees half of one unless the disk is full.
-	if (write(eventLog_, line.data(), line.size()) == static_cast<ssize_t>(line.size()))
-		eventLogBytes_ += line.size();
 }
 
 void Daemon::logRejection(const nlohmann::json &event)
@@ -469,6 +432,10 @@ int Daemon::run()
 		std::string bound = transport_->bindPeer(config_.listen);
 		config_.core.endpoint = advertised(bound, config_.advertise);
 		transport_->bindLocal(localEndpoint);
+		// ZeroMQ makes the socket with the umask's mode (0755 under the usual 022); the directory is 0700 already,
+		// the socket is made the user's alone as well, as docs/deployment.md says.
+		if (chmod(socketPath_.c_str(), 0600) != 0)
+			log_->warn("cannot make '{}' 0600: {}", socketPath_, std::strerror(errno));
 		if (!appListen.empty())
 			config_.core.appEndpoint = advertisedApp(transport_->bindRemote(appListen), config_.core.endpoint);
 	} catch (const zmq::error_t &e) {
@@ -487,12 +454,14 @@ int Daemon::run()
 		}
 	}
 
-	openEventLog();
+	if (std::string err = eventFiles_.open(config_.runDir, config_.core.id); !err.empty())
+		log_->warn("cannot write the event log: {}; its events go to subscribers only", err);
 	core_ = std::make_unique<Core>(config_.core, protocol_, decision_);
 	core_->setNodeDescription(profiling_.describe());
 	core_->setModuleNames(moduleNames_);
 	double t = now();
 	core_->setLocalProfile(profiling_.sample(t));
+	startedAt_ = t;
 	core_->start(t, out_);
 	recoverCommands(t);
 	apply(out_);
@@ -566,6 +535,7 @@ int Daemon::run()
 		if (t >= nextTick) {
 			core_->tick(t, out_);
 			apply(out_);
+			eventFiles_.flush(t - startedAt_);
 			nextTick += config_.tick;
 			if (nextTick < t)
 				nextTick = t + config_.tick;
@@ -582,8 +552,7 @@ int Daemon::run()
 	if (metrics_)
 		metrics_->stop();
 	transport_->close(500);
-	if (eventLog_ >= 0)
-		close(eventLog_);
+	eventFiles_.close();
 	close(sigfd);
 	return 0;
 }

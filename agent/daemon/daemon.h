@@ -16,6 +16,7 @@
 #include "config.h"
 #include "descriptor_budget.h"
 #include "core.h"
+#include "event_files.h"
 #include "key_ring.h"
 #include "log_limiter.h"
 #include "metrics_http.h"
@@ -52,8 +53,6 @@ private:
 	void logDescriptorBudget();
 	// Counts and says (a line per 10 s at most) the connections closed for a cap or for lack of a descriptor.
 	void watchDescriptors(double t);
-	void openEventLog();
-	void logEvent(const nlohmann::json &event);
 	template <typename Handle>
 	std::optional<Rejection> guarded(Handle &&handle);
 	double now() const;
@@ -104,9 +103,8 @@ private:
 	std::string agentFile_;
 	std::string commandsFile_;
 	uint64_t savedChanges_ = UINT64_MAX; // the core's commandChanges() when the journal was last written
-	int eventLog_ = -1; // <run_dir>/events.jsonl: every event, a JSON object per line
-	std::string eventLogPath_;
-	std::size_t eventLogBytes_ = 0;
+	EventFiles eventFiles_; // <run_dir>/events.jsonl and decisions.jsonl
+	double startedAt_ = 0.0; // the core's start, on now()'s clock: the events' t is counted from it
 };
 
 } // namespace malleo

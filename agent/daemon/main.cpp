@@ -22,6 +22,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "module_registry.h"
+#include "printable_log.h"
 
 #ifndef MALLEO_MODULEDIR
 #define MALLEO_MODULEDIR "/usr/local/lib/malleo/modules"
@@ -183,7 +184,7 @@ int main(int argc, char **argv)
 					"info, warn, error, critical, off)",
 					config.logLevel));
 
-	auto log = spdlog::stderr_color_mt("agent");
+	auto log = makePrintableLogger("agent");
 	log->set_pattern(fmt::format("%Y-%m-%d %H:%M:%S.%e {} %^%l%$ %v", config.core.id));
 	spdlog::cfg::load_env_levels();
 

@@ -11,9 +11,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "parent_dirs.h"
+
 namespace malleo {
 
-std::string preparePrivateDir(const std::string &dir)
+namespace {
+
+std::string makePrivateDir(const std::string &dir)
 {
 	struct stat st {};
 	if (lstat(dir.c_str(), &st) != 0) {
@@ -25,7 +29,7 @@ std::string preparePrivateDir(const std::string &dir)
 			const std::string parent = dir.substr(0, slash);
 			struct stat p {};
 			if (stat(parent.c_str(), &p) != 0)
-				if (std::string e = preparePrivateDir(parent); !e.empty())
+				if (std::string e = makePrivateDir(parent); !e.empty())
 					return e;
 		}
 		if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
@@ -50,9 +54,20 @@ std::string preparePrivateDir(const std::string &dir)
 	return {};
 }
 
-int openPrivateFile(const std::string &path, std::string &error)
+} // namespace
+
+std::string preparePrivateDir(const std::string &dir)
 {
-	const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	// The directory is only as safe as the ones above it: checked first, before anything is made in them.
+	if (std::string refusal = parentsRefusal(dir); !refusal.empty())
+		return refusal;
+	return makePrivateDir(dir);
+}
+
+int openPrivateFile(const std::string &path, std::string &error, bool append)
+{
+	const int fd = open(path.c_str(), O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC) | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
 	if (fd < 0) {
 		error = fmt::format("'{}': {}", path, errno == ELOOP ? "is a symbolic link" : std::strerror(errno));
 		return -1;
@@ -91,9 +106,21 @@ std::string writePrivateFile(const std::string &path, const std::string &content
 	return {};
 }
 
-bool isLiveAgent(long pid)
+bool processRuns(long pid)
 {
 	if (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM))
+		return false;
+	// A process killed but not yet waited for by its parent (a zombie) still answers kill(0): it runs no more.
+	std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+	std::string text;
+	std::getline(stat, text);
+	const std::size_t close = text.rfind(')'); // the name in parentheses may hold anything, ')' too
+	return close == std::string::npos || close + 2 >= text.size() || (text[close + 2] != 'Z' && text[close + 2] != 'X');
+}
+
+bool isLiveAgent(long pid)
+{
+	if (!processRuns(pid))
 		return false;
 	std::ifstream comm(fmt::format("/proc/{}/comm", pid));
 	std::string name;

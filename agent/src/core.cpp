@@ -61,6 +61,7 @@ void Core::emit(nlohmann::json event, double now, CoreOutputs &out)
 void Core::start(double now, CoreOutputs &out)
 {
 	startedAt_ = now;
+	lastTick_ = now;
 	nextSeedHello_ = now;
 	nextHeartbeat_ = now + config_.heartbeatInterval;
 	nextGossip_ = now + config_.gossipInterval;
@@ -73,6 +74,7 @@ void Core::start(double now, CoreOutputs &out)
 
 void Core::tick(double now, CoreOutputs &out)
 {
+	discountStall(now);
 	expire(now, out);
 	maintainView(now, out);
 	heartbeat(now, out);
@@ -335,6 +337,27 @@ OverlayView Core::view(double now, std::vector<PeerEntry> &alive, std::vector<Ca
 	v.local = &local_;
 	v.rng = &rng_;
 	return v;
+}
+
+// Ticks come at a steady interval, a fraction of the failure timeout. A gap longer than the timeout and many times the
+// usual one is this agent not running (stopped by SIGSTOP, a debugger, a frozen VM), not its peers falling silent:
+// what they sent meanwhile is still queued. Their silence is counted from before the gap, so none is dropped for it;
+// one that is really gone is dropped a timeout later. The usual interval is learnt from the ticks themselves, so a
+// configured tick longer than the timeout is no stall.
+void Core::discountStall(double now)
+{
+	const double gap = now - lastTick_;
+	lastTick_ = now;
+	if (gap <= config_.failureTimeout || gap <= kStallFactor * usualTickGap_) {
+		// Two ticks at once (a tick at the start, a late one caught up) teach nothing of the interval.
+		if (gap > kTickGapMin)
+			usualTickGap_ = gap;
+		return;
+	}
+	counters_.add("agent.stalls");
+	const double stalled = gap - usualTickGap_;
+	for (auto &[id, peer] : peers_)
+		peer.lastHeard = std::min(now, peer.lastHeard + stalled);
 }
 
 void Core::expire(double now, CoreOutputs &out)

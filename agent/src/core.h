@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -203,6 +204,8 @@ private:
 	OverlayView view(double now, std::vector<PeerEntry> &alive,
 			 std::vector<Candidate> &candidates);
 
+	// A gap between ticks past the failure timeout: peers are not blamed for this agent having stopped.
+	void discountStall(double now);
 	void expire(double now, CoreOutputs &out);
 	void maintainView(double now, CoreOutputs &out);
 	void heartbeat(double now, CoreOutputs &out);
@@ -293,6 +296,11 @@ private:
 	uint64_t nextMessageId_ = 1;
 	uint64_t nextEventSeq_ = 1;
 	double startedAt_ = 0.0;
+	double lastTick_ = 0.0; // the last tick (or the start)
+	// The gap between the last two ticks that were no stall; none known before the second tick.
+	double usualTickGap_ = std::numeric_limits<double>::infinity();
+	static constexpr double kStallFactor = 4.0; // a gap this many times the usual one (and past the timeout) is a stall
+	static constexpr double kTickGapMin = 1e-3;
 
 	std::map<std::string, PeerEntry> peers_;
 	std::map<std::string, Candidate> candidates_;

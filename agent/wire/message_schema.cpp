@@ -359,19 +359,6 @@ std::optional<Rejection> validateMessage(const Message &message, Channel channel
 	return std::nullopt;
 }
 
-std::string printableText(std::string_view text, std::size_t max)
-{
-	std::string out;
-	for (std::size_t i = 0; i < text.size() && i < max; ++i) {
-		const auto c = static_cast<unsigned char>(text[i]);
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			out += static_cast<char>(c);
-		else
-			out += fmt::format("\\x{:02x}", c);
-	}
-	return out;
-}
-
 Message knownFields(const Message &message, Channel channel, std::size_t *dropped)
 {
 	Message known = Message::object();

@@ -140,6 +140,33 @@ def main():
     check(one_line_refusal(r, 1) and "apt-get install gnuplot-nox" in r.stderr,
           f"without gnuplot: one line naming the package ({r.stderr.strip()})")
 
+    # An agent's events.jsonl that started again (junk or a long run filled it) no longer holds the split; the
+    # decisions.jsonl beside it does, with a split of an earlier run of the agent, before a restart. The timeline of
+    # events.jsonl shows this run's split, not the earlier run's, and the progress after it.
+    agent_dir = os.path.join(work, "n9")
+    os.mkdir(agent_dir)
+    wall = 1_790_000_000.0
+
+    def lines(*events):
+        return "".join(json.dumps(e) + "\n" for e in events)
+    result = {"type": "command_result", "agent": "n9", "app": "heat", "op": "split", "count": 1, "command": 2,
+              "ok": True, "iteration": 40, "before": 2, "after": 3, "why": "asked by a person (malleo force)"}
+    with open(os.path.join(agent_dir, "events.jsonl"), "w") as f:
+        f.write(lines({"type": "log_started", "agent": "n9", "seq": 0, "t": 500.0, "wall": wall + 500.0},
+                      {"type": "app_progress", "agent": "n9", "seq": 900, "t": 501.0, "app": "heat", "size": 3,
+                       "iteration": 90, "iterations": 10, "seconds": 0.1}))
+    with open(os.path.join(agent_dir, "decisions.jsonl"), "w") as f:
+        f.write(lines({"type": "log_started", "agent": "n9", "seq": 0, "t": 0.0, "wall": wall - 3600.0},
+                      dict(result, seq=7, t=10.0, command=1, before=1, after=2),
+                      {"type": "log_started", "agent": "n9", "seq": 0, "t": 0.0, "wall": wall},
+                      dict(result, seq=7, t=20.0)))
+    out, err = timeline_rows(os.path.join(agent_dir, "events.jsonl"))
+    check([(row["event"], row["time"], row["before"], row["after"]) for row in out["rows"]] ==
+          [("split 1", 20.0, 2, 3)] and err == "",
+          f"the timeline of events.jsonl shows this run's split from decisions.jsonl, not the earlier run's "
+          f"({out['rows']}, {err.strip()})")
+    check(out["progress_reports"] == 1, "and the progress report after it")
+
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

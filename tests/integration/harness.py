@@ -205,6 +205,21 @@ def local_request(endpoint, body, timeout=2.0, raw=None):
         s.close()
 
 
+def forced_split(agent, app, **result):
+    """A split of `app` (rank 0 registered from this process), forced, taken by a fake coordinator that reports
+    `result` (the fields of a `result` message: ok, text, ...): the agent records a command_result."""
+    reply = local_request(agent.local, envelope("register", "rank", 1, app=app, rank=0, pid=os.getpid(), size=1,
+                                                malleable=True))
+    check(reply["type"] == "ack", f"rank 0 of {app} registers ({reply})")
+    reply = local_request(agent.local, envelope("force", "test", 2, app=app, op="split", count=1))
+    check(reply["type"] != "error", f"a split of {app} is queued ({reply})")
+    command = local_request(agent.local, envelope("poll", "malleo-pcm", 3, app=app, iteration=1, size=1))
+    check(command.get("type") == "command" and command.get("op") == "split", f"the coordinator takes it ({command})")
+    reply = local_request(agent.local, envelope("result", "malleo-pcm", 4, app=app, command=command["command"],
+                                                **result))
+    check(reply["type"] != "error", f"its result is taken ({reply})")
+
+
 _raw_senders = 0
 
 

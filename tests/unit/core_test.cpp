@@ -132,6 +132,47 @@ TEST_SUITE("core")
 		}
 	}
 
+	TEST_CASE("an agent that did not run for longer than the failure timeout keeps its peers")
+	{
+		TestNetwork net;
+		for (const char *id : {"a", "b"}) {
+			CoreConfig c = agentConfig(id, std::string(id) == "a" ? std::vector<std::string>{}
+									      : std::vector<std::string>{"a"});
+			c.failureTimeout = 2.0;
+			net.add(c);
+		}
+		net.run(2.0);
+		REQUIRE(net.node("a").core->peers().count("b") == 1);
+		// a's next tick comes 5 s after its last (SIGSTOP, SIGCONT): b's silence is a's own.
+		CoreOutputs out;
+		net.node("a").core->tick(net.now() + 5.0, out);
+		CHECK(net.node("a").core->peers().count("b") == 1);
+		CHECK(net.node("a").counters().get("agent.stalls") == 1);
+		// Still silent, ticking as usual: b is dropped a timeout later, not before.
+		double t = net.now() + 5.0;
+		for (; t < net.now() + 6.0; t += 0.1)
+			net.node("a").core->tick(t, out);
+		CHECK(net.node("a").core->peers().count("b") == 1);
+		for (; t < net.now() + 7.3; t += 0.1)
+			net.node("a").core->tick(t, out);
+		CHECK(net.node("a").core->peers().count("b") == 0);
+		CHECK(net.node("a").counters().get("agent.stalls") == 1);
+	}
+
+	TEST_CASE("ticks configured further apart than the failure timeout are no stall")
+	{
+		TestNetwork net;
+		for (const char *id : {"a", "b"}) {
+			CoreConfig c = agentConfig(id, std::string(id) == "a" ? std::vector<std::string>{}
+									      : std::vector<std::string>{"a"});
+			c.failureTimeout = 2.0;
+			net.add(c);
+		}
+		net.run(12.0, 3.0);
+		CHECK(net.node("a").counters().get("agent.stalls") == 0);
+		CHECK(net.node("a").counters().get("peers.dropped.timeout") >= 1);
+	}
+
 	TEST_CASE("a WRM from the idle end reaches the loaded end several hops away and is answered")
 	{
 		TestNetwork net;

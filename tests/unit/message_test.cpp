@@ -284,4 +284,18 @@ TEST_SUITE("message")
 		CHECK(dropped == 2);
 		CHECK(known == makeMessage("leave", "n1", 7));
 	}
+
+	TEST_CASE("text from elsewhere is shown inert: controls, C1, invisible marks and invalid UTF-8 escaped")
+	{
+		CHECK(printableText("tcp://n1:5470 v1.2 é ✓ \\x") == "tcp://n1:5470 v1.2 é ✓ \\x");
+		CHECK(printableText("a\x1b[2Jb\x07\n\x7f") == "a\\x1b[2Jb\\x07\\x0a\\x7f");
+		CHECK(printableText("\xc2\x9b" "31m") == "\\xc2\\x9b31m");        // U+009B, a CSI by itself
+		CHECK(printableText("x\xe2\x80\xaey") == "x\\xe2\\x80\\xaey");    // U+202E, right-to-left override
+		CHECK(printableText("\xff\xc3(\xed\xa0\x80") == "\\xff\\xc3(\\xed\\xa0\\x80"); // stray, cut, surrogate
+		CHECK(printableText("ab\xc3\xa9", 3) == "ab\\xc3");                // cut by max: the half is escaped
+		const std::string once = printableText("\x1b]0;t\x07\xc2\x9b\xe2\x80\xae\xff");
+		CHECK(printableText(once, 1000) == once);
+		for (char c : once)
+			CHECK((c >= 0x20 && c < 0x7f));
+	}
 }

@@ -75,8 +75,10 @@ struct ProfileRange {
 };
 const std::vector<ProfileRange> &profileRanges();
 
-// Text from a message, quoted in a log line or an event: at most `max` bytes, every byte outside printable ASCII
-// written as \xHH, so that no log or terminal ever receives a control sequence from the network.
+// Text from elsewhere (a message, a reply, a log file), quoted in a log line, an event or on a terminal: at most `max`
+// bytes of it, printable UTF-8 kept, and every byte of a control character (C0, DEL, C1), of an invisible mark that
+// reorders or hides text (bidirectional overrides, zero-width spaces) or of invalid UTF-8 written as \xHH, so that no
+// log or terminal ever receives a control sequence from the network. Applying it twice changes nothing more.
 std::string printableText(std::string_view text, std::size_t max = 80);
 
 // Builds an envelope of the given type.
