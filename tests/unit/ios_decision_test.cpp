@@ -359,6 +359,59 @@ TEST_SUITE("ios_decision")
 		CHECK(second.actions[0].reasons["model_gain"].get<double>() == doctest::Approx(0.5));
 	}
 
+	TEST_CASE("a split or transfer that cannot pay back its stall before the application ends is declined")
+	{
+		ModuleHandle h = ios();
+		// 20 ms an iteration, the last resize stalled it 1 s: halving it saves 10 ms an iteration.
+		ApplicationInfo busy = app("heat", {process(0)});
+		busy.local[0].ownLoad = 1.0;
+		busy.sizes = {{1, 0.020}};
+		busy.redistributionCost = 1.0;
+		busy.remainingIterations = 50; // 0.5 s saved
+		View v{profile(1.0, 0.0, 1.0), {}, {busy}};
+		WorkVerdict late = decision(h).onWorkRequest(v.get(), request(profile(1.0, 1.0, 0.0)));
+		CHECK_FALSE(late.answer);
+		const std::string outcome = late.reasons["apps"][0]["outcome"];
+		CHECK(outcome.find("would not pay for itself: it saves 0.50 s over the 50 iterations it has, its stall "
+				   "costs 1.00 s") != std::string::npos);
+		// 500 iterations left: 5 s saved, the split is made and its reasons say so.
+		v.apps[0].remainingIterations = 500;
+		WorkVerdict early = decision(h).onWorkRequest(v.get(), request(profile(1.0, 1.0, 0.0)));
+		REQUIRE(early.answer);
+		CHECK(early.actions[0].reasons["saved_seconds"].get<double>() == doctest::Approx(5.0));
+		CHECK(early.actions[0].reasons["cost_seconds"].get<double>() == doctest::Approx(1.0));
+		// Nothing measured of the stall: nothing is declined for want of evidence.
+		v.apps[0].remainingIterations = 50;
+		v.apps[0].redistributionCost = 0.0;
+		CHECK(decision(h).onWorkRequest(v.get(), request(profile(1.0, 1.0, 0.0))).answer);
+
+		// Transfers too: four processes here, 10 iterations left.
+		ApplicationInfo four = app("heat", {process(0), process(1), process(2), process(3)});
+		for (ProcessInfo &p : four.local)
+			p.ownLoad = 0.25;
+		four.sizes = {{4, 0.020}};
+		four.redistributionCost = 1.0;
+		four.remainingIterations = 10;
+		View quad{profile(1.0, 0.0, 1.0), {}, {four}};
+		WorkVerdict transfer = decision(h).onWorkRequest(quad.get(), request(profile(1.0, 1.0, 0.0)));
+		CHECK_FALSE(transfer.answer);
+		CHECK(transfer.reasons["apps"][0]["outcome"].get<std::string>().rfind("transfer would not pay for itself", 0) ==
+		      0);
+
+		// Where the application does not say what is left, how long its configurations last here is the horizon:
+		// reconfigured at 40 and 100 (60 s apart), at 20 ms an iteration 3,000 iterations pay a 1 s stall back.
+		ModuleHandle learned = ios();
+		v.apps[0].redistributionCost = 1.0;
+		v.apps[0].remainingIterations = -1;
+		for (double at : {40.0, 100.0}) {
+			v.apps[0].lastReconfiguration = at;
+			decision(learned).onTick(v.get());
+		}
+		WorkVerdict paid = decision(learned).onWorkRequest(v.get(), request(profile(1.0, 1.0, 0.0)));
+		REQUIRE(paid.answer);
+		CHECK(paid.actions[0].reasons["horizon_iterations"].get<double>() == doctest::Approx(3000.0));
+	}
+
 	TEST_CASE("transfer with heterogeneous PW and APW: N_transfer from eq. 1-5, chattiest "
 		  "process stays")
 	{

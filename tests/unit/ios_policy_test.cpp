@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include "merge_policy.h"
+#include "payback.h"
 #include "refusal_memory.h"
 #include "split_policy.h"
 #include "transfer_policy.h"
@@ -166,6 +167,21 @@ TEST_SUITE("split_policy")
 		// With a bound, nMax still holds: r = 1 and l >= 1 need n = 2.
 		CHECK(planSplit({.nTotal = 1, .rho = 0.99, .tolerance = 0.0, .nMax = 1, .remoteMax = 1}).status ==
 		      SplitStatus::NoneWithinLimit);
+	}
+
+	TEST_CASE("payback: the time saved over the horizon against the stall, known only when all is measured")
+	{
+		Payback p = payback({.gain = 0.5, .iterationSeconds = 0.02, .horizonIterations = 50, .costSeconds = 1.0});
+		CHECK(p.known);
+		CHECK(p.savedSeconds == doctest::Approx(0.5));
+		CHECK_FALSE(p.pays);
+		CHECK(payback({.gain = 0.5, .iterationSeconds = 0.02, .horizonIterations = 101, .costSeconds = 1.0}).pays);
+		for (PaybackInput unknown : {PaybackInput{0.5, 0.0, 50, 1.0}, PaybackInput{0.5, 0.02, -1, 1.0},
+					     PaybackInput{0.5, 0.02, 50, 0.0}, PaybackInput{NAN, 0.02, 50, 1.0}}) {
+			Payback u = payback(unknown);
+			CHECK_FALSE(u.known);
+			CHECK(u.pays);
+		}
 	}
 
 	TEST_CASE("nMax below the current count or below 2 finds nothing")

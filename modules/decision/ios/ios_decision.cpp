@@ -107,6 +107,24 @@ std::string IosDecision::configure(const nlohmann::json &table)
 	return {};
 }
 
+// The time between an application's reconfigurations, averaged over every application this node sees reconfigured.
+void IosDecision::learnConfigurationLifetime(const DecisionView &view)
+{
+	std::map<std::string, double> seen;
+	for (const ApplicationInfo &app : view.apps) {
+		if (app.lastReconfiguration < 0)
+			continue;
+		seen[app.id] = app.lastReconfiguration;
+		const auto before = lastReconfigurationSeen_.find(app.id);
+		if (before == lastReconfigurationSeen_.end() || !(app.lastReconfiguration > before->second))
+			continue;
+		const double lifetime = app.lastReconfiguration - before->second;
+		configurationLifetime_ = configurationLifetime_ < 0 ? lifetime
+								    : configurationLifetime_ + 0.5 * (lifetime - configurationLifetime_);
+	}
+	lastReconfigurationSeen_ = std::move(seen);
+}
+
 std::vector<Action> IosDecision::onTick(const DecisionView &view)
 {
 	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
@@ -115,6 +133,7 @@ std::vector<Action> IosDecision::onTick(const DecisionView &view)
 	// A split's iteration time is measured from its first iteration (the agent discounts the one that held it);
 	// a few reports later its average tells.
 	predictions_.observe(view, 5.0, 120.0);
+	learnConfigurationLifetime(view);
 	if (std::vector<Action> leave = evacuate(view); !leave.empty())
 		return leave;
 

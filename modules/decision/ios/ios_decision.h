@@ -12,6 +12,7 @@
 #include <malleo/decision_module.h>
 
 #include "merge_policy.h"
+#include "payback.h"
 #include "prediction_check.h"
 #include "refusal_view.h"
 #include "split_policy.h"
@@ -33,6 +34,13 @@ struct IosOptions {
 	double settle = 2.0;
 	double refusalMemory = 60.0;
 	bool originUnits = false;
+};
+
+// What a predicted gain is worth for one application: the share of it that can come true (app_demand.h,
+// prediction_check.h) and what the reconfiguration must pay back (payback.h; its gain set per plan).
+struct GainWorth {
+	double realizable = 1.0;
+	policy::PaybackInput payback;
 };
 
 // What the module found for one application on a WRM.
@@ -61,11 +69,15 @@ private:
 	// `spares`: what the bridge said of the origin's spare processes, if it still holds (refusal_memory.h).
 	AppPlan planSplit(const WorkRequest &request, const ApplicationInfo &app,
 			  const policy::SplitPlan &split, const policy::TransferInput &base,
-			  double bytesLocal, double realizable, nlohmann::json reasons,
+			  double bytesLocal, const GainWorth &worth, nlohmann::json reasons,
 			  const std::optional<policy::RefusalCap> &spares) const;
 	AppPlan planTransfer(const WorkRequest &request, const ApplicationInfo &app,
-			     policy::TransferInput input, double realizable, nlohmann::json reasons,
+			     policy::TransferInput input, const GainWorth &worth, nlohmann::json reasons,
 			     const std::optional<policy::RefusalCap> &spares) const;
+
+	void learnConfigurationLifetime(const DecisionView &view);
+	policy::PaybackInput paybackOf(const ApplicationInfo &app) const;
+	std::optional<std::string> wouldNotPayBack(const GainWorth &worth, double gain, nlohmann::json &reasons) const;
 
 	IosOptions options_;
 	policy::StabilityWindow window_{options_.stabilityWindow};
@@ -78,6 +90,11 @@ private:
 	std::map<std::string, std::vector<std::string>> drainTried_; // app -> peers proposed while draining
 	policy::RefusalMemory refusals_{options_.refusalMemory};     // what the bridge said it cannot do
 	PredictionCheck predictions_; // whether the splits decided here gained what they predicted
+	// How long an application's configurations last on this cluster (seconds between its reconfigurations, an
+	// average); -1 until one has been seen: the horizon of a payback where the application does not say its
+	// remaining iterations.
+	double configurationLifetime_ = -1.0;
+	std::map<std::string, double> lastReconfigurationSeen_;
 };
 
 } // namespace malleo::ios

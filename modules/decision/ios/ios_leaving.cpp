@@ -74,6 +74,11 @@ std::vector<Action> IosDecision::evacuate(const DecisionView &view)
 		}
 		if (!best || !(bestShare > here_ * (1 + options_.theta)))
 			continue;
+		// Its iteration time, set by this process, falls as its CPU rises; a move that cannot pay back its stall
+		// before the application ends (or its configuration usually changes) is not made.
+		nlohmann::json payback = nlohmann::json::object();
+		if (wouldNotPayBack({1.0, paybackOf(app)}, 1.0 - here_ / bestShare, payback))
+			continue;
 		// One process a time: the target may have room for fewer than all (a pool's spares), and each move is
 		// followed by the hold-down, in which the next measurement shows what the last one gained.
 		nlohmann::json reasons = {
@@ -83,6 +88,7 @@ std::vector<Action> IosDecision::evacuate(const DecisionView &view)
 		    {"foreign_load", foreign}, {"upw_j", here.upw}, {"own_load", own}, {"cores", here.cores},
 		    {"evacuate_load", options_.evacuateLoad}, {"ticks", loadedTicks_},
 		    {"share_here", here_}, {"share_there", bestShare}, {"theta", options_.theta}};
+		reasons.update(payback);
 		actions.push_back({"migrate", app.id, {{"app", app.id}, {"count", 1}, {"target", best->id}},
 				   std::move(reasons)});
 	}

@@ -185,6 +185,7 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 	// the splits' past predictions earned (prediction_check.h).
 	const AppDemand demand = appDemand(app, here);
 	const double realizable = demand.computeShare * predictions_.trust();
+	GainWorth worth{realizable, paybackOf(app)};
 	policy::TransferInput base;
 	base.requester = {unitsThere, origin.pw, originShare};
 	base.receiver = {unitsHere, here.pw, demand.fraction};
@@ -251,14 +252,14 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 		reasons["spares_said"] = view.overlay.now - spares->at;
 	}
 	if (split.status == policy::SplitStatus::Found && split.splitNeeded)
-		return planSplit(request, app, split, base, bytesLocal, realizable, std::move(reasons), spares);
-	return planTransfer(request, app, base, realizable, std::move(reasons), spares);
+		return planSplit(request, app, split, base, bytesLocal, worth, std::move(reasons), spares);
+	return planTransfer(request, app, base, worth, std::move(reasons), spares);
 }
 
 // Too few processes to reach ρ: split into n, then move the r new ones.
 AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo &app,
 			       const policy::SplitPlan &split, const policy::TransferInput &base,
-			       double bytesLocal, double realizable, nlohmann::json reasons,
+			       double bytesLocal, const GainWorth &worth, nlohmann::json reasons,
 			       const std::optional<policy::RefusalCap> &spares) const
 {
 	// The origin's pool holds fewer spare processes than r (the bridge said so): r at most what it holds.
@@ -290,6 +291,7 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 					      bytesLocal * static_cast<double>(remote) /
 						  static_cast<double>(split.n)};
 	const double modelGain = policy::migrationGain(after, state, block);
+	const double realizable = worth.realizable;
 	const double gain = modelGain * realizable;
 	const double before = policy::predictedIterationTime(after, state, block, false);
 	const double moved = policy::predictedIterationTime(after, state, block, true);
@@ -317,6 +319,11 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 				      100 * modelGain, 100 * realizable / predictions_.trust(), predictions_.trust(),
 				      100 * options_.theta)
 			: std::string("split would not pay: gain <= theta");
+		return plan;
+	}
+	if (std::optional<std::string> unpaid = wouldNotPayBack(worth, gain, reasons)) {
+		plan.summary["outcome"] = "split " + *unpaid;
+		plan.gain = 0.0;
 		return plan;
 	}
 	if (options_.migrationOnly) {
@@ -357,7 +364,7 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 
 // Enough processes: eq. 1-5 and the gain of each candidate against θ.
 AppPlan IosDecision::planTransfer(const WorkRequest &request, const ApplicationInfo &app,
-				  policy::TransferInput input, double realizable, nlohmann::json reasons,
+				  policy::TransferInput input, const GainWorth &worth, nlohmann::json reasons,
 				  const std::optional<policy::RefusalCap> &spares) const
 {
 	std::vector<policy::TransferCandidate> candidates;
@@ -368,8 +375,8 @@ AppPlan IosDecision::planTransfer(const WorkRequest &request, const ApplicationI
 	policy::TransferPlan tp = policy::planTransfer(input);
 	// The policy weighed the model's gains against theta / realizable; what is told is the share that can come true.
 	for (policy::ChosenProcess &c : tp.chosen)
-		c.gain *= realizable;
-	tp.bestRejectedGain *= realizable;
+		c.gain *= worth.realizable;
+	tp.bestRejectedGain *= worth.realizable;
 	// In pool mode each process that moves takes a spare on the origin: no more than the bridge said it has.
 	if (spares && static_cast<int64_t>(tp.chosen.size()) > spares->most) {
 		reasons["chosen_wanted"] = tp.chosen.size();
@@ -415,6 +422,11 @@ AppPlan IosDecision::planTransfer(const WorkRequest &request, const ApplicationI
 					      : std::string("nothing moves");
 		return plan;
 	}
+	if (std::optional<std::string> unpaid = wouldNotPayBack(worth, plan.gain, reasons)) {
+		plan.summary["outcome"] = "transfer " + *unpaid;
+		plan.gain = 0.0;
+		return plan;
+	}
 	plan.summary["outcome"] = "transfer";
 	plan.summary["gain"] = plan.gain;
 	reasons["gain"] = plan.gain;
@@ -428,6 +440,40 @@ AppPlan IosDecision::planTransfer(const WorkRequest &request, const ApplicationI
 				 {"target", request.origin}},
 				std::move(reasons)});
 	return plan;
+}
+
+// What a reconfiguration of `app` must pay back: the iterations it has to do it in (what the application says is
+// left, else how long configurations last here, in its iterations) and the stall its last resize cost.
+policy::PaybackInput IosDecision::paybackOf(const ApplicationInfo &app) const
+{
+	policy::PaybackInput in;
+	if (!app.sizes.empty() && app.sizes.back().processes == app.totalProcesses)
+		in.iterationSeconds = app.sizes.back().seconds;
+	if (app.remainingIterations >= 0)
+		in.horizonIterations = static_cast<double>(app.remainingIterations);
+	else if (configurationLifetime_ > 0.0 && in.iterationSeconds > 0.0)
+		in.horizonIterations = configurationLifetime_ / in.iterationSeconds;
+	in.costSeconds = app.redistributionCost;
+	return in;
+}
+
+// The reasons' payback figures, and the outcome when the gain cannot pay for the stall: nothing for want of a measure.
+std::optional<std::string> IosDecision::wouldNotPayBack(const GainWorth &worth, double gain,
+							 nlohmann::json &reasons) const
+{
+	policy::PaybackInput in = worth.payback;
+	in.gain = gain;
+	const policy::Payback p = policy::payback(in);
+	if (!p.known)
+		return std::nullopt;
+	reasons["saved_seconds"] = p.savedSeconds;
+	reasons["cost_seconds"] = in.costSeconds;
+	reasons["horizon_iterations"] = in.horizonIterations;
+	if (p.pays)
+		return std::nullopt;
+	return fmt::format("would not pay for itself: it saves {:.2f} s over the {:.0f} iterations it has, its stall "
+			   "costs {:.2f} s",
+			   p.savedSeconds, in.horizonIterations, in.costSeconds);
 }
 
 } // namespace malleo::ios
