@@ -73,8 +73,9 @@ with Cluster(plain=True) as cluster:
     check(events.returncode == 0 and "peer_error" in events.stdout and "command_result" in events.stdout,
           f"malleo events shows the peer's error and the result ({events.returncode} {events.stderr})")
     shown(events.stdout, "malleo events")
-    check("peer error \\x1b[2J" in events.stdout and "result \\x1b[2J" in events.stdout,
-          "the error's and the result's text are shown, their escapes as \\x1b")
+    # A result's text loses its control characters at the root agent (result_check.cpp) before any view shows it.
+    check("peer error \\x1b[2J" in events.stdout and "result [2J" in events.stdout,
+          "the error's text is shown with its escapes as \\x1b, the result's without its control characters")
     for line in agent.cli("events", "--json", "--for", "1").stdout.splitlines():
         json.loads(line)
     check(True, "malleo events --json is a JSON object per line")
