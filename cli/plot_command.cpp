@@ -172,6 +172,8 @@ int plotCommand(const PlotOptions &plot)
 	std::optional<EventLog> log = readEventLogs(plot.files, failure);
 	if (!log)
 		return report(failure);
+	if (!plot.allSessions)
+		latestSession(*log);
 	std::string note;
 	const std::string app = chooseApp(*log, plot.app, note, failure);
 	if (!failure.line.empty())
@@ -189,6 +191,8 @@ int plotCommand(const PlotOptions &plot)
 							      app)});
 	if (!note.empty())
 		report({kExitOk, note});
+	if (std::string sessions = sessionNote(*log); !sessions.empty())
+		report({kExitOk, sessions});
 	if (std::optional<Failure> f = draw(*gnuplot, history, *kind, plot.output))
 		return report(*f);
 
