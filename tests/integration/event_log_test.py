@@ -146,7 +146,7 @@ def main():
     png = os.path.join(work, "throughput.png")
     r = malleo("plot", N1, N2, "-o", png)
     check(r.returncode == 0 and r.stdout.startswith(f"wrote {png}: heat2d-7, 7 progress reports")
-          and "4 reconfigurations (2 failed or refused)" in r.stdout, f"plot -o PNG ({r.stdout.strip()} {r.stderr})")
+          and "4 reconfigurations (2 failed or refused), 4 node events" in r.stdout, f"plot -o PNG ({r.stdout.strip()} {r.stderr})")
     with open(png, "rb") as f:
         head = f.read(24)
     width, height = struct.unpack(">II", head[16:24])
@@ -160,11 +160,16 @@ def main():
     check([(m["event"], m["ok"]) for m in marks] == [("split 1 -> n2", True), ("migrate 1 n2 -> n1 failed", False),
                                                       ("merge 1", True), ("split 2 failed", False)],
           f"--json lists the marks ({marks})")
+    nodes = json.loads(r.stdout)["nodes"]
+    check([(m["event"], round(m["time"], 3)) for m in nodes] == [("node n2 joined", 3.7), ("n2 drains", 10.5),
+                                                                 ("n2 drained", 10.8), ("n2 leaves", 11.0)],
+          f"--json lists the nodes' joins, drains and leaves the plot marks too ({nodes})")
     root = ET.parse(svg).getroot()
     text = " ".join("".join(e.itertext()) for e in root.iter() if e.tag.endswith("text"))
     for label in ["split 1 -> n2: n2 idle: apw 0.95 against n1's 0.10",
                   "migrate 1 n2 -> n1 failed: refused: busy & <hot> (wanted: n2 loaded: upw 1.00...",
-                  "merge 1: merge at iteration 300: 3 -> 2 processes", "iterations per second", "heat2d-7"]:
+                  "merge 1: merge at iteration 300: 3 -> 2 processes", "iterations per second", "heat2d-7",
+                  "node n2 joined: via n1", "n2 drains: 1 active process to move", "node joined, drained or left"]:
         check(label in text, f"the SVG parses as XML and says '{label}'")
 
     r = malleo("plot", N1, N2, "-o", os.path.join(work, "nogp.png"), env=dict(os.environ, PATH=work))
