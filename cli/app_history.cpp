@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -57,9 +58,9 @@ std::string describeOperation(const nlohmann::json &e)
 	return what;
 }
 
-// Joins, leaves and drains, in the core's event names ("joined", "leaving") and any drain event;
-// peer_up and peer_down are left out: every agent says them of every other, which would bury the
-// reconfigurations.
+// Joins, leaves and drains, in the core's event names ("joined", "leaving", "draining", "drained",
+// "drain_deadline"); peer_up and peer_down are left out: every agent says them of every other, which
+// would bury the reconfigurations.
 std::optional<std::string> describeNode(const nlohmann::json &e)
 {
 	const std::string type = str(e, "type"), agent = str(e, "agent");
@@ -69,8 +70,12 @@ std::optional<std::string> describeNode(const nlohmann::json &e)
 		return "node " + agent + " joined";
 	if (type == "leaving")
 		return agent + " leaves";
-	if (type.rfind("drain", 0) == 0)
+	if (type == "draining" || type == "drain_started")
 		return agent + " drains";
+	if (type == "drained")
+		return agent + " drained";
+	if (type == "drain_deadline")
+		return agent + "'s drain deadline passed";
 	return std::nullopt;
 }
 
@@ -78,7 +83,31 @@ std::string nodeWhy(const nlohmann::json &e)
 {
 	if (e["type"] == "joined" && !str(e, "via").empty())
 		return "via " + str(e, "via");
+	if (e["type"] == "drained" && e.contains("took") && e["took"].is_number())
+		return fmt::format("took {:.1f} s", e["took"].get<double>());
+	if (e["type"] == "draining" && e.contains("active") && e["active"].is_number())
+		return fmt::format("{} active process{} to move", e["active"].get<double>(),
+				   e["active"] == 1 ? "" : "es");
 	return !str(e, "why").empty() ? str(e, "why") : str(e, "reason");
+}
+
+// The agents that only let another join: a seed that a newcomer greets records "joined via the
+// newcomer" before the newcomer records "joined via the seed". Of two agents each joined via the
+// other, the first to say it is the seed side.
+std::set<const nlohmann::json *> seedSides(const EventLog &log)
+{
+	std::map<std::pair<std::string, std::string>, const LoggedEvent *> joins; // (agent, via)
+	for (const LoggedEvent &e : log.events)
+		if (e.event["type"] == "joined")
+			joins.try_emplace({str(e.event, "agent"), str(e.event, "via")}, &e);
+	std::set<const nlohmann::json *> seeds;
+	for (const auto &[key, e] : joins) {
+		auto other = joins.find({key.second, key.first});
+		if (other != joins.end() && (e->wall < other->second->wall ||
+					     (e->wall == other->second->wall && key.first < key.second)))
+			seeds.insert(&e->event);
+	}
+	return seeds;
 }
 
 } // namespace
@@ -131,6 +160,7 @@ AppHistory appHistory(const EventLog &log, const std::string &app)
 	// enough. The same outcome much later is another attempt.
 	std::map<std::tuple<std::string, long long, long long, long long, long long, bool>, double>
 	    seen;
+	const std::set<const nlohmann::json *> seeds = seedSides(log);
 	for (const LoggedEvent &logged : log.events) {
 		const nlohmann::json &e = logged.event;
 		const bool ours = !app.empty() && str(e, "app") == app;
@@ -150,7 +180,13 @@ AppHistory appHistory(const EventLog &log, const std::string &app)
 			row.reconfiguration = true;
 			row.ok = e.value("ok", false);
 			row.what = describeOperation(e);
-			row.why = !str(e, "why").empty() ? str(e, "why") : str(e, "text");
+			// A failure's own words say what went wrong; who asked ("asked by a person") does
+			// not.
+			const std::string why = str(e, "why"), text = str(e, "text");
+			if (row.ok || text.empty())
+				row.why = why.empty() ? text : why;
+			else
+				row.why = why.empty() ? text : fmt::format("{} (wanted: {})", text, why);
 			row.iteration = integer(e, "iteration");
 			row.before = integer(e, "before");
 			row.after = integer(e, "after");
@@ -162,6 +198,8 @@ AppHistory appHistory(const EventLog &log, const std::string &app)
 			if (!added && logged.time - at->second < kSameOutcome)
 				continue;
 			at->second = logged.time;
+		} else if (seeds.contains(&e)) {
+			continue;
 		} else if (std::optional<std::string> what = describeNode(e)) {
 			row.what = *what;
 			row.why = nodeWhy(e);

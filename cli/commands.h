@@ -94,6 +94,7 @@ struct TimelineOptions {
 	std::vector<std::string> files; // agents' events.jsonl
 	std::optional<std::string> app;
 	bool json = false;
+	bool allSessions = false; // else only the latest session of the files (latestSession())
 };
 int timelineCommand(const TimelineOptions &timeline);
 
@@ -102,6 +103,7 @@ struct PlotOptions {
 	std::string output; // .png or .svg
 	std::optional<std::string> app;
 	bool json = false;
+	bool allSessions = false;
 };
 int plotCommand(const PlotOptions &plot);
 

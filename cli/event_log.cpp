@@ -2,15 +2,19 @@
 #include "event_log.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <tuple>
 
 #include <fmt/format.h>
+
+#include "human_units.h"
 
 namespace malleo::cli {
 
@@ -35,9 +39,19 @@ bool isEvent(const nlohmann::json &j)
 // The runs a file's lines belong to: an agent's start, as the wall clock of its t = 0, in milliseconds.
 using Runs = std::set<long long>;
 
+// Runs of agents closer than this in time are one session: an agent restarted under a running
+// application, a node that starts as another stops.
+constexpr double kSessionGap = 5.0;
+
+struct Run {
+	double start = INFINITY, end = -INFINITY;
+};
+
 struct Reader {
 	EventLog &log;
 	std::set<std::tuple<std::string, long long, long long>> seen;
+	std::map<std::pair<std::size_t, long long>, std::size_t> runIds; // (file, clock) -> run
+	std::size_t fileIndex = 0;
 
 	void skip(const std::string &file, std::size_t line)
 	{
@@ -99,7 +113,8 @@ struct Reader {
 						  : -1;
 			if (seq >= 0 && !seen.emplace(agent, seq, std::llround(wall * 1000)).second)
 				continue;
-			log.events.push_back({wall, 0, std::move(j)});
+			auto [run, added] = runIds.try_emplace({fileIndex, std::llround(*base * 1000)}, runIds.size());
+			log.events.push_back({wall, 0, std::move(j), run->second});
 		}
 		return true;
 	}
@@ -111,9 +126,10 @@ std::optional<EventLog> readEventLogs(const std::vector<std::string> &files, Fai
 {
 	EventLog log;
 	// The same file given twice, or two copies of one log, would count every iteration twice.
-	Reader reader{log, {}};
+	Reader reader{log, {}, {}, 0};
 	for (const std::string &file : files) {
 		Runs runs;
+		++reader.fileIndex;
 		if (!reader.read(file, failure, nullptr, &runs))
 			return std::nullopt;
 		// An agent's decisions.jsonl, beside its events.jsonl, holds its decisions past what junk may have
@@ -134,6 +150,52 @@ std::optional<EventLog> readEventLogs(const std::vector<std::string> &files, Fai
 	for (LoggedEvent &e : log.events)
 		e.time = e.wall - origin;
 	return log;
+}
+
+void latestSession(EventLog &log)
+{
+	std::map<std::size_t, Run> runs;
+	for (const LoggedEvent &e : log.events) {
+		Run &r = runs[e.run];
+		r.start = std::min(r.start, e.wall);
+		r.end = std::max(r.end, e.wall);
+	}
+	if (runs.empty())
+		return;
+	// From the run that ended last back in time: a run that ends before the session's start (less
+	// the gap) belongs to an earlier session.
+	std::vector<Run> order;
+	for (const auto &[id, r] : runs)
+		order.push_back(r);
+	std::sort(order.begin(), order.end(), [](const Run &a, const Run &b) { return a.end > b.end; });
+	std::vector<double> starts = {order.front().start};
+	for (std::size_t i = 1; i < order.size(); ++i) {
+		if (order[i].end < starts.back() - kSessionGap)
+			starts.push_back(order[i].start);
+		else
+			starts.back() = std::min(starts.back(), order[i].start);
+	}
+	// Sessions are told apart by their first start; a run starting before the latest session's
+	// start but ending inside it is in it.
+	log.sessions = starts.size();
+	const double start = starts.front();
+	std::erase_if(log.events, [&](const LoggedEvent &e) { return runs[e.run].end < start - kSessionGap; });
+	log.sessionsLeftOut = starts.size() - 1;
+	log.sessionStart = log.events.empty() ? start : log.events.front().wall;
+	for (LoggedEvent &e : log.events)
+		e.time = e.wall - log.sessionStart;
+}
+
+std::string sessionNote(const EventLog &log)
+{
+	if (log.sessionsLeftOut == 0)
+		return {};
+	using namespace std::chrono;
+	const auto start = system_clock::time_point(duration_cast<system_clock::duration>(duration<double>(log.sessionStart)));
+	return fmt::format("showing the latest session of the files, from {}; {} earlier session{} left out: "
+			   "--all-sessions shows {}",
+			   formatClock(start), log.sessionsLeftOut, log.sessionsLeftOut == 1 ? "" : "s",
+			   log.sessionsLeftOut == 1 ? "it" : "them");
 }
 
 std::string skippedWarning(const EventLog &log)

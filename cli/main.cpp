@@ -231,6 +231,7 @@ int main(int argc, char **argv)
 			     "the application (default: the one with the most progress reports)")
 		->type_name("APP");
 	timeline->add_flag("--json", o.timeline.json, "print the rows as JSON");
+	timeline->add_flag("--all-sessions", o.timeline.allSessions, "every session in the files, not the latest only");
 
 	CLI::App *plot = app.add_subcommand(
 		"plot", "an application's iterations per second over time, reconfigurations marked (gnuplot)");
@@ -243,6 +244,7 @@ int main(int argc, char **argv)
 	plot->add_option("--app", o.plot.app, "the application (default: the one with the most progress reports)")
 		->type_name("APP");
 	plot->add_flag("--json", o.plot.json, "print what was plotted as JSON");
+	plot->add_flag("--all-sessions", o.plot.allSessions, "every session in the files, not the latest only");
 
 	// The simulator has its own flags and --help (sim/README.md): everything after `sim` is its.
 	app.add_subcommand("sim", "simulate agents and an application at scale (malleo sim --help)");

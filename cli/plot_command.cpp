@@ -30,6 +30,7 @@ namespace fs = std::filesystem;
 constexpr std::size_t kLabelChars = 80;
 constexpr const char *kOkColour = "#2060c0";
 constexpr const char *kFailedColour = "#d03030";
+constexpr const char *kNodeColour = "#909090";
 
 std::optional<std::string> imageKind(const std::string &output)
 {
@@ -88,17 +89,19 @@ std::string script(const AppHistory &history, const std::string &kind, const std
 	s += fmt::format("set y2range [0:{}]\nset y2tics {}\n", most + 1,
 			 std::max(1L, (most + 1) / 10));
 	s += fmt::format("set xrange [0:{:.3f}]\n", std::max(end * 1.02, 1.0));
-	bool failed = false;
+	bool failed = false, nodes = false;
 	int n = 0;
 	for (const HistoryEvent &e : history.events) {
-		if (!e.reconfiguration)
-			continue;
 		++n;
-		failed |= !e.ok;
-		const char *colour = e.ok ? kOkColour : kFailedColour;
+		// The nodes' joins, drains and leaves, thin and grey under the reconfigurations: what the
+		// timeline tells of the cluster is in the picture too.
+		const char *colour = !e.reconfiguration ? kNodeColour : e.ok ? kOkColour : kFailedColour;
+		failed |= e.reconfiguration && !e.ok;
+		nodes |= !e.reconfiguration;
 		s += fmt::format("set arrow {} from {:.3f}, graph 0 to {:.3f}, graph 1 nohead lw "
-				 "1.5 lc rgb '{}'{}\n",
-				 n, e.time, e.time, colour, e.ok ? "" : " dt 2");
+				 "{} lc rgb '{}'{}\n",
+				 n, e.time, e.time, e.reconfiguration ? "1.5" : "1", colour,
+				 !e.reconfiguration ? " dt 3" : e.ok ? "" : " dt 2");
 		s += fmt::format("set label {} {} at {:.3f}, graph 0.98 rotate by 90 right offset "
 				 "character -1.6, 0 "
 				 "textcolor rgb '{}' font ',8'\n",
@@ -109,9 +112,13 @@ std::string script(const AppHistory &history, const std::string &kind, const std
 	    "{0} using 1:3 axes x1y2 with fsteps lw 1.5 dt 3 lc rgb '#30a030' title 'active "
 	    "processes'",
 	    gnuplotString(data));
-	if (n > 0)
+	if (n > 0 && std::any_of(history.events.begin(), history.events.end(),
+				 [](const HistoryEvent &e) { return e.reconfiguration; }))
 		s += fmt::format(", NaN with lines lw 1.5 lc rgb '{}' title 'reconfiguration'",
 				 kOkColour);
+	if (nodes)
+		s += fmt::format(", NaN with lines lw 1 dt 3 lc rgb '{}' title 'node joined, drained or left'",
+				 kNodeColour);
 	if (failed)
 		s += fmt::format(
 		    ", NaN with lines lw 1.5 dt 2 lc rgb '{}' title 'failed or refused'",
@@ -172,6 +179,8 @@ int plotCommand(const PlotOptions &plot)
 	std::optional<EventLog> log = readEventLogs(plot.files, failure);
 	if (!log)
 		return report(failure);
+	if (!plot.allSessions)
+		latestSession(*log);
 	std::string note;
 	const std::string app = chooseApp(*log, plot.app, note, failure);
 	if (!failure.line.empty())
@@ -189,13 +198,17 @@ int plotCommand(const PlotOptions &plot)
 							      app)});
 	if (!note.empty())
 		report({kExitOk, note});
+	if (std::string sessions = sessionNote(*log); !sessions.empty())
+		report({kExitOk, sessions});
 	if (std::optional<Failure> f = draw(*gnuplot, history, *kind, plot.output))
 		return report(*f);
 
 	std::size_t reconfigurations = 0, failed = 0;
-	nlohmann::json marks = nlohmann::json::array();
+	nlohmann::json marks = nlohmann::json::array(), nodeMarks = nlohmann::json::array();
 	for (const HistoryEvent &e : history.events)
-		if (e.reconfiguration) {
+		if (!e.reconfiguration)
+			nodeMarks.push_back({{"time", std::round(e.time * 1e6) / 1e6}, {"event", e.what}, {"why", e.why}});
+		else {
 			++reconfigurations;
 			failed += !e.ok;
 			marks.push_back({{"time", std::round(e.time * 1e6) / 1e6},
@@ -210,16 +223,18 @@ int plotCommand(const PlotOptions &plot)
 				      {"app", app},
 				      {"progress_reports", history.progress.size()},
 				      {"seconds", seconds},
-				      {"reconfigurations", std::move(marks)}};
+				      {"reconfigurations", std::move(marks)},
+				      {"nodes", std::move(nodeMarks)}};
 		std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
 			  << '\n';
 	} else {
 		std::cout << fmt::format(
-		    "wrote {}: {}, {} progress report{} over {:.1f} s, {} reconfiguration{}{}\n",
+		    "wrote {}: {}, {} progress report{} over {:.1f} s, {} reconfiguration{}{}, {} node event{}\n",
 		    plot.output, shownText(app), history.progress.size(),
 		    history.progress.size() == 1 ? "" : "s", seconds, reconfigurations,
 		    reconfigurations == 1 ? "" : "s",
-		    failed ? fmt::format(" ({} failed or refused)", failed) : "");
+		    failed ? fmt::format(" ({} failed or refused)", failed) : "", nodeMarks.size(),
+		    nodeMarks.size() == 1 ? "" : "s");
 	}
 	return kExitOk;
 }

@@ -88,6 +88,8 @@ int timelineCommand(const TimelineOptions &timeline)
 	std::optional<EventLog> log = readEventLogs(timeline.files, failure);
 	if (!log)
 		return report(failure);
+	if (!timeline.allSessions)
+		latestSession(*log);
 	std::string note;
 	const std::string app = chooseApp(*log, timeline.app, note, failure);
 	if (!failure.line.empty())
@@ -97,6 +99,8 @@ int timelineCommand(const TimelineOptions &timeline)
 		report({kExitOk, warning});
 	if (!note.empty())
 		report({kExitOk, note});
+	if (std::string sessions = sessionNote(*log); !sessions.empty())
+		report({kExitOk, sessions});
 	const AppHistory history = appHistory(*log, app);
 	if (app.empty() && history.events.empty())
 		return report({kExitFailed,

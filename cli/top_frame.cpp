@@ -13,15 +13,18 @@ namespace malleo::cli {
 
 namespace {
 
-// The work-stealing counters shown, as (column, counter). ANS counts the
-// requests this node answered (its decision module said yes), EXP those
-// whose TTL ran out here.
-constexpr std::array<std::pair<const char *, const char *>, 5> kWrmColumns = {{
-	{"SENT", "wrm.sent"},
+// The work-stealing counters shown, as (column, counter). YES counts the
+// requests this node said yes to: with the default module (loaddiff) that is
+// "busier than the asker by 0.25 UPW", which holds on an idle cluster whenever
+// something else loads a node's cores, and moves nothing by itself; RECONF
+// counts what did move something: the reconfigurations this node asked for.
+constexpr std::array<std::pair<const char *, const char *>, 6> kWrmColumns = {{
+	{"ASK", "wrm.sent"},
 	{"FWD", "wrm.forwarded"},
-	{"ANS", "decisions.wrm_answer"},
+	{"YES", "decisions.wrm_answer"},
 	{"EXP", "wrm.ttl_expired"},
 	{"RETRY", "wrm.retries"},
+	{"RECONF", "requests.sent"},
 }};
 
 uint64_t counter(const nlohmann::json &status, const char *name)
@@ -69,8 +72,10 @@ std::vector<std::string> nodeTable(const std::vector<NodeSnapshot> &nodes)
 	std::size_t answering = 0;
 	for (const NodeSnapshot &node : nodes) {
 		if (!node.status) {
-			table.addRow({node.name, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-",
-				      node.problem.empty() ? "no answer yet" : node.problem});
+			std::vector<std::string> row(header.size() - 1, "-");
+			row.front() = node.name;
+			row.push_back(node.problem.empty() ? "no answer yet" : node.problem);
+			table.addRow(std::move(row));
 			continue;
 		}
 		const nlohmann::json &s = *node.status;
@@ -100,6 +105,13 @@ std::vector<std::string> nodeTable(const std::vector<NodeSnapshot> &nodes)
 		table.addRow(std::move(row));
 	}
 	return lines(table.render());
+}
+
+std::vector<std::string> tableLegend()
+{
+	return {"PW power  APW free CPU share  UPW used CPU share  ASK work requests it sent  FWD passed on  "
+		"YES answered yes",
+		"EXP TTL ran out here  RETRY asked again  RECONF reconfigurations it asked for  REJ messages rejected"};
 }
 
 nlohmann::json toJson(const NodeSnapshot &node)

@@ -22,6 +22,9 @@ struct NodeSnapshot {
 // counters when there is more than one node.
 std::vector<std::string> nodeTable(const std::vector<NodeSnapshot> &nodes);
 
+// What the columns count, two lines of at most 110 characters.
+std::vector<std::string> tableLegend();
+
 nlohmann::json toJson(const NodeSnapshot &node);
 
 } // namespace malleo::cli

@@ -13,7 +13,7 @@
 
 #include "agent_client.h"
 #include "commands.h"
-#include "event_line.h"
+#include "event_words.h"
 #include "event_stream.h"
 #include "human_units.h"
 #include "interrupt.h"
@@ -30,16 +30,11 @@ constexpr std::size_t kRecentEvents = 10;
 // A node whose event stream broke is subscribed again after this long.
 constexpr double kReopenAfter = 2.0;
 
-struct TimedLine {
-	std::chrono::system_clock::time_point at;
-	std::string line;
-};
-
-// Keeps the newest n lines, oldest first: nodes answer in any order.
-void keepNewest(std::vector<TimedLine> &lines, std::size_t n)
+// Keeps the newest n rows, oldest first: nodes answer in any order.
+void keepNewest(std::vector<EventRow> &lines, std::size_t n)
 {
 	std::stable_sort(lines.begin(), lines.end(),
-			 [](const TimedLine &a, const TimedLine &b) { return a.at < b.at; });
+			 [](const EventRow &a, const EventRow &b) { return a.at < b.at; });
 	if (lines.size() > n)
 		lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(n));
 }
@@ -83,13 +78,14 @@ private:
 	const TopOptions &top_;
 	zmq::context_t context_{1};
 	std::vector<NodeWatch> nodes_;
-	std::vector<TimedLine> recent_;		// the terminal's event pane, oldest first
-	std::vector<TimedLine> newLines_;	// events since the last snapshot (plain text)
-	std::vector<TimedLine> history_;	// replayed events from before we started
+	std::vector<EventRow> recent_;		// the terminal's event pane, oldest first
+	std::vector<EventRow> newLines_;	// events since the last snapshot (plain text)
+	std::vector<EventRow> history_;		// replayed events from before we started
 	std::chrono::system_clock::time_point startedAt_ = std::chrono::system_clock::now();
 	std::vector<nlohmann::json> newEvents_; // events since the last snapshot (JSON)
 	bool terminal_;
 	bool drawnThisRound_ = false;
+	bool legendShown_ = false;
 	double start_ = 0;
 };
 
@@ -158,7 +154,7 @@ void TopView::readEvents(NodeWatch &node, double now)
 		if (top_.json)
 			newEvents_.push_back(std::move(e));
 		else
-			(at < startedAt_ ? history_ : newLines_).push_back({at, eventLine(e, at)});
+			foldEvent(at < startedAt_ ? history_ : newLines_, at, text(e, {"agent"}), eventWords(e));
 	}
 	if (broken) {
 		node.events.reset();
@@ -225,20 +221,27 @@ void TopView::draw(double now)
 		return;
 	}
 	std::vector<std::string> table = nodeTable(nodes);
+	// A log of snapshots says what the columns count once, a screen always.
+	if (terminal_ || !legendShown_)
+		for (const std::string &line : tableLegend())
+			table.push_back(line);
+	legendShown_ = true;
 	// Agents replay their recent past to a new subscriber: of that, show only
 	// what the event pane holds, not hundreds of lines.
 	keepNewest(history_, kRecentEvents);
 	newLines_.insert(newLines_.begin(), history_.begin(), history_.end());
 	history_.clear();
 	keepNewest(newLines_, newLines_.size());
-	recent_.insert(recent_.end(), newLines_.begin(), newLines_.end());
+	for (const EventRow &row : newLines_)
+		for (const std::string &node : row.nodes)
+			foldEvent(recent_, row.at, node, row.words);
 	keepNewest(recent_, kRecentEvents);
 	if (!terminal_) {
 		std::cout << fmt::format("--- {}  {} node{}\n", clock, nodes.size(), nodes.size() == 1 ? "" : "s");
 		for (const std::string &line : table)
 			std::cout << shownText(line) << '\n';
-		for (const TimedLine &l : newLines_)
-			std::cout << shownText(l.line) << '\n';
+		for (const EventRow &row : newLines_)
+			std::cout << eventRowLine(row) << '\n';
 		newLines_.clear();
 		std::cout.flush();
 		return;
@@ -250,8 +253,8 @@ void TopView::draw(double now)
 		""};
 	screen.insert(screen.end(), table.begin(), table.end());
 	screen.insert(screen.end(), {"", fmt::format("last events ({} shown, newest last)", recent_.size())});
-	for (const TimedLine &l : recent_)
-		screen.push_back(l.line);
+	for (const EventRow &row : recent_)
+		screen.push_back(eventRowLine(row));
 	newLines_.clear();
 	// A line per row and one left for the cursor: a scrolled screen would not redraw in place.
 	if (screen.size() >= height)

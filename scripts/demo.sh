@@ -185,6 +185,23 @@ for seconds, size in re.findall(r"^time: iteration \d+ ([0-9.]+) s on (\d+) proc
 for size, times in sorted(by_size.items()):
     print(f"on {size} process{'es' if size > 1 else ''}: {len(times)} iterations in {sum(times):.1f} s, "
           f"{len(times) / sum(times):.0f} iterations/s")
+# The rates just before and just after the first split: the stretch on the first size, then the one after it.
+runs = []
+for seconds, size in re.findall(r"^time: iteration \d+ ([0-9.]+) s on (\d+) processes", open(sys.argv[1]).read(),
+                                re.M):
+    if not runs or runs[-1][0] != int(size):
+        runs.append((int(size), []))
+    runs[-1][1].append(float(seconds))
+if len(runs) >= 2 and runs[1][0] > runs[0][0]:
+    (n0, t0), (n1, t1) = runs[0], runs[1]
+    before, after = len(t0) / sum(t0), len(t1) / sum(t1)
+    print(f"before the split: {before:.0f} iterations/s on {n0} process{'es' if n0 > 1 else ''}; "
+          f"after it: {after:.0f} on {n1} processes "
+          f"({100 * (after / before - 1):+.0f} %)")
+    if after <= before:
+        import os
+        print(f"no gain: this machine's {os.cpu_count()} CPUs carry the demo's nodes and everything else on it "
+              f"(load average {os.getloadavg()[0]:.1f}); a second process gains only on a CPU left to it")
 EOF
 
 echo

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Writes a man page from the same text as the program's --help and its page in docs/: the options and each
-command's usage come from the binary itself, the synopsis, description and exit status from the markdown. So a
-man page cannot say something --help or the docs do not.
+command's usage come from the binary itself, the synopsis, description, exit status and configuration keys from the
+markdown; the environment, files and examples are the short lists below, each what the docs say at length.
 
   gen_man.py malleo  --binary build/cli/malleo --doc docs/cli.md -o malleo.1
   gen_man.py malleod --binary build/agent/daemon/malleod --doc docs/configuration.md -o malleod.8
@@ -33,7 +33,8 @@ def escape(text):
 def plain(markdown):
     """Inline markdown as text: `code` and [link](target) lose their marks."""
     markdown = re.sub(r'\[([^\]]*)\]\([^)]*\)', r'\1', markdown)
-    return markdown.replace('`', '').replace('**', '')
+    markdown = markdown.replace('`', '').replace('**', '')
+    return re.sub(r'\*([^*\s][^*]*)\*', r'\1', markdown)
 
 
 def preformatted(text):
@@ -88,33 +89,205 @@ def header(name, number, version):
             f'.TH {name.upper()} {number} "" "malleo {version}" "malleo"\n')
 
 
-def malleo_page(binary, doc, version):
-    top = run_help(binary)
-    out = [header('malleo', 1, version)]
-    out.append('.SH NAME\nmalleo \\- ' + escape(top.split('\n')[0].split(': ', 1)[-1].rstrip('.')) + '\n')
-    out.append('.SH SYNOPSIS\n' + preformatted(first_code_block(doc)))
-    out.append('.SH DESCRIPTION\n' + ''.join(f'.PP\n{escape(p)}\n' for p in paragraphs_after_title(doc)))
-    out.append('.SH OPTIONS\n' + preformatted(top[top.index('Options:'):].split('\n\nSubcommands:')[0]))
-    out.append('.SH COMMANDS\n')
-    for command in subcommands(top):
-        text = run_help(binary, command)
-        out.append(f'.SS malleo {command}\n' + preformatted(text))
-        for sub in subcommands(text):
-            out.append(f'.SS malleo {command} {sub}\n' + preformatted(run_help(binary, command, sub)))
-    out.append('.SH EXIT STATUS\n' + tagged(table_rows(section(doc, 'Exit status and errors'))))
-    out.append('.SH SEE ALSO\nmalleod(8); docs/cli.md, docs/pmpi\\-profiler.md and docs/pcm\\-api.md of malleo\n')
+def help_sections(help_text):
+    """CLI11's help as {'': description lines, 'Usage': line, 'Positionals': [(name, text)], 'Options': [...]}:
+    the footer (what every command's help repeats) is left out."""
+    out = {'': [], 'Usage': '', 'Positionals': [], 'Options': [], 'Subcommands': []}
+    current = ''
+    for line in help_text.split('\n'):
+        if line.startswith('Usage: '):
+            out['Usage'] = line[len('Usage: '):].strip()
+            current = None
+        elif line.rstrip(':') in out and line.endswith(':'):
+            current = line.rstrip(':')
+        elif not line.strip():
+            if current in ('Positionals', 'Options', 'Subcommands'):
+                current = None
+        elif current == '':
+            out[''].append(line.strip())
+        elif current and line.startswith('  '):
+            parts = re.split(r'\s{2,}', line.strip(), maxsplit=1)
+            if line.startswith('   ') and out[current] and len(parts) == 1:
+                out[current][-1] = (out[current][-1][0], out[current][-1][1] + ' ' + parts[0])
+            else:
+                out[current].append((parts[0], parts[1] if len(parts) > 1 else ''))
+    return out
+
+
+def option_list(entries, skip_help=True):
+    return ''.join(f'.TP\n.B {escape(name)}\n{escape(text)}\n' for name, text in entries
+                   if not (skip_help and name.startswith('-h,--help')))
+
+
+def command_page(binary, words):
+    """One subcommand: its usage, what it does, its arguments and options, without the common footer."""
+    h = help_sections(run_help(binary, *words))
+    out = [f'.SS malleo {" ".join(words)}\n']
+    out.append(f'.B {escape(h["Usage"])}\n.br\n')
+    if h['']:
+        out.append(escape(' '.join(h[''])) + '\n')
+    if h['Positionals'] or len([o for o in h['Options'] if not o[0].startswith('-h,')]):
+        out.append('.RS\n' + option_list(h['Positionals']) + option_list(h['Options']) + '.RE\n')
+    for name, _ in h['Subcommands']:
+        out.append(command_page(binary, [*words, name]))
     return ''.join(out)
 
 
-def malleod_page(binary, doc, version):
+# What the pages say of the programs' surroundings: the environment, the files, and where to read more. Each line is
+# what docs/cli.md, docs/pcm-api.md, docs/pmpi-profiler.md and docs/configuration.md say at more length.
+MALLEO_ENVIRONMENT = [
+    ('MALLEO_AGENT', 'the local endpoint of the agent a command talks to when neither --agent nor --node is given '
+                     '(ipc://PATH or tcp://HOST:PORT).'),
+    ('MALLEO_CLUSTER_DIR', 'the directory of the virtual cluster (default /tmp/malleo-cluster-UID); its nodes are '
+                           'what --node names.'),
+    ('MALLEO_NODE', 'for the ranks of an MPI program: the node (agent id) they run on, when the launch does not say; '
+                    'malleo run sets it.'),
+    ('MALLEO_NODES', 'for the ranks: each node of the job and its agent, set by malleo run on a virtual cluster.'),
+    ('MALLEO_FORCE', 'for the ranks: reconfigurations to force at given iterations, e.g. split@100 '
+                     '(docs/pcm-api.md); malleo run checks its grammar before it starts anything.'),
+    ('MALLEO_PCM_MODE', 'pool or spawn: how a malleable application grows (malleo run --mode).'),
+    ('MALLEO_POOL_ACTIVE', 'the active ranks of a pool-mode application (malleo run --max sets it).'),
+    ('MALLEO_PROFILE', 'full (default), summary or off: what the PMPI profiler records.'),
+    ('MALLEO_PROFILE_DIR', 'where the PMPI profiler writes its report (malleo run --profile-dir; default .).'),
+    ('MALLEO_REPORT_INTERVAL', 'seconds between each rank\'s reports to its agent (default 1).'),
+    ('XDG_RUNTIME_DIR', 'the default run directory is $XDG_RUNTIME_DIR/malleo (/run/malleo as root).'),
+]
+
+MALLEO_FILES = [
+    ('$XDG_RUNTIME_DIR/malleo/, /run/malleo/', 'an agent\'s run directory: agent.sock (its local endpoint), '
+                                              'agent.json, events.jsonl, decisions.jsonl, commands.json.'),
+    ('agent.json', 'the running agent\'s id, endpoints, pid and metrics URL: how malleo finds it.'),
+    ('events.jsonl', 'every event of the agent, one JSON object a line, after a log_started line that puts them on '
+                     'the clock (events.1.jsonl: the previous run); what malleo timeline and malleo plot read.'),
+    ('decisions.jsonl', 'the agent\'s decisions (actions, commands, reconfigurations, drains), kept across '
+                        'restarts, beside events.jsonl.'),
+    ('commands.json', 'the commands an agent holds for its applications, so that a restarted agent loses none.'),
+    ('/tmp/malleo-cluster-UID/', 'a virtual cluster: cluster.json, and a run directory per node (n1/, n2/, ...) '
+                                 'with the files above and malleod.log.'),
+    ('NODE.key, NODE.pub', 'a node\'s CURVE secret and public key (malleo keygen DIR): security.secret_key and the '
+                           'security.allowed_keys directory of the agents.'),
+]
+
+MALLEO_EXAMPLES = [
+    ('A virtual cluster of 4 agents on this machine, its live view, and its end:',
+     'malleo cluster up \\-\\-nodes 4\nmalleo top\nmalleo cluster down'),
+    ('One node\'s status, the applications of every node:', 'malleo \\-\\-node n2 status\nmalleo apps'),
+    ('Run an MPI program, malleable between 2 and 4 processes, and split it by hand:',
+     'malleo run \\-n 2 \\-\\-max 4 \\-\\- ./my_app &\n'
+     'malleo apps\n'
+     'malleo force my_app\\-12345 split 1 \\-\\-wait 30'),
+    ('Drain a node: its processes move away, then its agent exits:', 'malleo drain n3'),
+    ('What the agents decided, as a table and a plot:',
+     'malleo timeline /tmp/malleo\\-cluster\\-$(id \\-u)/*/events.jsonl\n'
+     'malleo plot /tmp/malleo\\-cluster\\-$(id \\-u)/*/events.jsonl \\-o run.png'),
+]
+
+
+def definitions(rows):
+    return ''.join(f'.TP\n.B {escape(name)}\n{escape(text)}\n' for name, text in rows)
+
+
+def examples(rows):
+    # The commands are written in roff already (\- for a dash).
+    return ''.join(f'.PP\n{escape(text)}\n.PP\n.RS\n.nf\n{code}\n.fi\n.RE\n' for text, code in rows)
+
+
+def see_also(pages, docdir, documents):
+    listed = ', '.join(f'\\fB{p}\\fR' for p in pages)
+    # \% keeps a file name whole: a name broken at the line's end is not one a reader can open.
+    return (f'.SH SEE ALSO\n{listed}\n.PP\nIn \\%{escape(docdir)}: ' +
+            ', '.join('\\%' + escape(d) for d in documents) + '.\n')
+
+
+def malleo_page(binary, doc, version, docdir):
     top = run_help(binary)
+    h = help_sections(top)
+    out = [header('malleo', 1, version)]
+    out.append('.SH NAME\nmalleo \\- ' + escape(top.split('\n')[0].split(': ', 1)[-1].rstrip('.')) + '\n')
+    out.append('.SH SYNOPSIS\n.B malleo\n[\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n' +
+               preformatted(first_code_block(doc).split('\n', 1)[1].strip('\n') + '\n'))
+    description = paragraphs_after_title(doc)
+    description.append('Global options may also follow the command. Every command takes --help (malleo help '
+                       'COMMAND is the same), and every command that prints data takes --json.')
+    out.append('.SH DESCRIPTION\n' + ''.join(f'.PP\n{escape(p)}\n' for p in description))
+    out.append('.SH GLOBAL OPTIONS\n' + option_list(h['Options'], skip_help=False))
+    out.append('.SH COMMANDS\n')
+    for command, _ in h['Subcommands']:
+        out.append(command_page(binary, [command]))
+    out.append('.SH ENVIRONMENT\n' + definitions(MALLEO_ENVIRONMENT))
+    out.append('.SH FILES\n' + definitions(MALLEO_FILES))
+    out.append('.SH EXIT STATUS\n' + tagged(table_rows(section(doc, 'Exit status and errors'))) +
+               '.PP\nA failure is one line on stderr that names the problem and the fix.\n')
+    out.append('.SH EXAMPLES\n' + examples(MALLEO_EXAMPLES))
+    out.append(see_also(['malleod(8)', 'mpirun(1)', 'gnuplot(1)'], docdir,
+                        ['cli.md (every command at length)', 'pcm-api.md (malleable applications, MALLEO_FORCE)',
+                         'pmpi-profiler.md', 'configuration.md', 'deployment.md', 'protocol.md', 'ARCHITECTURE.md']))
+    return ''.join(out)
+
+
+def config_tables(doc):
+    """docs/configuration.md's tables of keys, under each '## table' or '### table (kind)' heading:
+    [(heading, [(key, default, meaning)])]."""
+    out = []
+    for m in re.finditer(r'^#{2,3} `([a-z_]+)`( \([a-z]+\))?\n(.*?)(?=^#|\Z)', doc, re.M | re.S):
+        rows = [r for r in table_rows(m.group(3)) if len(r) >= 3]
+        if rows:
+            out.append((m.group(1) + (m.group(2) or ''), rows))
+    return out
+
+
+MALLEOD_SIGNALS = [
+    ('SIGTERM, SIGINT', 'the first drains a node that runs processes: its agent moves them to other nodes, for at '
+                        'most actions.drain_deadline seconds (60), then leaves the overlay and exits 0; a second '
+                        'signal, or the first on a node with no process, leaves at once (systemctl stop sends '
+                        'SIGTERM).'),
+]
+
+MALLEOD_FILES = [
+    ('/etc/malleo/agent.json', 'the configuration the systemd unit (configs/malleod.service) gives --config.'),
+    ('RUN_DIR/agent.sock', 'the local endpoint malleo and the MPI processes talk to.'),
+    ('RUN_DIR/agent.json', 'the agent\'s id, endpoints, pid and metrics URL, written once it listens.'),
+    ('RUN_DIR/events.jsonl', 'every event, one JSON object a line (events.1.jsonl: the previous run).'),
+    ('RUN_DIR/decisions.jsonl', 'its decisions, kept across restarts (16 MiB, then decisions.1.jsonl).'),
+    ('RUN_DIR/commands.json', 'the commands it holds for applications, read back by the next agent.'),
+    ('NODE.key, DIR/NODE.pub', 'CURVE keys of malleo keygen: security.secret_key, security.allowed_keys.'),
+]
+
+
+def malleod_page(binary, doc, version, docdir):
+    top = run_help(binary)
+    h = help_sections(top)
     out = [header('malleod', 8, version)]
     out.append('.SH NAME\nmalleod \\- ' + escape(top.split('\n')[0].split(': ', 1)[-1].split('.')[0]) + '\n')
     out.append('.SH SYNOPSIS\n.B malleod\n[\\fIOPTIONS\\fR]\n')
-    description = [l for l in top.split('\n')[:top.index('Usage:') and top[:top.index('Usage:')].count('\n')] if l]
-    out.append('.SH DESCRIPTION\n' + ''.join(f'.PP\n{escape(p)}\n' for p in description + paragraphs_after_title(doc)))
-    out.append('.SH OPTIONS\n' + preformatted(top[top.index('Options:'):]))
-    out.append('.SH SEE ALSO\nmalleo(1); docs/configuration.md and docs/protocol.md of malleo\n')
+    description = [l for l in h[''] if l] + paragraphs_after_title(doc)
+    out.append('.SH DESCRIPTION\n' + ''.join(f'.PP\n{escape(p)}\n' for p in description))
+    out.append('.SH OPTIONS\n' + option_list(h['Options'], skip_help=False))
+    out.append('.SH CONFIGURATION\nThe file of \\-\\-config is a JSON object of tables; a key not given takes its '
+               'default. Each key, its default and what it does:\n')
+    for table, rows in config_tables(doc):
+        out.append(f'.SS {escape(table)}\n')
+        out.append(''.join(f'.TP\n.B {escape(r[0])}\n(default {escape(r[1])}) {escape(" ".join(r[2:]))}\n'
+                           for r in rows))
+    out.append('.SH SIGNALS\n' + definitions(MALLEOD_SIGNALS))
+    out.append('.SH ENVIRONMENT\n' + definitions([
+        ('XDG_RUNTIME_DIR', 'the default run directory (RUN_DIR) is $XDG_RUNTIME_DIR/malleo, /run/malleo as root.'),
+        ('MALLEO_MODULE_PATH', 'directories of modules built out of tree, after modules.path.')]))
+    out.append('.SH FILES\n' + definitions(MALLEOD_FILES))
+    out.append('.SH EXIT STATUS\n' + definitions([
+        ('0', 'it left the overlay (after a signal), or --help, --version.'),
+        ('1', 'it could not run: an endpoint it cannot bind (a busy port), a run directory it may not use, a '
+              'profiling module that fails to start.'),
+        ('2', 'bad usage or configuration: an unknown option, a key unknown, of the wrong type or out of range, a '
+              'module that does not load, keys missing off loopback.')]) +
+               '.PP\nOne line on stderr (or the log) says which.\n')
+    out.append('.SH EXAMPLES\n' + examples([
+        ('An agent on loopback, seeded by another:',
+         'malleod \\-\\-id n2 \\-\\-listen tcp://127.0.0.1:5471 \\-\\-peer tcp://127.0.0.1:5470'),
+        ('A node of a real cluster, from its configuration file:', 'malleod \\-\\-config /etc/malleo/agent.json')]))
+    out.append(see_also(['malleo(1)'], docdir,
+                        ['configuration.md (every key)', 'deployment.md (systemd, Slurm, keys)', 'protocol.md',
+                         'reliability.md', 'writing-a-decision-module.md', 'ARCHITECTURE.md']))
     return ''.join(out)
 
 
@@ -124,11 +297,12 @@ def main():
     ap.add_argument('--binary', required=True)
     ap.add_argument('--doc', required=True)
     ap.add_argument('--version', required=True)
+    ap.add_argument('--docdir', default='/usr/local/share/doc/malleo', help='where meson install puts docs/*.md')
     ap.add_argument('-o', '--output', required=True)
     opts = ap.parse_args()
     with open(opts.doc, encoding='utf-8') as f:
         doc = f.read()
-    page = (malleo_page if opts.page == 'malleo' else malleod_page)(opts.binary, doc, opts.version)
+    page = (malleo_page if opts.page == 'malleo' else malleod_page)(opts.binary, doc, opts.version, opts.docdir)
     with open(opts.output, 'w', encoding='utf-8') as f:
         f.write(page)
 

@@ -5,10 +5,14 @@
 The demo checks each step of its story itself (it exits 1 when a step does not happen within STEP_TIMEOUT). This test
 reads what it printed and checks the story from the agents' own timeline: heat2d split onto n2 on n2's work request,
 a process sent away by the load on n2, a node drained and gone, no reconfiguration forced by a person, a plot drawn,
-and the checksum after every reconfiguration equal to a run left alone. The demo runs ./build (the README's layout);
+the checksum after every reconfiguration equal to a run left alone, the iteration rates before and after the split
+(and why, when the split gains nothing), and every row of the timeline marked on the plot (`plot --json`: the
+reconfigurations and the nodes' joins, drains and leaves at the same times). The demo runs ./build (the README's layout);
 another build under test (the sanitizers') is given to it as BUILD. The cluster lives in a directory of the test's
 own and the plot is written there, so nothing of a user's demo is touched.
 """
+import glob
+import json
 import os
 import re
 import subprocess
@@ -84,6 +88,29 @@ def main():
         check(len(sums) == 2 and len(set(sums.values())) == 1, f'the checksums are equal ({sums})')
         header = open(plot, 'rb').read(8) if os.path.exists(plot) else b''
         check(header == b'\x89PNG\r\n\x1a\n', f'the plot is a PNG ({plot})')
+        rates = re.search(r'^before the split: (\d+) iterations/s on \d+ process(?:es)?; after it: (\d+) on', run.stdout,
+                          re.M)
+        check(rates is not None and (int(rates.group(2)) > int(rates.group(1))
+                                     or re.search(r'^no gain: ', run.stdout, re.M) is not None),
+              f'the rates before and after the split are said, and why when it gains nothing '
+              f'({rates.group(0) if rates else None})')
+        # What the timeline tells (reconfigurations, joins, drains, leaves) is marked on the plot: its --json lists
+        # the same events at the same times.
+        logs = sorted(glob.glob(os.path.join(tmp, 'cluster', 'n*', 'events.jsonl')))
+        malleo = os.path.join(BUILD, 'cli', 'malleo')
+        timeline = subprocess.run([malleo, 'timeline', *logs, '--json'], capture_output=True, text=True, timeout=60)
+        drawn = subprocess.run([malleo, 'plot', *logs, '-o', os.path.join(tmp, 'marks.svg'), '--json'],
+                               capture_output=True, text=True, timeout=60)
+        if timeline.returncode == 0 and drawn.returncode == 0:
+            told = sorted((r['event'], round(r['time'], 3)) for r in json.loads(timeline.stdout)['rows'])
+            data = json.loads(drawn.stdout)
+            marked = sorted((m['event'], round(m['time'], 3)) for m in data['reconfigurations'] + data['nodes'])
+            check(told and told == marked and any(e.endswith(' joined') for e, _ in marked)
+                  and any(e.endswith(' drains') for e, _ in marked),
+                  f'every row of the timeline is a mark of the plot, joins and drains too ({len(told)} rows, '
+                  f'{len(marked)} marks)')
+        else:
+            check(False, f'timeline and plot of the demo\'s logs ({timeline.stderr.strip()} {drawn.stderr.strip()})')
     return 1 if failures else 0
 
 

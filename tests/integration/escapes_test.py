@@ -86,7 +86,7 @@ with Cluster(plain=True) as cluster:
     shown(apps.stdout, "malleo apps")
 
     top = agent.cli("top", "--duration", "1.5")
-    check(top.returncode == 0 and "peer_error" in top.stdout, f"malleo top shows the events ({top.stderr})")
+    check(top.returncode == 0 and "peer p reports an error" in top.stdout, f"malleo top shows the events ({top.stderr})")
     shown(top.stdout, "malleo top")
 
     log = os.path.join(agent.run_dir, "events.jsonl")

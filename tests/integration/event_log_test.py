@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """`malleo timeline` and `malleo plot` on agents' event logs: the hand-written logs of two agents in events/
-(n1 hosts heat2d-7's rank 0; n2 joins, records the same split as n1, drains and leaves; n1's log has two malformed
-lines and a second application with fewer progress reports) merged on one wall-clock axis. The timeline's rows,
-iterations and throughputs are the ones the logs imply; the plot is a real PNG (gnuplot) or an SVG whose labels
-name the reconfigurations. Bad input is one line.
+(n1 hosts heat2d-7's rank 0 and is n2's seed; n2 joins, records the same split as n1, drains and leaves; n1's log has
+two malformed lines, a forced split that failed and a second application with fewer progress reports) merged on one
+wall-clock axis. The timeline's rows, iterations and throughputs are the ones the logs imply: the seed's side of the
+join is not a join, a drain is one row and its end another, the failed command says what went wrong, not who asked.
+A third log, n3's of a day before (its cluster went down, its log stayed), is left out unless --all-sessions. The plot
+is a real PNG (gnuplot) or an SVG whose labels name the reconfigurations. Bad input is one line.
 
 usage: event_log_test.py"""
 import json
@@ -20,6 +22,7 @@ from harness import MALLEO, check
 HERE = os.path.dirname(os.path.abspath(__file__))
 N1 = os.path.join(HERE, "events", "n1.jsonl")
 N2 = os.path.join(HERE, "events", "n2.jsonl")
+N3_YESTERDAY = os.path.join(HERE, "events", "n3-yesterday.jsonl")
 
 
 def malleo(*args, env=None):
@@ -53,17 +56,25 @@ def main():
                 ("split 1 -> n2", 5.2, 130, 40.0),
                 ("migrate 1 n2 -> n1 failed", 8.1, 240, 55.56),
                 ("merge 1", 9.5, 300, 55.56),
+                ("split 2 failed", 10.2, 340, 40.0),
                 ("n2 drains", 10.5, 340, 40.0),
+                ("n2 drained", 10.8, 340, 40.0),
                 ("n2 leaves", 11.0, 380, 40.0)]
     check(summary(out["rows"]) == expected,
           f"rows in time order with their iteration and throughput ({summary(out['rows'])})")
-    split, migrate, merge = out["rows"][1], out["rows"][2], out["rows"][3]
+    split, migrate, merge, failed = out["rows"][1], out["rows"][2], out["rows"][3], out["rows"][4]
     check(split["ok"] and split["why"] == "n2 idle: apw 0.95 against n1's 0.10" and split["decision"] == "ios"
           and split["trigger"] == "wrm" and (split["before"], split["after"]) == (2, 3),
           "the split carries why, the decision, the trigger and 2 -> 3 processes")
     check(not migrate["ok"] and migrate["type"] == "reconf_result", "the refused migration is there, not ok")
     check(merge["type"] == "command_result" and merge["why"] == "merge at iteration 300: 3 -> 2 processes",
           "a forced merge (command_result) without why shows its text")
+    check(not failed["ok"] and failed["why"] == "split of 2 refused: no spare process (wanted: asked by a person "
+          "(malleo force))", f"a failed forced split says what went wrong first ({failed['why']})")
+    check(migrate["why"] == "refused: busy & <hot> (wanted: n2 loaded: upw 1.00 > 0.9 & it's <hot>)",
+          f"so does a refused migration ({migrate['why']})")
+    check(out["rows"][5]["why"] == "1 active process to move" and out["rows"][6]["why"] == "took 0.3 s",
+          "the drain's row says what it has to move, its end how long it took")
     warnings = err.strip().splitlines()
     check(len(warnings) == 2 and "skipped 2 malformed lines" in warnings[0] and "n1.jsonl:7" in warnings[0]
           and "showing heat2d-7" in warnings[1] and "astro-3" in warnings[1],
@@ -72,7 +83,7 @@ def main():
 
     r = malleo("timeline", N1, N2)
     lines = r.stdout.splitlines()
-    check(r.returncode == 0 and lines[0].startswith("heat2d-7: 3 reconfigurations, 7 progress reports")
+    check(r.returncode == 0 and lines[0].startswith("heat2d-7: 4 reconfigurations, 7 progress reports")
           and lines[1].split() == ["TIME", "ITERATION", "IT/S", "PROCESSES", "EVENT", "WHY"],
           f"the table's title and header ({lines[:2]})")
     check(lines[3].split()[:6] == ["5.20", "130", "40.00", "2", "->", "3"] and "split 1 -> n2" in lines[3]
@@ -81,7 +92,7 @@ def main():
     same, _ = timeline_rows(N1, N1, N2)
     check(summary(same["rows"]) == expected, "a log given twice counts once")
     astro, err = timeline_rows(N1, N2, "--app", "astro-3")
-    check([r["event"] for r in astro["rows"]] == ["node n2 joined", "n2 drains", "n2 leaves"]
+    check([r["event"] for r in astro["rows"]] == ["node n2 joined", "n2 drains", "n2 drained", "n2 leaves"]
           and "showing" not in err, "--app astro-3: no reconfiguration of its own, the nodes' changes")
 
     # An agent's restart appends a new log_started: the lines after it are on its clock; lines before any are
@@ -98,10 +109,29 @@ def main():
                 {"type": "reconf_result", "app": "a", "op": "split", "count": 1, "ok": True, "before": 1,
                  "after": 2, "iteration": 7, "why": "later", "t": 2.0, "seq": 1, "agent": "n9"}]:
             f.write(json.dumps(line) + "\n")
-    out, err = timeline_rows(restarted)
+    out, err = timeline_rows(restarted, "--all-sessions")
     check(summary(out["rows"]) == [("split 1", 102.0, 7, 2.0)], f"a restart's clock ({summary(out['rows'])})")
     check(out["skipped"]["unanchored"] == 1 and "1 event before its file's log_started line" in err,
           f"the line before any log_started is skipped and said ({err.strip()})")
+
+    out, err = timeline_rows(restarted)
+    check(summary(out["rows"]) == [("split 1", 2.0, 7, None)] and "1 earlier session left out" in err,
+          f"100 s later, the restart is another session: alone by default ({summary(out['rows'])}, {err.strip()})")
+
+    # Yesterday's n3, whose log stayed: left out, and said in one line; --all-sessions shows it, time 0 its start.
+    out, err = timeline_rows(N1, N2, N3_YESTERDAY)
+    check(summary(out["rows"]) == expected and out["start"] == 1795700000.0,
+          f"yesterday's session is left out by default ({summary(out['rows'])})")
+    check(err.strip().splitlines()[-1].startswith("malleo: showing the latest session of the files, from ")
+          and err.strip().endswith("1 earlier session left out: --all-sessions shows it"),
+          f"and one line says so ({err.strip().splitlines()[-1]})")
+    out, err = timeline_rows(N1, N2, N3_YESTERDAY, "--all-sessions")
+    check([row["event"] for row in out["rows"]][:2] == ["split 1 -> n4", "n3 leaves"]
+          and out["start"] == 1795613600.0 and "left out" not in err,
+          f"--all-sessions shows it, time 0 its start ({[row['event'] for row in out['rows']][:2]})")
+    r = malleo("plot", N1, N2, N3_YESTERDAY, "-o", os.path.join(work, "today.svg"), "--json")
+    check(r.returncode == 0 and len(json.loads(r.stdout)["reconfigurations"]) == 4 and "left out" in r.stderr,
+          f"plot: the latest session too ({r.stderr.strip()})")
 
     for args, status, what in [(["timeline", os.path.join(work, "none.jsonl")], 2, "an unreadable file"),
                                (["timeline", N2, "--app", "nope"], 2, "an --app the files do not name"),
@@ -116,7 +146,7 @@ def main():
     png = os.path.join(work, "throughput.png")
     r = malleo("plot", N1, N2, "-o", png)
     check(r.returncode == 0 and r.stdout.startswith(f"wrote {png}: heat2d-7, 7 progress reports")
-          and "3 reconfigurations (1 failed or refused)" in r.stdout, f"plot -o PNG ({r.stdout.strip()} {r.stderr})")
+          and "4 reconfigurations (2 failed or refused), 4 node events" in r.stdout, f"plot -o PNG ({r.stdout.strip()} {r.stderr})")
     with open(png, "rb") as f:
         head = f.read(24)
     width, height = struct.unpack(">II", head[16:24])
@@ -128,12 +158,18 @@ def main():
     check(r.returncode == 0, f"plot -o SVG --json ({r.stderr.strip()})")
     marks = json.loads(r.stdout)["reconfigurations"]
     check([(m["event"], m["ok"]) for m in marks] == [("split 1 -> n2", True), ("migrate 1 n2 -> n1 failed", False),
-                                                      ("merge 1", True)], f"--json lists the marks ({marks})")
+                                                      ("merge 1", True), ("split 2 failed", False)],
+          f"--json lists the marks ({marks})")
+    nodes = json.loads(r.stdout)["nodes"]
+    check([(m["event"], round(m["time"], 3)) for m in nodes] == [("node n2 joined", 3.7), ("n2 drains", 10.5),
+                                                                 ("n2 drained", 10.8), ("n2 leaves", 11.0)],
+          f"--json lists the nodes' joins, drains and leaves the plot marks too ({nodes})")
     root = ET.parse(svg).getroot()
     text = " ".join("".join(e.itertext()) for e in root.iter() if e.tag.endswith("text"))
     for label in ["split 1 -> n2: n2 idle: apw 0.95 against n1's 0.10",
-                  "migrate 1 n2 -> n1 failed: n2 loaded: upw 1.00 > 0.9 & it's <hot>",
-                  "merge 1: merge at iteration 300: 3 -> 2 processes", "iterations per second", "heat2d-7"]:
+                  "migrate 1 n2 -> n1 failed: refused: busy & <hot> (wanted: n2 loaded: upw 1.00...",
+                  "merge 1: merge at iteration 300: 3 -> 2 processes", "iterations per second", "heat2d-7",
+                  "node n2 joined: via n1", "n2 drains: 1 active process to move", "node joined, drained or left"]:
         check(label in text, f"the SVG parses as XML and says '{label}'")
 
     r = malleo("plot", N1, N2, "-o", os.path.join(work, "nogp.png"), env=dict(os.environ, PATH=work))
