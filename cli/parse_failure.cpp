@@ -151,7 +151,7 @@ CLI::Validator between(double low, double high, bool whole)
 				return fmt::format("must be from {} to {} (got {})", low, high, input);
 			return {};
 		},
-		fmt::format("in {}..{}", low, high));
+		fmt::format("{} to {}", low, high));
 }
 
 std::string parseFailureLine(CLI::App &app, const CLI::ParseError &error)
