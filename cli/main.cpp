@@ -102,7 +102,8 @@ int main(int argc, char **argv)
 		"drain", "a node leaves gracefully: its agent moves its processes to other nodes, then exits");
 	drain->add_option("node", o.drain.node, "the node of the virtual cluster to drain (default: as --node)");
 	drain->add_option("--deadline", o.drain.deadline,
-			  "leave after SECONDS even with processes left (default: the agent's actions.drain_deadline)");
+			  "leave after SECONDS even with processes left (default: the agent's actions.drain_deadline)")
+		->check(aboveZero());
 	drain->add_option("--wait", o.drain.wait,
 			  "follow the drain up to SECONDS: exit 0 once the node hosts no active process, 1 at the deadline")
 		->check(aboveZero());

@@ -51,6 +51,7 @@ for words, line in ((["--timeout", "-1", "status"], "--timeout: must be above 0 
                     (["top", "--interval", "0"], "--interval: must be from 0.1 to 3600 (got 0)"),
                     (["force", "a", "split", "1", "--wait", "0"], "--wait: must be above 0 (got 0)"),
                     (["drain", "n2", "--wait", "-1"], "--wait: must be above 0 (got -1)"),
+                    (["drain", "n2", "--deadline", "abc"], "--deadline: must be a number above 0 (got abc)"),
                     (["cluster", "up", "--nodes", "0"], "--nodes: must be from 1 to 1024 (got 0)"),
                     (["cluster", "up", "--hosts", "300"], "--hosts: must be from 1 to 253 (got 300)"),
                     (["cluster", "up", "--host-cpu-quota", "0"], "--host-cpu-quota: must be from 0.01 to 1024 (got 0)"),
