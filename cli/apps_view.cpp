@@ -140,6 +140,16 @@ void printApps(const std::string &header, const nlohmann::json &apps)
 		printApp(app);
 }
 
+// Each application's id also under "app", the key `force --json`, `timeline --json` and the events use; "id" stays
+// (the agent's apps_reply, and scripts that read it).
+nlohmann::json withAppKey(nlohmann::json apps)
+{
+	for (nlohmann::json &app : apps)
+		if (app.is_object() && app.contains("id"))
+			app["app"] = app["id"];
+	return apps;
+}
+
 } // namespace
 
 int appsCommand(const GlobalOptions &options, bool json)
@@ -169,7 +179,7 @@ int appsCommand(const GlobalOptions &options, bool json)
 	if (!cluster) {
 		nlohmann::json apps = mergeApps({*first})["apps"];
 		if (json) {
-			nlohmann::json out = {{"agent", first->agent}, {"apps", first->apps}};
+			nlohmann::json out = {{"agent", first->agent}, {"apps", withAppKey(first->apps)}};
 			std::cout << out.dump(2, ' ', false,
 					      nlohmann::json::error_handler_t::replace)
 				  << '\n';
@@ -188,6 +198,7 @@ int appsCommand(const GlobalOptions &options, bool json)
 				    a.node, a.problem.line)});
 	nlohmann::json merged = mergeApps(answers);
 	if (json) {
+		merged["apps"] = withAppKey(merged["apps"]);
 		std::cout << merged.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
 			  << '\n';
 		return kExitOk;

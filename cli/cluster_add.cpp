@@ -69,7 +69,9 @@ std::optional<nlohmann::json> clusterBase(const std::string &dir, const ClusterF
 	return config;
 }
 
-void printNode(const std::string &dir, const ClusterNode &node, const ClusterNode &seed, bool json)
+// `hint` as for `cluster up`: --cluster-dir DIR when the next commands need it to find this cluster.
+void printNode(const std::string &dir, const ClusterNode &node, const ClusterNode &seed, bool json,
+	       const std::string &hint)
 {
 	if (json) {
 		nlohmann::json j = toJson(node);
@@ -83,9 +85,10 @@ void printNode(const std::string &dir, const ClusterNode &node, const ClusterNod
 	table.alignRight(1);
 	table.addRow({node.name, std::to_string(node.pid), fmt::format("{}", fmt::join(node.cpus, ",")), node.endpoint,
 		      node.local});
-	std::cout << table.render()
-		  << fmt::format("next: malleo --node {} peers | malleo cluster status | malleo drain {}\n", node.name,
-				 node.name);
+	// One command a line, whole, as `cluster up` prints them: joined by `|` a pasted line was a pipeline whose
+	// last stage drained the node just added.
+	std::cout << table.render() << "next:\n"
+		  << fmt::format("  malleo{} --node {} peers\n  malleo{} cluster status\n", hint, node.name, hint);
 }
 
 } // namespace
@@ -150,7 +153,8 @@ int clusterAddCommand(const GlobalOptions &options, const ClusterAddOptions &add
 		f->line += fmt::format("; n{} is not part of the cluster", index);
 		return report(*f);
 	}
-	printNode(dir, starter.cluster().nodes.back(), *seed, add.json);
+	printNode(dir, starter.cluster().nodes.back(), *seed, add.json,
+		  options.clusterDir.empty() ? "" : " --cluster-dir " + shellWord(dir));
 	return kExitOk;
 }
 

@@ -152,4 +152,15 @@ nlohmann::json toJson(const ClusterFile &cluster)
 	return {{"nodes", std::move(nodes)}};
 }
 
+std::string shellWord(const std::string &word)
+{
+	if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+						    "_-./=:,+@%") == std::string::npos)
+		return word;
+	std::string quoted = "'";
+	for (char c : word)
+		quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+	return quoted + "'";
+}
+
 } // namespace malleo::cli

@@ -47,6 +47,10 @@ std::optional<ClusterFile> readClusterFile(const std::string &dir, Failure &fail
 // Replaces cluster.json atomically (write then rename).
 std::optional<Failure> writeClusterFile(const std::string &dir, const ClusterFile &cluster);
 
+// A word as a shell reads it back, quoted only when it has to be: the cluster directory in the next commands that
+// `cluster up` and `cluster add` print.
+std::string shellWord(const std::string &word);
+
 nlohmann::json toJson(const ClusterNode &node);
 nlohmann::json toJson(const ClusterFile &cluster);
 

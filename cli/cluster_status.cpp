@@ -26,16 +26,24 @@ int clusterStatusCommand(const GlobalOptions &options, bool json)
 
 	std::size_t running = 0;
 	nlohmann::json nodes = nlohmann::json::array();
-	TextTable table({"NAME", "PID", "STATE", "CPU", "ENDPOINT", "LOCAL"});
-	table.alignRight(1);
+	// A cluster of hosts (`cluster up --hosts`) has the HOST column `cluster up` showed.
+	const bool hosts = !cluster->nodes.empty() && !cluster->nodes.front().host.empty();
+	std::vector<std::string> header = {"NAME", "PID", "STATE", "CPU", "ENDPOINT", "LOCAL"};
+	if (hosts)
+		header.insert(header.begin() + 1, "HOST");
+	TextTable table(header);
+	table.alignRight(hosts ? 2 : 1);
 	for (const ClusterNode &node : cluster->nodes) {
 		bool runs = processRuns(node.pid, node.startTime);
 		running += runs;
 		nlohmann::json j = toJson(node);
 		j["running"] = runs;
 		nodes.push_back(std::move(j));
-		table.addRow({node.name, std::to_string(node.pid), runs ? "running" : "gone",
-			      fmt::format("{}", fmt::join(node.cpus, ",")), node.endpoint, node.local});
+		std::vector<std::string> row = {node.name, std::to_string(node.pid), runs ? "running" : "gone",
+						fmt::format("{}", fmt::join(node.cpus, ",")), node.endpoint, node.local};
+		if (hosts)
+			row.insert(row.begin() + 1, node.host);
+		table.addRow(row);
 	}
 	if (json) {
 		std::cout << nlohmann::json({{"dir", dir}, {"running", running}, {"nodes", nodes}}).dump(2) << '\n';

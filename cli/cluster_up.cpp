@@ -25,18 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A word as a shell reads it back: quoted only when it has to be.
-std::string shellQuoted(const std::string &word)
-{
-	if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-						    "_-./=:,+@%") == std::string::npos)
-		return word;
-	std::string quoted = "'";
-	for (char c : word)
-		quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-	return quoted + "'";
-}
-
 std::optional<std::map<std::string, nlohmann::json>> readNodeFiles(const ClusterUpOptions &up,
 								   Failure &failure)
 {
@@ -185,7 +173,7 @@ int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &given
 		return report(*f);
 	}
 	printCluster(dir, starter.cluster(), up.json,
-		     options.clusterDir.empty() ? "" : " --cluster-dir " + shellQuoted(dir));
+		     options.clusterDir.empty() ? "" : " --cluster-dir " + shellWord(dir));
 	return kExitOk;
 }
 

@@ -61,26 +61,48 @@ std::size_t distance(const std::string &a, const std::string &b)
 std::string unknownCommand(CLI::App &parent, const std::string &word, const std::string &path)
 {
 	std::vector<std::string> names;
-	std::string nearest;
-	std::size_t best = std::string::npos;
-	for (CLI::App *sub : commandsOf(parent)) {
+	for (CLI::App *sub : commandsOf(parent))
 		names.push_back(sub->get_name());
-		// A prefix is as good as a typo: `malleo stat` means status.
-		const std::size_t d = sub->get_name().starts_with(word) ? 1 : distance(word, sub->get_name());
-		if (d < best) {
-			best = d;
-			nearest = sub->get_name();
-		}
-	}
-	// Farther than a third of the word is another word, not a typo of it.
-	if (best <= std::max<std::size_t>(2, word.size() / 3))
+	if (std::optional<std::string> nearest = nearestWord(word, names))
 		return fmt::format("unknown command '{}{}'; did you mean '{}{}'? (see malleo --help)", path, word, path,
-				   nearest);
+				   *nearest);
 	return fmt::format("unknown command '{}{}'; the commands are {} (see malleo --help)", path, word,
 			   fmt::join(names, ", "));
 }
 
+std::string unknownOption(const std::vector<CLI::App *> &path, const std::string &word, const std::string &spoken)
+{
+	const std::string name = word.substr(0, word.find('='));
+	std::vector<std::string> names = {"--help", "--version"};
+	for (CLI::App *app : path)
+		for (const CLI::Option *opt : app->get_options())
+			for (const std::string &l : opt->get_lnames())
+				names.push_back("--" + l);
+	const std::string where = "malleo " + spoken;
+	if (std::optional<std::string> nearest = nearestWord(name, names))
+		return fmt::format("unknown option '{}'; did you mean '{}'? (see {}--help)", name, *nearest, where);
+	return fmt::format("unknown option '{}' (see {}--help)", name, where);
+}
+
 } // namespace
+
+std::optional<std::string> nearestWord(const std::string &word, const std::vector<std::string> &known)
+{
+	std::string nearest;
+	std::size_t best = std::string::npos;
+	for (const std::string &name : known) {
+		// A prefix is as good as a typo: `malleo stat` means status.
+		const std::size_t d = name.starts_with(word) ? 1 : distance(word, name);
+		if (d < best) {
+			best = d;
+			nearest = name;
+		}
+	}
+	// Farther than a third of the word is another word, not a typo of it.
+	if (best <= std::max<std::size_t>(2, word.size() / 3))
+		return nearest;
+	return std::nullopt;
+}
 
 int completeCommand(CLI::App &app, const std::vector<std::string> &arguments)
 {
@@ -146,7 +168,12 @@ std::optional<std::string> checkCommandWords(CLI::App &app, std::vector<std::str
 		if (w == "--")
 			return std::nullopt;
 		if (w.starts_with("-")) {
-			i += takesValue(optionNamed(path, w), w);
+			const CLI::Option *opt = optionNamed(path, w);
+			// Before the command, an unknown option would make its value look like a command (`malleo
+			// --tiemout 3 status`: "unknown command '3'"). After it, CLI11 finds it, among the command's own.
+			if (!opt && !commandsOf(*path.back()).empty() && w != "--help" && w != "-h" && w != "--version")
+				return unknownOption(path, w, spoken);
+			i += takesValue(opt, w);
 			continue;
 		}
 		CLI::App *here = path.back();

@@ -20,6 +20,9 @@ inline constexpr const char *kCompleteArgument = "__complete";
 // subcommand reached and the global ones after a `-`. Nothing for an option's value, so bash completes file names.
 int completeCommand(CLI::App &app, const std::vector<std::string> &arguments);
 
+// The word of KNOWN that WORD most likely is a typo or a prefix of, if one is near enough.
+std::optional<std::string> nearestWord(const std::string &word, const std::vector<std::string> &known);
+
 // Checks the command words of a command line before CLI11 parses it. `help [COMMAND...]` becomes
 // `[COMMAND...] --help`; an unknown command gets one line naming the nearest known one. Returns the failure's
 // line, or nothing when the words are fine (they may have been rewritten).

@@ -189,11 +189,16 @@ int forceCommand(const GlobalOptions &options, const ForceOptions &force)
 	if ((*reply)["type"] != "force_reply" || (!routed && (!command || !command->is_number_unsigned())))
 		return report({kExitFailed, fmt::format("the agent at {} answered 'force' with '{}' and no command id",
 							client->endpoint(), text(*reply, {"type"}))});
-	if (force.wait)
-		return awaitResult(*client, force,
+	// The agent takes a program's name for the one application it names (heat2d_openmpi: heat2d_openmpi-1234):
+	// from here on, the id it answered for.
+	ForceOptions meant = force;
+	if (const nlohmann::json *app = field(*reply, {"app"}); app && app->is_string())
+		meant.app = app->get<std::string>();
+	if (meant.wait)
+		return awaitResult(*client, meant,
 				   routed ? Awaited{0, request->get<uint64_t>()} : Awaited{command->get<uint64_t>(), 0});
-	if (force.json) {
-		nlohmann::json out = {{"agent", (*reply)["from"]}, {"app", force.app}};
+	if (meant.json) {
+		nlohmann::json out = {{"agent", (*reply)["from"]}, {"app", meant.app}};
 		if (routed)
 			out.update({{"request", *request}, {"routed_to", (*reply)["routed_to"]}});
 		else
@@ -201,11 +206,11 @@ int forceCommand(const GlobalOptions &options, const ForceOptions &force)
 		std::cout << out.dump() << '\n';
 	} else if (routed) {
 		std::cout << fmt::format("request {} sent: {} {} of {} (agent {} routed it to {}, which hosts rank 0)\n",
-					 request->get<uint64_t>(), force.op, text(fields, {"count"}), force.app,
+					 request->get<uint64_t>(), meant.op, text(fields, {"count"}), meant.app,
 					 text(*reply, {"from"}), text(*reply, {"routed_to"}));
 	} else {
-		std::cout << fmt::format("command {} queued: {} {} of {} (agent {})\n", command->get<uint64_t>(), force.op,
-					 text(fields, {"count"}), force.app, text(*reply, {"from"}));
+		std::cout << fmt::format("command {} queued: {} {} of {} (agent {})\n", command->get<uint64_t>(), meant.op,
+					 text(fields, {"count"}), meant.app, text(*reply, {"from"}));
 	}
 	return kExitOk;
 }

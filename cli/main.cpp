@@ -17,6 +17,7 @@
 #include "cpu_load.h"
 #include "failure.h"
 #include "global_options.h"
+#include "parse_failure.h"
 #include "run_arguments.h"
 
 using namespace malleo::cli;
@@ -52,7 +53,7 @@ void addGlobalOptions(CLI::App &app, GlobalOptions &g)
 	app.add_option("--cluster-dir", g.clusterDir,
 		       "directory of the virtual cluster (default: $MALLEO_CLUSTER_DIR, else /tmp/malleo-cluster-<uid>)");
 	app.add_option("--timeout", g.timeout, "seconds to wait for an agent's answer")
-		->check(CLI::PositiveNumber)
+		->check(aboveZero())
 		->capture_default_str();
 }
 
@@ -82,9 +83,11 @@ int main(int argc, char **argv)
 
 	CLI::App *force = app.add_subcommand(
 		"force", "tell a malleable application to split, merge or migrate (through the agent hosting its rank 0)");
-	force->add_option("app", o.force.app, "the application's id (malleo apps)")->required();
-	force->add_option("operation", o.force.op, "split, merge or migrate")->required();
-	force->add_option("count", o.force.count, "processes to add, remove or move")->required();
+	force->add_option("app", o.force.app, "the application's id (malleo apps)")->required()->type_name("APP");
+	force->add_option("operation", o.force.op, "split, merge or migrate")->required()->type_name("OPERATION");
+	force->add_option("count", o.force.count, "processes to add, remove or move")
+		->required()
+		->type_name("COUNT");
 	force->add_option("--node", o.force.node, "split, migrate: the node the processes go to (default: any)");
 	force->add_option("--from", o.force.from,
 			  "merge, migrate: the node whose processes leave (default: the bridge chooses)");
@@ -92,22 +95,23 @@ int main(int argc, char **argv)
 			  "W,W,...: data share of each process after the operation, in rank order");
 	force->add_option("--wait", o.force.wait,
 			  "wait up to SECONDS for the outcome: exit 0 when it succeeded, 1 when it failed")
-		->check(CLI::PositiveNumber);
+		->check(aboveZero());
 	force->add_flag("--json", o.force.json, "print the command (with --wait: its result) as JSON");
 
 	CLI::App *drain = app.add_subcommand(
 		"drain", "a node leaves gracefully: its agent moves its processes to other nodes, then exits");
 	drain->add_option("node", o.drain.node, "the node of the virtual cluster to drain (default: as --node)");
 	drain->add_option("--deadline", o.drain.deadline,
-			  "leave after SECONDS even with processes left (default: the agent's actions.drain_deadline)");
+			  "leave after SECONDS even with processes left (default: the agent's actions.drain_deadline)")
+		->check(aboveZero());
 	drain->add_option("--wait", o.drain.wait,
 			  "follow the drain up to SECONDS: exit 0 once the node hosts no active process, 1 at the deadline")
-		->check(CLI::PositiveNumber);
+		->check(aboveZero());
 	drain->add_flag("--json", o.drain.json, "print the agent's reply (with --wait: its last drain event) as JSON");
 
 	CLI::App *keygen = app.add_subcommand(
 		"keygen", "make a CURVE key pair per node: DIR/NODE.key (secret, 0600) and DIR/NODE.pub (public)");
-	keygen->add_option("nodes", o.keygen.nodes, "the nodes' ids, e.g. n1 n2 n3")->required();
+	keygen->add_option("nodes", o.keygen.nodes, "the nodes' ids, e.g. n1 n2 n3")->required()->type_name("NODE");
 	keygen->add_option("--dir", o.keygen.dir, "where the key files go, created 0700 if missing")
 		->capture_default_str();
 	keygen->add_flag("--force", o.keygen.force, "replace a node's existing key files");
@@ -115,14 +119,14 @@ int main(int argc, char **argv)
 
 	CLI::App *events = app.add_subcommand("events", "follow one agent's events, one line each");
 	events->add_flag("--json", o.events.json, "one JSON object per event and line");
-	CLI::Option *count = events->add_option("--count", o.count, "stop after N events")->check(CLI::PositiveNumber);
-	CLI::Option *seconds = events->add_option("--for", o.seconds, "stop after SECONDS")->check(CLI::PositiveNumber);
+	CLI::Option *count = events->add_option("--count", o.count, "stop after N events")->check(aboveZero(true));
+	CLI::Option *seconds = events->add_option("--for", o.seconds, "stop after SECONDS")->check(aboveZero());
 
 	CLI::App *top = app.add_subcommand("top", "live view of every node of the cluster and their latest events");
 	CLI::Option *duration = top->add_option("--duration", o.seconds, "stop after SECONDS (default: until Ctrl-C)")
-					->check(CLI::PositiveNumber);
+					->check(aboveZero());
 	top->add_option("--interval", o.top.interval, "seconds between refreshes")
-		->check(CLI::Range(0.1, 3600.0))
+		->check(between(0.1, 3600.0))
 		->capture_default_str();
 	top->add_flag("--json", o.top.json, "one JSON object per refresh and line instead of the view");
 
@@ -131,18 +135,18 @@ int main(int argc, char **argv)
 	cluster->fallthrough();
 	CLI::App *up = cluster->add_subcommand(
 		"up", "start K agents n1..nK, each on its own CPU (with --hosts, each on a host of its own)");
-	CLI::Option *nodes = up->add_option("--nodes", o.up.nodes, "number of agents")->check(CLI::Range(1, 1024));
+	CLI::Option *nodes = up->add_option("--nodes", o.up.nodes, "number of agents")->check(between(1, 1024, true));
 	up->add_option("--hosts", o.up.hosts,
 		       "make K hosts, each a network namespace with its own address, hostname and TMPDIR on a bridge of "
 		       "the cluster's (root only), node nI's agent on host I; alone: K nodes; with --nodes N: hosts "
 		       "N+1..K wait for `cluster add`")
-		->check(CLI::Range(1, 253));
+		->check(between(1, 253, true));
 	up->add_option("--host-cpu-quota", o.up.hostCpuQuota,
 		       "with --hosts: each host gets CORES of the machine's CPU (e.g. 0.25: a quarter of a core), a cgroup "
 		       "its agent and every process started on it share, and its agent measures itself against (root, "
 		       "cgroup v1)")
 		->type_name("CORES")
-		->check(CLI::Range(0.01, 1024.0));
+		->check(between(0.01, 1024.0));
 	(void)nodes;
 	up->add_option("--config", o.up.config, "base agent configuration (JSON) for every node")
 		->check(CLI::ExistingFile);
@@ -202,7 +206,9 @@ int main(int argc, char **argv)
 	run->add_flag("--json", o.run.json,
 		      "once the program ends, print {\"status\", \"reports\": [{\"json\", \"summary\"}], "
 		      "\"profile_dir\", \"tag\"} as one line on stdout");
-	run->add_option("command", o.run.command, "-- PROGRAM ARGS")->required();
+	run->add_option("command", o.run.command, "the MPI program to run, after --")
+		->required()
+		->type_name("-- PROGRAM [ARGS]");
 	CLI::App *reportView = app.add_subcommand("report", "print saved PMPI profile reports as tables");
 	reportView->add_option("files", o.reportFiles,
 			       "reports (.json), each printed in turn; a directory stands for its newest report")
@@ -281,7 +287,7 @@ int main(int argc, char **argv)
 	} catch (const CLI::Success &e) {
 		return app.exit(e); // --help, --version
 	} catch (const CLI::ParseError &e) {
-		return report({kExitBadInput, std::string(e.what()) + " (see malleo --help)"});
+		return report({kExitBadInput, parseFailureLine(app, e)});
 	}
 
 	if (count->count())

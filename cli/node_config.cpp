@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "config.h"
+#include "json_text.h"
 #include "module_registry.h"
 
 namespace malleo::cli {
@@ -15,16 +16,16 @@ namespace malleo::cli {
 std::optional<nlohmann::json> readJsonObject(const std::string &path, const std::string &what,
 					     Failure &failure)
 {
-	std::ifstream in(path);
-	if (!in) {
+	std::optional<std::string> text = readTextFile(path);
+	if (!text) {
 		failure = {kExitBadInput, fmt::format("{} {}: {}", what, path, std::strerror(errno))};
 		return std::nullopt;
 	}
-	nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-	if (j.is_discarded() || !j.is_object()) {
-		failure = {kExitBadInput,
-			   fmt::format("{} {}: {}", what, path,
-				       j.is_discarded() ? "not valid JSON" : "not a JSON object")};
+	// Comments allowed, as malleod allows them in the configuration it reads.
+	std::string why;
+	std::optional<nlohmann::json> j = parseJsonText(*text, true, why);
+	if (!j || !j->is_object()) {
+		failure = {kExitBadInput, fmt::format("{} {}: {}", what, path, j ? "not a JSON object" : why)};
 		return std::nullopt;
 	}
 	return j;

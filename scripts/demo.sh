@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 if [ "$BUILD" = build ]; then
-  scripts/setup.sh >/dev/null
+  scripts/setup.sh --demo >/dev/null
 fi
 ITERATIONS=${ITERATIONS:-20000}
 ROWS=${ROWS:-2048}

@@ -66,6 +66,20 @@ spdlog::level::level_enum levelOf(const std::string &name)
 	return spdlog::level::from_str(name);
 }
 
+// One line for an endpoint the agent cannot bind: which one, why, and the flag or key that picks another.
+std::string bindFailure(const std::string &key, const std::string &endpoint, const zmq::error_t &e)
+{
+	if (key == "agent.run_dir")
+		return fmt::format("cannot listen on '{}' (the local endpoint, in agent.run_dir): {}; give another run "
+				   "directory with --run-dir or agent.run_dir",
+				   endpoint, e.what());
+	std::string line = fmt::format("cannot listen on '{}' ({}): {}", endpoint, key, e.what());
+	if (e.num() == EADDRINUSE)
+		line += " (another malleod on this host?)";
+	return line + fmt::format("; pick another with {} tcp://HOST:PORT or {} (port 0: any free one)",
+				  key == "agent.listen" ? "--listen" : "--app-listen", key);
+}
+
 } // namespace
 
 Daemon::Daemon(AgentConfig config, ProfilingModule &profiling, ProtocolModule &protocol,
@@ -428,19 +442,27 @@ int Daemon::run()
 	}
 	const bool metricsOn = !config_.metricsListen.empty() && config_.metricsListen != "off";
 	budgetDescriptors(1 + !appListen.empty() + metricsOn);
+	// Each endpoint bound alone, so that a failure names the one taken and how to pick another (a port in use
+	// is the usual one: another malleod on this host).
+	const char *binding = "agent.listen";
+	std::string endpoint = config_.listen;
 	try {
 		std::string bound = transport_->bindPeer(config_.listen);
 		config_.core.endpoint = advertised(bound, config_.advertise);
+		binding = "agent.run_dir";
+		endpoint = localEndpoint;
 		transport_->bindLocal(localEndpoint);
 		// ZeroMQ makes the socket with the umask's mode (0755 under the usual 022); the directory is 0700 already,
 		// the socket is made the user's alone as well, as docs/deployment.md says.
 		if (chmod(socketPath_.c_str(), 0600) != 0)
 			log_->warn("cannot make '{}' 0600: {}", socketPath_, std::strerror(errno));
-		if (!appListen.empty())
+		if (!appListen.empty()) {
+			binding = "agent.app_listen";
+			endpoint = appListen;
 			config_.core.appEndpoint = advertisedApp(transport_->bindRemote(appListen), config_.core.endpoint);
+		}
 	} catch (const zmq::error_t &e) {
-		log_->error("cannot listen on '{}', '{}' or '{}': {}", config_.listen, localEndpoint,
-			    appListen.empty() ? "-" : appListen, e.what());
+		log_->error("{}", bindFailure(binding, endpoint, e));
 		close(sigfd);
 		return 1;
 	}

@@ -5,8 +5,10 @@
 #include "core.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "result_check.h"
 
@@ -250,9 +252,20 @@ Message Core::appsReply(double now) const
 	return m;
 }
 
+std::vector<std::string> Core::knownApplications() const
+{
+	std::set<std::string> ids;
+	for (const auto &[id, app] : apps_)
+		ids.insert(id);
+	for (const auto &[id, root] : rootOf_)
+		if (!rootAgentOf(id).empty())
+			ids.insert(id);
+	return {ids.begin(), ids.end()};
+}
+
 Message Core::onForce(const Message &m, double now, CoreOutputs &out)
 {
-	const std::string &appId = m["app"].get_ref<const std::string &>();
+	std::string appId = m["app"].get_ref<const std::string &>();
 	auto refuse = [&](const std::string &code, const std::string &text) {
 		counters_.add("commands.refused." + code);
 		return refusal(config_.id, code, text);
@@ -261,6 +274,27 @@ Message Core::onForce(const Message &m, double now, CoreOutputs &out)
 	// the bridge applies to what it polls), refused as a field of this request.
 	if (std::optional<std::string> problem = checkCommand(m))
 		return refuse("bad_field", "force: " + *problem);
+	// A person types a program's name (heat2d_openmpi) more easily than its id (heat2d_openmpi-636354561): the one
+	// known application whose id starts with what was given is meant; none or several, the refusal lists them.
+	if (!apps_.count(appId) && rootAgentOf(appId).empty()) {
+		const std::vector<std::string> known = knownApplications();
+		std::vector<std::string> meant;
+		for (const std::string &id : known)
+			if (id.starts_with(appId))
+				meant.push_back(id);
+		if (meant.size() == 1)
+			appId = meant.front();
+		else if (meant.size() > 1)
+			return refuse("unknown_app", fmt::format("'{}' could be any of {}: give the id", appId,
+								 fmt::join(meant, ", ")));
+		else
+			return refuse("unknown_app",
+				      fmt::format("no application '{}' is registered here or at a peer's; {}", appId,
+						  known.empty() ? std::string("none is (malleo apps lists them once one "
+									      "registers)")
+								: fmt::format("the ones known here: {}",
+									      fmt::join(known, ", "))));
+	}
 	const CommandRequest command = commandFromFields(m);
 	Asker asker{config_.id, 0, "force", "force", "asked by a person (malleo force)", "-"};
 

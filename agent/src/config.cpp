@@ -13,6 +13,7 @@
 
 #include "curve_keys.h"
 #include "endpoints.h"
+#include "json_text.h"
 
 namespace malleo {
 
@@ -291,18 +292,14 @@ std::string loadConfigFile(const std::string &path, AgentConfig &config,
 	std::error_code ec;
 	if (std::filesystem::is_directory(path, ec))
 		return fmt::format("config file '{}': is a directory, not a file", path);
-	std::ifstream in(path);
-	if (!in)
+	std::optional<std::string> text = readTextFile(path);
+	if (!text)
 		return fmt::format("config file '{}': cannot be read", path);
-	nlohmann::json doc;
-	try {
-		doc = nlohmann::json::parse(in, nullptr, false, true);
-	} catch (const std::exception &e) {
-		return fmt::format("config file '{}': cannot be read ({})", path, e.what());
-	}
-	if (doc.is_discarded())
-		return fmt::format("config file '{}': not valid JSON", path);
-	std::string error = parseConfig(doc, config, moduleNames);
+	std::string why;
+	std::optional<nlohmann::json> doc = parseJsonText(*text, true, why);
+	if (!doc)
+		return fmt::format("config file '{}': {}", path, why);
+	std::string error = parseConfig(*doc, config, moduleNames);
 	return error.empty() ? error : fmt::format("{}: {}", path, error);
 }
 

@@ -271,6 +271,8 @@ private:
 	void applyResult(const Message &m, double now, CoreOutputs &out);
 	Message resultMessage(const std::string &appId, const CommandRequest &command, const Asker &asker) const;
 	std::string rootAgentOf(const std::string &appId) const;
+	// The applications registered here and those a live peer hosts the rank 0 of, sorted: what `force` may name.
+	std::vector<std::string> knownApplications() const;
 	nlohmann::json rootsHere() const;
 	std::map<std::string, int64_t> powerWeights() const;
 	void learnRoots(const Message &m, double now);

@@ -9,8 +9,9 @@ line; blank and `#` lines are not commands), and in any block, plain ``` include
 
 Each command runs with `bash -c` exactly as written, in a fresh scratch directory that looks like the source tree
 (its top-level entries are links to the source's, `build` to the build being tested), with the build's malleo,
-malleod, malleo-sim, heat2d_openmpi, heat2d_mpich and malleo-pmpi on the PATH, and `./ring`, `./my_mpi_app`, `./app` the
-docs' stand-in MPI program. The whole test runs in a mount namespace of its own with empty /tmp and /run/malleo,
+malleod, malleo-sim, heat2d_openmpi, heat2d_mpich, ring_openmpi, ring_mpich and malleo-pmpi on the PATH (as the
+PATH line of docs/cli.md puts them), and `./ring`, `./my_mpi_app`, `./app` the docs' stand-in MPI program
+(examples/ring). The whole test runs in a mount namespace of its own with empty /tmp and /run/malleo,
 so the docs' defaults (/run/malleo/agent.sock, /tmp/malleo-cluster-1000, /tmp/fig10) are private to it and
 nothing of another run is seen or touched. Two things differ from what is written, because they differ on every
 run: an application id of the docs (`heat2d_openmpi-636354561`) stands for the one running application of that
@@ -87,15 +88,20 @@ CHECKS = {
 	('docs/cli.md', 'malleo timeline /tmp/malleo-cluster-1000/*/events.jsonl'):
 		r'heat2d_openmpi-\d+: 1 reconfiguration, [1-9]\d* progress reports?;[^$]*2 -> 3 +split 1',
 	('docs/cli.md', 'malleo plot /tmp/malleo-cluster-1000/*/events.jsonl -o heat2d.png'): r'wrote heat2d.png: heat2d_openmpi',
-	('docs/cli.md', 'malleo run -n 2 -- ./ring 100'): r'ring: 100 rounds over 2 ranks, token 200\n',
+	('docs/cli.md', 'malleo run -n 2 -- ring_openmpi 100'): r'ring: 100 rounds over 2 ranks, token 200\n',
 	('README.md', 'build/cli/malleo apps                         # the application\'s id, e.g. heat2d_openmpi-1234567'):
 		r'heat2d_openmpi-\d+',
-	('README.md', 'build/cli/malleo run -n 4 -- ./my_mpi_app'): r'ring: 10 rounds over 4 ranks, token 40\n',
-	('README.md', 'build/cli/malleo report malleo-profile-my_mpi_app-*.json'): r'^my_mpi_app +job \S+ +4 of 4 ranks',
+	('README.md', 'build/cli/malleo status                       # the local agent (MALLEO_AGENT or --agent to pick '
+		'another)'): r'^agent +solo ',
+	('README.md', 'build/cli/malleo cluster add                  # one more node joins it (n5)'):
+		r'^n5 joined [^\n]*\n(.*\n)*next:\n  malleo --node n5 peers\n  malleo cluster status\n$',
+	('README.md', 'build/cli/malleo run -n 4 -- build/examples/ring/ring_openmpi'):
+		r'ring: 10 rounds over 4 ranks, token 40\n',
+	('README.md', 'build/cli/malleo report malleo-profile-ring_openmpi-*.json'): r'^ring_openmpi +job \S+ +4 of 4 ranks',
 	('README.md', 'MALLEO_FORCE="split@10:2,merge@20:1,migrate@30:1" \\ '
 		'build/cli/malleo run -n 2 --max 6 -- build/examples/heat2d/heat2d_openmpi'):
 		r'(?s)(?=.*^iteration 10: 4 processes$)(?=.*^iteration 20: 3 processes$)(?=.*^iteration 30: 3 processes$)',
-	('README.md', 'build/cli/malleo force heat2d_openmpi-1234567 split 2 --wait 30'): r'ok: split .*2 -> 4 processes',
+	('README.md', 'build/cli/malleo force heat2d_openmpi split 2 --wait 30'): r'ok: split .*2 -> 4 processes',
 	('README.md', 'build/cli/malleo sim --scenario sim/scenarios/fig10_dynamic.json --decision ios --out /tmp/fig10 '
 		'--plot'): r'\nios +\d',
 }
@@ -437,7 +443,8 @@ def inside_namespace():
 	os.makedirs(bindir)
 	build = os.environ['MALLEO_BUILD_ROOT']
 	for path in (os.environ['MALLEO'], os.environ['MALLEOD'], os.environ['MALLEO_SIM'], os.environ['HEAT2D_OPENMPI'],
-		     os.environ['HEAT2D_MPICH'], os.path.join(build, 'pmpi_profiler', 'malleo-pmpi')):
+		     os.environ['HEAT2D_MPICH'], os.environ['DOCS_RING'], os.environ['DOCS_RING_MPICH'],
+		     os.path.join(build, 'pmpi_profiler', 'malleo-pmpi')):
 		if os.path.exists(path):
 			os.symlink(path, os.path.join(bindir, os.path.basename(path)))
 	mark = f'{os.getpid()}-{time.time()}'

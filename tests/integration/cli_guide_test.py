@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """malleo's help for people (issue 30, point 10, and the bash completion): `malleo help [COMMAND]` is --help;
 a mistyped command gets one line naming the nearest command (status 2), never CLI11's "A subcommand is required";
+CLI11's other wording never leaks either (issue 44, point 4): a number out of range says the range and the value
+given ("--timeout: must be above 0 (got -1)", not "Value -1 not in range 0.000000 to 1797693..."), a missing argument
+is named as the usage line names it ("missing FILE|DIR", not "files is required"), and an unknown option gets the
+nearest option of its command (`cluster up --nods`: --nodes), before the command too (`malleo --tiemout 3 status`);
 the bash completion in cli/malleo.bash-completion, sourced in a non-interactive bash and called with COMP_WORDS as
 readline would set them, completes subcommands (`malleo sta<TAB>` -> status), cluster's subcommands, options with
 the global ones (`malleo force --<TAB>` has --wait and --node), and leaves an option's value and `run --`'s
@@ -37,6 +41,36 @@ for words, line in ((["stauts"], "unknown command 'stauts'; did you mean 'status
     check(r.returncode == 2 and r.stderr.count("\n") == 1 and line in r.stderr and "required" not in r.stderr,
           f"malleo {' '.join(words)}: status {r.returncode}, stderr {r.stderr!r}, expected one line with {line!r}")
 
+# Every check of a number, the command's own words, a missing argument and an unknown option: one line, status 2.
+for words, line in ((["--timeout", "-1", "status"], "--timeout: must be above 0 (got -1)"),
+                    (["status", "--timeout=abc"], "--timeout: must be a number above 0 (got abc)"),
+                    (["events", "--count", "0"], "--count: must be above 0 (got 0)"),
+                    (["events", "--count", "2.5"], "--count: must be a whole number above 0 (got 2.5)"),
+                    (["events", "--for", "-3"], "--for: must be above 0 (got -3)"),
+                    (["top", "--duration", "0"], "--duration: must be above 0 (got 0)"),
+                    (["top", "--interval", "0"], "--interval: must be from 0.1 to 3600 (got 0)"),
+                    (["force", "a", "split", "1", "--wait", "0"], "--wait: must be above 0 (got 0)"),
+                    (["drain", "n2", "--wait", "-1"], "--wait: must be above 0 (got -1)"),
+                    (["drain", "n2", "--deadline", "abc"], "--deadline: must be a number above 0 (got abc)"),
+                    (["cluster", "up", "--nodes", "0"], "--nodes: must be from 1 to 1024 (got 0)"),
+                    (["cluster", "up", "--hosts", "300"], "--hosts: must be from 1 to 253 (got 300)"),
+                    (["cluster", "up", "--host-cpu-quota", "0"], "--host-cpu-quota: must be from 0.01 to 1024 (got 0)"),
+                    (["report"], "missing FILE|DIR, reports (.json)"),
+                    (["timeline"], "missing EVENTS.jsonl, agents' event logs"),
+                    (["plot", "x.jsonl"], "missing --output FILE, the image to write"),
+                    (["keygen"], "missing NODE, the nodes' ids"),
+                    (["force", "a", "split"], "missing COUNT, processes to add, remove or move (usage: malleo force APP "
+                                              "OPERATION COUNT;"),
+                    (["run", "-n", "2"], "missing -- PROGRAM [ARGS], the MPI program to run"),
+                    (["run", "--", "./app"], "missing -n N, number of ranks"),
+                    (["status", "--tiemout", "3"], "unknown option '--tiemout' of malleo status; did you mean '--timeout'?"),
+                    (["cluster", "up", "--nods", "3"], "unknown option '--nods' of malleo cluster up; did you mean '--nodes'?"),
+                    (["--tiemout", "3", "status"], "unknown option '--tiemout'; did you mean '--timeout'?"),
+                    (["status", "extra"], "unexpected argument 'extra' for malleo status")):
+    r = malleo(*words)
+    check(r.returncode == 2 and r.stderr.count("\n") == 1 and line in r.stderr and
+          not any(leak in r.stderr for leak in ("not in range", "is required", "not expected", "179769")),
+          f"malleo {' '.join(words)}: status {r.returncode}, stderr {r.stderr!r}, expected one line with {line!r}")
 
 def complete(line):
     """COMPREPLY of _malleo for LINE, the cursor at its end (a trailing space: a new, empty word)."""

@@ -3,6 +3,8 @@
 on the next CPU round-robin (or --cpus), with the configuration `cluster up` gave n1 (its --decision and --config
 keys) and n1 as its seed: its agent joins n1 and n1 sees it; `cluster status` lists it, `--node n2` reaches it,
 `cluster down` stops it. A later one is n3 even after n2 left. Bad input and no cluster: one line, exit 2 and 1.
+Its text output ends with the next commands one a line, each pasted into a shell as it stands a command that succeeds
+and leaves the new node running (they were once one `a | b | malleo drain n4` line: a pipeline that drained it).
 
 usage: cluster_add_test.py"""
 import json
@@ -97,10 +99,24 @@ def main():
               (cpus, cpus.replace(",", "-")), f"a node added after n2 left is n3, on --cpus {cpus} ({n3})")
         check(wait_for(lambda: "n1" in peer_ids(cluster_dir, "n3"), 10), "n3 joins n1")
 
+        r = cli(cluster_dir, "cluster", "add")
+        check(r.returncode == 0 and "n4 joined" in r.stdout, f"cluster add, text ({r.stdout} {r.stderr.strip()})")
+        n4 = json.loads(cli(cluster_dir, "cluster", "status", "--json").stdout)["nodes"][-1]
+        lines = r.stdout.splitlines()
+        nexts = lines[lines.index("next:") + 1:] if "next:" in lines else []
+        check(len(nexts) >= 2 and all(n.startswith("  malleo --cluster-dir ") and "|" not in n and ";" not in n and
+                                      "drain" not in n for n in nexts),
+              f"the next commands one a line, with the cluster's --cluster-dir, none draining ({nexts})")
+        env = dict(os.environ, PATH=os.path.dirname(MALLEO) + os.pathsep + os.environ["PATH"])
+        for line in nexts:
+            pasted = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=30, env=env)
+            check(pasted.returncode == 0 and "n4" in pasted.stdout and running(n4["pid"]),
+                  f"pasted, `{line.strip()}` succeeds, n4 still runs ({pasted.returncode}: {pasted.stderr.strip()})")
+
         r = cli(cluster_dir, "cluster", "down", "--json")
         down = json.loads(r.stdout) if r.returncode == 0 else {}
         check({n["name"]: n["result"] for n in down.get("nodes", [])} ==
-              {"n1": "stopped", "n2": "not_running", "n3": "stopped"},
+              {"n1": "stopped", "n2": "not_running", "n3": "stopped", "n4": "stopped"},
               f"cluster down stops the added nodes too ({r.stdout.strip()} {r.stderr.strip()})")
         check(not running(n3["pid"]), "n3's agent is gone")
     finally:

@@ -5,7 +5,8 @@ A malformed endpoint, as a flag or in the configuration file (listen, advertise,
 at once with one line naming it and exit status 2, before it binds anything. A seed that does not answer (a name
 that does not resolve, a socket nobody listens on) is logged as a warning naming it at its first unanswered hello,
 then at intervals that double; a seed that answers is never; and a seed that comes up late is no longer warned of
-once it has answered."""
+once it has answered. An endpoint another agent holds (a port in use) stops malleod with exit status 1 and a line
+naming that endpoint, its key and the flag that picks another."""
 import json
 import os
 import re
@@ -87,7 +88,8 @@ def answered(cluster):
 
 
 def late(cluster):
-    """A seed that comes up after the agent: warned of while it is away, no more once it has answered."""
+    """A seed that comes up after the agent: warned of while it is away, no more once it has answered. An endpoint another agent holds (a port in use) stops malleod with exit status 1 and a line
+naming that endpoint, its key and the flag that picks another."""
     endpoint = f"ipc://{cluster.dir}/late-peer.sock"
     fast = {"agent": {"tick": 0.02}, "membership": {"join_retry": 0.05, "heartbeat_interval": 0.05}}
     waiting = cluster.add("waiting", fast, seeds=[f"late@{endpoint}"])
@@ -115,7 +117,29 @@ def late(cluster):
             late_agent.wait(10)
 
 
+def taken(cluster):
+    """--listen or --app-listen on the port of a running agent: which endpoint is taken and how to pick another."""
+    holder = cluster.add("holder")
+    check(holder.endpoint.startswith("tcp://127.0.0.1:"), f"the holder listens on TCP ({holder.endpoint})")
+    config = os.path.join(cluster.dir, "taken-config.json")
+    with open(config, "w") as f:
+        json.dump({"security": {"secret_key": cluster.key_file("taken"), "allowed_keys": cluster.keys_dir}}, f)
+    for flags, key, flag in ((["--listen", holder.endpoint], "agent.listen", "--listen"),
+                             (["--listen", "tcp://127.0.0.1:0", "--app-listen", holder.endpoint], "agent.app_listen",
+                              "--app-listen")):
+        run_dir = os.path.join(cluster.dir, "taken")
+        r = subprocess.run([MALLEOD, "--config", config, "--id", "taken", "--run-dir", run_dir, "--log-level", "warn",
+                            *flags], capture_output=True, text=True, timeout=10)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 1 and len(lines) == 1 and
+              f"cannot listen on '{holder.endpoint}' ({key}): Address already in use" in lines[0] and
+              f"pick another with {flag} tcp://HOST:PORT or {key} (port 0: any free one)" in lines[0],
+              f"{' '.join(flags)}: exit 1, one line naming the endpoint taken and {flag} ({r.returncode}: "
+              f"{r.stderr.strip()})")
+
+
 with Cluster() as cluster:
+    taken(cluster)
     malformed(cluster)
     unanswered(cluster)
     answered(cluster)

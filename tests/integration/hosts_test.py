@@ -5,7 +5,7 @@ real mpirun/hydra, real heat2d; no `malleo force` and no MALLEO_FORCE.
 
   overlay  three agents on three hosts form one overlay over their own addresses (no 127.0.0.1 in any peer list),
            each in its own network and UTS namespace; `cluster down` removes every namespace and file, also those of
-           a `cluster up` that crashed before it recorded its nodes.
+           a `cluster up` that crashed before it recorded its nodes. `cluster status` shows each node's host.
   join     (spawn mode, Open MPI) heat2d on host n1; n2's agent joins on host n2 (made at `cluster up --nodes 1
            --hosts 2`); n1's decision splits the application onto n2: processes whose /proc/PID/ns/net is n2's, that
            report to n2's agent; checksum equal to a static run's.
@@ -164,6 +164,11 @@ def overlay(a):
             check(not any("127.0.0.1" in e for e in endpoints) and
                   sorted(endpoints) == sorted(nodes[o]["endpoint"] for o in nodes if o != name),
                   f"{name}'s peers are the others at their own addresses ({endpoints})")
+        r = cluster.cli("cluster", "status")
+        rows = [line.split() for line in r.stdout.splitlines()[1:]]
+        check(r.returncode == 0 and rows and rows[0][:2] == ["NAME", "HOST"] and
+              {row[0]: row[1] for row in rows[1:]} == {name: n["host"] for name, n in nodes.items()},
+              f"cluster status has the HOST column cluster up showed ({r.stdout.strip()})")
         r = cluster.down()
         check(r.returncode == 0, f"cluster down ends well ({r.stderr.strip()})")
         check(not [n for n in namespaces() if n.startswith(tag + "-")], "cluster down removes every namespace")

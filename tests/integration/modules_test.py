@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Bad configurations, flags and modules: one line naming the problem, exit 2;
+"""Bad configurations, flags and modules: one line naming the problem, exit 2 (a file that is not JSON: the line and
+column where it stops being JSON, for malleod and for `malleo cluster up --config`);
 a shared-object module is loaded by name from the module path; one built for
 another ABI is refused, or replaced by the built-in when so configured."""
 import json
@@ -31,7 +32,20 @@ check(refused(r, "membership.failure_timeout", "expected a number"), f"bad value
 r = run_agent({"agent": {"lsiten": "tcp://*:1"}})
 check(refused(r, "agent.lsiten", "unknown key"), f"unknown key: {r.stderr.strip()}")
 r = run_agent("{ not json")
-check(refused(r, "not valid JSON"), f"not JSON: {r.stderr.strip()}")
+check(refused(r, "not valid JSON at line 1, column 3"), f"not JSON: {r.stderr.strip()}")
+# A comma missing after a value: the line and column of the key after it, where the comma goes.
+MISSING_COMMA = '{\n  // a comment\n  "agent": {\n    "id": "x"\n    "peers": []\n  }\n}\n'
+r = run_agent(MISSING_COMMA)
+check(refused(r, "not valid JSON at line 5, column 5", "unexpected string literal"), f"missing comma: {r.stderr.strip()}")
+r = run_agent('{"agent": {"id": "x",}}')
+check(refused(r, "not valid JSON at line 1, column 22"), f"trailing comma: {r.stderr.strip()}")
+with tempfile.TemporaryDirectory(prefix="malleo-mod-") as d:
+    path = os.path.join(d, "base.json")
+    with open(path, "w") as f:
+        f.write(MISSING_COMMA)
+    r = subprocess.run([os.environ["MALLEO"], "--cluster-dir", os.path.join(d, "cluster"), "cluster", "up", "--nodes",
+                        "1", "--config", path], capture_output=True, text=True, timeout=10)
+    check(refused(r, "--config", "not valid JSON at line 5, column 5"), f"cluster up --config: {r.stderr.strip()}")
 r = run_agent({}, "--peer")
 check(r.returncode == 2 and "--peer" in r.stderr, f"bad flag: {r.stderr.strip()}")
 r = run_agent({}, "--id", "no spaces allowed")

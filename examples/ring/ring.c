@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The docs' stand-in MPI program (`./ring 100`, `./my_mpi_app`, `./app`): a token goes round the ranks N times
-// (default 10), each rank adding one, and rank 0 checks that it came back as N × size.
+// A plain MPI program, nothing of malleo in it: the README's program to profile (`malleo run -n 4 --
+// build/examples/ring/ring_openmpi`) and the docs' stand-in (`./ring 100`, `./my_mpi_app`, `./app`). A token goes
+// round the ranks N times (default 10), each rank adding one, and rank 0 checks that it came back as N × size.
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
