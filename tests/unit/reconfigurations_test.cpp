@@ -513,10 +513,27 @@ TEST_SUITE("root_figures")
 		CHECK(actions.front()["reasons"]["processes_elsewhere"] == 1);
 		CHECK(actions.front()["params"].value("n", -1) == 4);
 
-		// The root gone, its figures go with it: b shows its registry's size again.
-		a.up = false;
-		net.run(3.0);
-		CHECK_FALSE(b.core->peers().count("a"));
-		CHECK(heatAt(*b.core, net.now())["size"] == 4);
+		// A result from the root says the new size before the root's next heartbeat does.
+		Message result = makeMessage("reconf_result", "a", 3);
+		result.update({{"app", "heat"}, {"request", 9}, {"origin", "a"}, {"ok", true}, {"op", "split"},
+			       {"count", 1}, {"before", 2}, {"after", 3}});
+		net.inject("b", encodeMessage(result, 1));
+		CHECK(heatAt(*b.core, net.now())["size"] == 3);
+
+		SUBCASE("the root gone, its figures go with it: b shows its registry's size again")
+		{
+			a.up = false;
+			net.run(3.0);
+			CHECK_FALSE(b.core->peers().count("a"));
+			CHECK(heatAt(*b.core, net.now())["size"] == 4);
+		}
+		SUBCASE("rank 0 gone from the root, the root's next heartbeat says nothing of heat and b forgets")
+		{
+			a.core->onLocalRequest(request("deregister", {{"app", "heat"}, {"rank", 0}}), net.now(), out);
+			net.run(1.0);
+			CHECK(b.core->peers().count("a"));
+			CHECK(heatAt(*b.core, net.now())["size"] == 4);
+			CHECK(heatAt(*b.core, net.now())["remaining_iterations"] == nullptr);
+		}
 	}
 }
