@@ -16,8 +16,6 @@ namespace malleo {
 
 namespace {
 
-// Configurations remembered per application (the sweet-spot fit needs three).
-constexpr std::size_t kSizesKept = 16;
 // Weight of a new iteration time in the running estimate of its configuration.
 constexpr double kIterationWeight = 0.3;
 // Seconds between an application's progress events.
@@ -67,8 +65,10 @@ void Core::setLocalProfile(const NodeProfile &profile)
 std::vector<ApplicationInfo> Core::applicationList() const
 {
 	std::vector<ApplicationInfo> list;
-	for (const auto &[id, app] : apps_)
+	for (const auto &[id, app] : apps_) {
 		list.push_back(app);
+		applyRootFigures(list.back());
+	}
 	return list;
 }
 
@@ -201,6 +201,7 @@ void Core::removeProcess(const std::string &appId, uint32_t rank, const std::str
 		progress_.erase(it->first);
 		seats_.erase(it->first);
 		reconfigurationToDiscount_.erase(it->first);
+		rootFigures_.erase(it->first);
 		apps_.erase(it);
 	}
 }
@@ -209,7 +210,9 @@ Message Core::appsReply(double now) const
 {
 	Message m = makeMessage("apps_reply", config_.id, 0);
 	nlohmann::json list = nlohmann::json::array();
-	for (const auto &[id, app] : apps_) {
+	for (const auto &[id, registered] : apps_) {
+		ApplicationInfo app = registered;
+		applyRootFigures(app);
 		nlohmann::json processes = nlohmann::json::array();
 		for (const ProcessInfo &p : app.local)
 			processes.push_back({{"rank", p.rank},

@@ -39,6 +39,9 @@ Message Core::selfDescription(std::string_view type)
 	m["profile"] = toJson(local_);
 	if (nlohmann::json roots = rootsHere(); !roots.empty())
 		m["roots"] = std::move(roots);
+	if (type == "heartbeat")
+		if (nlohmann::json figures = rootAppsHere(); !figures.empty())
+			m["root_apps"] = std::move(figures);
 	if (type != "heartbeat")
 		m["agent_version"] = config_.agentVersion;
 	return m;
@@ -507,6 +510,7 @@ void Core::onGossip(const Message &m, double now, CoreOutputs &out)
 void Core::onHeartbeat(const Message &m, double now, CoreOutputs &out)
 {
 	if (PeerEntry *peer = acceptPeer(m, now, out)) {
+		learnRootFigures(m);
 		peer->inPeerView = m.value("in_view", true);
 		if (m.value("draining", false))
 			drainingPeers_.insert(peer->id);

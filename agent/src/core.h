@@ -177,6 +177,17 @@ private:
 		double heardAt = 0.0;
 	};
 
+	// What an application's root agent said of it in its last heartbeat (`root_apps`): only the root hears its
+	// coordinator's poll, so only it knows the active size (the registry's is the launch's world, parked spares
+	// included), the iteration times, the iterations left and the last resize's cost.
+	struct RootFigures {
+		std::string agent;
+		int64_t size = 0;
+		int64_t remaining = -1;
+		double cost = 0.0;
+		std::vector<IterationSample> sizes; // as the root's heartbeats said them, one per size, oldest first
+	};
+
 	Message envelope(std::string_view type);
 	Message selfDescription(std::string_view type);
 	void send(const std::string &endpoint, Message message, CoreOutputs &out);
@@ -276,6 +287,12 @@ private:
 	nlohmann::json rootsHere() const;
 	std::map<std::string, int64_t> powerWeights() const;
 	void learnRoots(const Message &m, double now);
+	// root_figures.cpp: the root's figures of its applications, told in its heartbeats to the agents hosting their
+	// other processes, which show them to their decision module (and `apps`) in place of the registry's.
+	nlohmann::json rootAppsHere() const;
+	void learnRootFigures(const Message &m);
+	void applyRootFigures(ApplicationInfo &app) const;
+	void resultToRootFigures(const Message &m);
 	void expireRequests(double now, CoreOutputs &out);
 	bool drainFinished(double now, CoreOutputs &out);
 	void askDrain(const OverlayView &view, std::vector<ApplicationInfo> apps, double now, CoreOutputs &out);
@@ -303,6 +320,7 @@ private:
 	double usualTickGap_ = std::numeric_limits<double>::infinity();
 	static constexpr double kStallFactor = 4.0; // a gap this many times the usual one (and past the timeout) is a stall
 	static constexpr double kTickGapMin = 1e-3;
+	static constexpr std::size_t kSizesKept = 16; // configurations remembered per application (sweetspot's fit needs 3)
 
 	std::map<std::string, PeerEntry> peers_;
 	std::map<std::string, Candidate> candidates_;
@@ -329,6 +347,7 @@ private:
 	std::map<std::string, PendingRequest> pending_; // app → the request this agent awaits a result of
 	std::map<std::string, double> heldUntil_;	 // app → no decision asks for it before then
 	std::map<std::string, RootSeen> rootOf_;	 // app → the peer hosting its rank 0
+	std::map<std::string, RootFigures> rootFigures_; // app hosted here → what its root agent said of it
 	std::map<std::string, Seat> seats_;		 // app → its coordinator, here at its root agent
 	uint64_t nextRequestId_ = 1;
 	bool draining_ = false;

@@ -94,8 +94,13 @@ void Core::carryOut(const Action &action, const char *trigger, double now, CoreO
 		      {"why", why}},
 		     now, out);
 	};
-	const auto app = apps_.find(action.app);
-	auto mapped = commandForAction(action, config_.id, app == apps_.end() ? nullptr : &app->second);
+	const auto registered = apps_.find(action.app);
+	std::optional<ApplicationInfo> app;
+	if (registered != apps_.end()) {
+		app = registered->second;
+		applyRootFigures(*app);
+	}
+	auto mapped = commandForAction(action, config_.id, app ? &*app : nullptr);
 	if (const NoCommand *none = std::get_if<NoCommand>(&mapped)) {
 		skip(none->why);
 		return;
@@ -328,6 +333,7 @@ void Core::applyResult(const Message &m, double now, CoreOutputs &out)
 		if (m.value("op", "") == "split")
 			it->second.lastSplit = now;
 	}
+	resultToRootFigures(m);
 	counters_.add(ok ? "results.ok" : "results.refused");
 	nlohmann::json event = m;
 	for (const char *key : {"v", "id", "from"})

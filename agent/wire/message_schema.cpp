@@ -6,6 +6,7 @@
 #include <malleo/message.h>
 
 #include <array>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -15,8 +16,9 @@ namespace {
 
 // Id: an id of <malleo/wire.h>'s character set; GroupId: the same or empty; Ids: an array of ids; Refusal: why the
 // bridge refused a command, {"kind": id, "most"?: count} (checkRefusal); Hosted: {app id: {"units": count, "load":
-// cores}}, at most maxItems applications (checkHosted).
-enum class Kind { String, Id, GroupId, Ids, UInt, Number, Bool, Object, Array, Profile, Refusal, Hosted };
+// cores}}, at most maxItems applications (checkHosted); RootApps: {app id: {"size": count, "iteration_seconds"?: s,
+// "remaining"?: count, "cost"?: s}}, at most maxItems applications (checkRootApps).
+enum class Kind { String, Id, GroupId, Ids, UInt, Number, Bool, Object, Array, Profile, Refusal, Hosted, RootApps };
 
 struct Field {
 	const char *name;
@@ -34,10 +36,8 @@ struct TypeSpec {
 constexpr std::size_t kEndpointMax = 256;
 constexpr std::size_t kPeersMax = 64;
 constexpr std::size_t kVisitedMax = 64;
-constexpr std::size_t kRankMax = 1u << 24;
 constexpr std::size_t kPidMax = (1u << 31) - 1;
 constexpr std::size_t kWhyMax = 256;
-constexpr std::size_t kRemainingMax = std::size_t{1} << 40; // iterations an application says it has left
 
 // clang-format off
 const std::vector<TypeSpec> &schema()
@@ -61,6 +61,7 @@ const std::vector<TypeSpec> &schema()
 					  {"in_view", Kind::Bool, false, 0},
 					  {"profile", Kind::Profile, true, 0},
 					  {"roots", Kind::Ids, false, kRootsMax},
+					  {"root_apps", Kind::RootApps, false, kRootsMax},
 					  {"draining", Kind::Bool, false, 0}}},
 		{"wrm",       Channel::Peer, {{"origin", Kind::Id, true, kMaxIdLength},
 					  {"origin_endpoint", Kind::String, true, kEndpointMax},
@@ -249,6 +250,39 @@ std::optional<std::string> checkHosted(const nlohmann::json &value, std::size_t 
 	return std::nullopt;
 }
 
+// What the root agent knows of the applications it roots (docs/protocol.md, `heartbeat`): per application id, its
+// active processes, the seconds of an iteration at that size, the iterations it says are left and the seconds its last
+// resize cost. Nothing else is passed on (the core reads these four).
+std::optional<std::string> checkRootApps(const nlohmann::json &value, std::size_t maxApps)
+{
+	if (!value.is_object())
+		return "is not an object";
+	if (value.size() > maxApps)
+		return fmt::format("names more than {} applications", maxApps);
+	auto seconds = [](const nlohmann::json &figures, const char *key) {
+		const auto it = figures.find(key);
+		return it == figures.end() ||
+		       (it->is_number() && std::isfinite(it->get<double>()) && it->get<double>() >= 0);
+	};
+	for (const auto &[id, figures] : value.items()) {
+		if (!isValidId(id.data(), id.size()))
+			return "names an application that is not an id";
+		if (!figures.is_object())
+			return fmt::format("gives application '{}' no object", id);
+		const auto size = figures.find("size");
+		if (size == figures.end() || !isUnsigned(*size) || size->get<uint64_t>() > kRankMax)
+			return fmt::format("gives application '{}' no 'size' of 0 to {}", id, kRankMax);
+		if (const auto remaining = figures.find("remaining");
+		    remaining != figures.end() && (!isUnsigned(*remaining) || remaining->get<uint64_t>() > kRemainingMax))
+			return fmt::format("gives application '{}' a 'remaining' that is not a count of 0 to {}", id,
+					   kRemainingMax);
+		for (const char *key : {"iteration_seconds", "cost"})
+			if (!seconds(figures, key))
+				return fmt::format("gives application '{}' a '{}' that is not a finite number >= 0", id, key);
+	}
+	return std::nullopt;
+}
+
 std::optional<std::string> checkField(const Field &field, const nlohmann::json &value)
 {
 	switch (field.kind) {
@@ -304,6 +338,8 @@ std::optional<std::string> checkField(const Field &field, const nlohmann::json &
 		return checkRefusal(value);
 	case Kind::Hosted:
 		return checkHosted(value, field.maxItems);
+	case Kind::RootApps:
+		return checkRootApps(value, field.maxItems);
 	}
 	return "has an unknown kind";
 }

@@ -56,12 +56,14 @@ def steps(peer_endpoint):
     s.append({"local": envelope("deregister", "proc", 30, app="heat", rank=3)})
     # The agent samples its profile every 2 s from its start, and the profile
     # counts the registered processes: the registrations fall between the
-    # samples at 0 and 2 s, the peer messages between 2 and 4 s, each far
-    # from a sample, so that both agents answer with the same profile.
+    # samples at 0 and 2 s, the peer messages between 4 and 6 s, each far
+    # from a sample, so that both agents answer with the same profile, and
+    # past ios's `settle` (2 s) after the last registration, so that the work
+    # request is planned rather than put off.
     for i, step in enumerate(s[:8]):
         step["at"] = 0.6 + 0.08 * i
     for i, step in enumerate(s[8:]):
-        step["at"] = 2.6 + 0.15 * i
+        step["at"] = 4.6 + 0.15 * i
     return s
 
 

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The codec and the schema: what is refused, and why.
+#include <cmath>
+#include <limits>
+
 #include <doctest/doctest.h>
 
 #include <malleo/message.h>
@@ -197,6 +200,39 @@ TEST_SUITE("message")
 			REQUIRE(rejection);
 			CHECK(rejection->reason == "bad_field");
 			CHECK(rejection->detail.find("'hosted'") != std::string::npos);
+		}
+	}
+
+	TEST_CASE("a heartbeat's `root_apps` gives each rooted application's size and figures, at most kRootsMax of them")
+	{
+		auto said = [](nlohmann::json figures) {
+			Message m = heartbeat();
+			m["root_apps"] = std::move(figures);
+			return m;
+		};
+		const nlohmann::json full_figures = {{"size", 2}, {"iteration_seconds", 0.5}, {"remaining", 900}, {"cost", 0.25}};
+		CHECK_FALSE(validateMessage(said({{"heat2d-1", full_figures}, {"astro-2", {{"size", 0}}}}), Channel::Peer));
+		CHECK_FALSE(validateMessage(said({{"heat", {{"size", kRankMax}, {"remaining", kRemainingMax}}}}), Channel::Peer));
+		CHECK_FALSE(validateMessage(said(nlohmann::json::object()), Channel::Peer));
+		nlohmann::json full = nlohmann::json::object();
+		for (std::size_t k = 0; k <= kRootsMax; ++k)
+			full["app" + std::to_string(k)] = {{"size", 1}};
+		const auto with = [&](const char *key, nlohmann::json value) {
+			nlohmann::json f = full_figures;
+			f[key] = std::move(value);
+			return nlohmann::json{{"heat", f}};
+		};
+		const double inf = std::numeric_limits<double>::infinity();
+		for (const nlohmann::json &bad :
+		     {nlohmann::json::array({1}), nlohmann::json{{"heat", 2}}, nlohmann::json{{"heat", {{"cost", 1.0}}}},
+		      with("size", -1), with("size", 1.5), with("size", "2"), with("size", kRankMax + 1),
+		      with("remaining", -3), with("remaining", kRemainingMax + 1), with("iteration_seconds", -0.5),
+		      with("iteration_seconds", std::nan("")), with("iteration_seconds", inf), with("cost", inf),
+		      with("cost", "1"), nlohmann::json{{"", {{"size", 1}}}}, nlohmann::json{{"a b", {{"size", 1}}}}, full}) {
+			auto rejection = validateMessage(said(bad), Channel::Peer);
+			REQUIRE(rejection);
+			CHECK(rejection->reason == "bad_field");
+			CHECK(rejection->detail.find("'root_apps'") != std::string::npos);
 		}
 	}
 

@@ -432,3 +432,108 @@ TEST_SUITE("command_journal")
 			      .find("'x' is unreadable") != std::string::npos);
 	}
 }
+
+namespace {
+
+// A process of "heat", launched as a world of 4, registered at `core`; parked (a spare of pool mode) unless active.
+void registerProcess(Core &core, double now, uint32_t rank, bool active)
+{
+	CoreOutputs out;
+	REQUIRE(core.onLocalRequest(request("register", {{"app", "heat"}, {"rank", rank}, {"pid", 100 + rank},
+							 {"size", 4}, {"malleable", false}}),
+				    now, out)["type"] == "ack");
+	REQUIRE(core.onLocalRequest(request("app_report", {{"app", "heat"}, {"rank", rank}, {"active", active}}), now,
+				    out)["type"] == "ack");
+}
+
+nlohmann::json heatAt(Core &core, double now)
+{
+	const Message reply = core.appsReply(now);
+	for (const nlohmann::json &app : reply["apps"])
+		if (app["id"] == "heat")
+			return app;
+	FAIL("no application heat");
+	return nullptr;
+}
+
+} // namespace
+
+TEST_SUITE("root_figures")
+{
+	TEST_CASE("an agent without rank 0 plans on the root's active size, not the launch's world with its spares")
+	{
+		// heat launched as 4 processes, two of them parked spares: ranks 0 and 3 at a (the root), 1 and 2 at b.
+		// Only a hears the coordinator say that 2 are active; b's registry says the world, 4.
+		TestNetwork net;
+		TestNode &a = net.add(loopConfig("a"), "p2p", nlohmann::json::object(), "none");
+		TestNode &b = net.add(loopConfig("b", {"a"}), "p2p", nlohmann::json::object(), "ios", {{"n_max", 5}});
+		registerProcess(*a.core, net.now(), 0, true);
+		registerProcess(*a.core, net.now(), 3, false);
+		registerProcess(*b.core, net.now(), 1, true);
+		registerProcess(*b.core, net.now(), 2, false);
+		CoreOutputs out;
+		a.core->onLocalRequest(request("poll", {{"app", "heat"}, {"iteration", 1}, {"size", 2}, {"remaining", 500}}),
+				       net.now(), out);
+		a.core->onLocalRequest(request("app_report", {{"app", "heat"}, {"rank", 0}, {"iteration_times", {0.5}}}),
+				       net.now(), out);
+		CHECK(heatAt(*b.core, net.now())["size"] == 4);
+		net.run(1.0); // two heartbeats of a
+		const nlohmann::json heat = heatAt(*b.core, net.now());
+		CHECK(heat["size"] == 2);
+		CHECK(heat["remaining_iterations"] == 500);
+		CHECK(heat["iteration_times"] == nlohmann::json::parse(R"([{"processes": 2, "seconds": 0.5}])"));
+		CHECK(b.core->applications().at("heat").totalProcesses == 4); // the registry keeps what it was told
+
+		// Figures from a peer that is not heat's root are not taken.
+		Message claim = makeMessage("heartbeat", "c", 1);
+		claim.update({{"endpoint", "tcp://c"}, {"profile", toJson(NodeProfile{})},
+			      {"root_apps", {{"heat", {{"size", 9}}}}}});
+		net.inject("b", encodeMessage(claim, 1));
+		CHECK(heatAt(*b.core, net.now())["size"] == 2);
+
+		// A work request from a node three times faster reaches b once its process has settled: ios splits
+		// b's process into 4 (1 stays, 3 go), which n_max = 5 allows with 1 process elsewhere, not with 3.
+		net.run(2.0);
+		NodeProfile here;
+		here.pw = 1.0;
+		here.upw = 1.0;
+		here.cores = 1;
+		b.core->setLocalProfile(here);
+		NodeProfile origin;
+		origin.pw = 3.0;
+		origin.apw = 1.0;
+		origin.cores = 1;
+		Message wrm = makeMessage("wrm", "c", 2);
+		wrm.update({{"origin", "c"}, {"origin_endpoint", "tcp://c"}, {"origin_profile", toJson(origin)},
+			    {"wrm_id", 1}, {"ttl", 3}, {"hops", 1}, {"visited", {"c"}}});
+		net.inject("b", encodeMessage(wrm, 1));
+		const std::vector<nlohmann::json> actions = b.eventsOf("action");
+		REQUIRE(actions.size() >= 1);
+		CHECK(actions.front()["kind"] == "split");
+		CHECK(actions.front()["reasons"]["processes_elsewhere"] == 1);
+		CHECK(actions.front()["params"].value("n", -1) == 4);
+
+		// A result from the root says the new size before the root's next heartbeat does.
+		Message result = makeMessage("reconf_result", "a", 3);
+		result.update({{"app", "heat"}, {"request", 9}, {"origin", "a"}, {"ok", true}, {"op", "split"},
+			       {"count", 1}, {"before", 2}, {"after", 3}});
+		net.inject("b", encodeMessage(result, 1));
+		CHECK(heatAt(*b.core, net.now())["size"] == 3);
+
+		SUBCASE("the root gone, its figures go with it: b shows its registry's size again")
+		{
+			a.up = false;
+			net.run(3.0);
+			CHECK_FALSE(b.core->peers().count("a"));
+			CHECK(heatAt(*b.core, net.now())["size"] == 4);
+		}
+		SUBCASE("rank 0 gone from the root, the root's next heartbeat says nothing of heat and b forgets")
+		{
+			a.core->onLocalRequest(request("deregister", {{"app", "heat"}, {"rank", 0}}), net.now(), out);
+			net.run(1.0);
+			CHECK(b.core->peers().count("a"));
+			CHECK(heatAt(*b.core, net.now())["size"] == 4);
+			CHECK(heatAt(*b.core, net.now())["remaining_iterations"] == nullptr);
+		}
+	}
+}

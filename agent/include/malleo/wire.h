@@ -59,6 +59,10 @@ constexpr std::size_t kCommandWeightsMax = 4096;
 constexpr std::size_t kRootsMax = 64;
 // The applications a work request says its origin hosts (`hosted`).
 constexpr std::size_t kHostedMax = 64;
+// A rank, and an application's size (its world, its active processes).
+constexpr std::size_t kRankMax = 1u << 24;
+// The iterations an application says it has left.
+constexpr std::size_t kRemainingMax = std::size_t{1} << 40;
 // A process's data units, and an application's on one node.
 constexpr std::size_t kUnitsMax = std::size_t{1} << 40;
 
