@@ -77,6 +77,7 @@ private:
 
 	void learnConfigurationLifetime(const DecisionView &view);
 	policy::PaybackInput paybackOf(const ApplicationInfo &app) const;
+	std::string splitBelowTheta(double modelGain, double realizable) const;
 	std::optional<std::string> wouldNotPayBack(const GainWorth &worth, double gain, nlohmann::json &reasons) const;
 
 	IosOptions options_;

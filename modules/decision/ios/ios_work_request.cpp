@@ -82,7 +82,59 @@ const char *transferStopName(policy::TransferStop stop)
 	return "unknown";
 }
 
+// The application's active processes here: their data units, their bytes with other local processes, and the
+// latest time one of them became active.
+struct ActiveTotals {
+	int64_t units = 0;
+	double bytesLocal = 0.0;
+	double newest = -std::numeric_limits<double>::infinity();
+};
+
+ActiveTotals activeTotals(const ApplicationInfo &app)
+{
+	ActiveTotals t;
+	for (const ProcessInfo &p : app.local) {
+		if (!p.active)
+			continue;
+		t.units += p.units;
+		t.bytesLocal += p.bytesLocal;
+		t.newest = std::max(t.newest, p.lastChange);
+	}
+	return t;
+}
+
+// A split into n (l stay) and the transfer of its r new processes to the origin.
+std::vector<Action> splitActions(const std::string &app, const std::string &origin, const policy::SplitPlan &split,
+				 int64_t remote, int64_t nTotal, nlohmann::json reasons)
+{
+	Action s{"split",
+		 app,
+		 {{"app", app},
+		  {"n", split.n},
+		  {"l", split.local},
+		  {"r", remote},
+		  {"n_total", nTotal},
+		  {"target", origin}},
+		 reasons};
+	Action t{"transfer",
+		 app,
+		 {{"app", app}, {"processes", remote}, {"units", remote}, {"after_split", true}, {"target", origin}},
+		 std::move(reasons)};
+	return {std::move(s), std::move(t)};
+}
+
 } // namespace
+
+// Why a split whose gain is below theta is not made: where only part of the model's gain can come true, how much.
+std::string IosDecision::splitBelowTheta(double modelGain, double realizable) const
+{
+	if (!(realizable < 1.0 && modelGain > options_.theta))
+		return "split would not pay: gain <= theta";
+	return fmt::format("split would not pay: it gains {:.0f} % of the {:.0f} % of an iteration spent computing here "
+			   "(trust {:.2f}), theta {:.0f} %",
+			   100 * modelGain, 100 * realizable / predictions_.trust(), predictions_.trust(),
+			   100 * options_.theta);
+}
 
 WorkVerdict IosDecision::onWorkRequest(const DecisionView &view, const WorkRequest &request)
 {
@@ -144,16 +196,7 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 {
 	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
 	const NodeProfile &origin = request.originProfile;
-	int64_t unitsHere = 0;
-	double bytesLocal = 0.0;
-	double newest = -std::numeric_limits<double>::infinity();
-	for (const ProcessInfo &p : app.local) {
-		if (!p.active)
-			continue;
-		unitsHere += p.units;
-		bytesLocal += p.bytesLocal;
-		newest = std::max(newest, p.lastChange);
-	}
+	const auto [unitsHere, bytesLocal, newest] = activeTotals(app);
 	// What the origin said it hosts of this application (an agent from before `hosted` says nothing): Nb_i, and the
 	// cores its processes there use.
 	const auto hosted = request.hosted.find(app.id);
@@ -312,13 +355,7 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 			{"l", split.local},	 {"r", remote},
 			{"gain", gain}};
 	if (!(gain > options_.theta)) {
-		plan.summary["outcome"] =
-		    realizable < 1.0 && modelGain > options_.theta
-			? fmt::format("split would not pay: it gains {:.0f} % of the {:.0f} % of an iteration spent "
-				      "computing here (trust {:.2f}), theta {:.0f} %",
-				      100 * modelGain, 100 * realizable / predictions_.trust(), predictions_.trust(),
-				      100 * options_.theta)
-			: std::string("split would not pay: gain <= theta");
+		plan.summary["outcome"] = splitBelowTheta(modelGain, realizable);
 		return plan;
 	}
 	if (std::optional<std::string> unpaid = wouldNotPayBack(worth, gain, reasons)) {
@@ -341,24 +378,7 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 		return plan;
 	}
 	plan.summary["outcome"] = "split and transfer";
-	Action s{"split",
-		 app.id,
-		 {{"app", app.id},
-		  {"n", split.n},
-		  {"l", split.local},
-		  {"r", remote},
-		  {"n_total", base.receiver.units},
-		  {"target", request.origin}},
-		 reasons};
-	Action t{"transfer",
-		 app.id,
-		 {{"app", app.id},
-		  {"processes", remote},
-		  {"units", remote},
-		  {"after_split", true},
-		  {"target", request.origin}},
-		 std::move(reasons)};
-	plan.actions = {std::move(s), std::move(t)};
+	plan.actions = splitActions(app.id, request.origin, split, remote, base.receiver.units, std::move(reasons));
 	return plan;
 }
 
