@@ -18,7 +18,7 @@
 //    Why not by default: in the simulator it stops the growth that N_i = 0
 //    gives by accident: two dual-core nodes each running one process both
 //    hold their share of eq. 1 and neither gets a second process (Fig. 14:
-//    441.1 s against 292.2 s; sim/README.md has the table).
+//    441.1 s against 292.2 s; docs/notes/sim-policies.md has the table).
 //  - ρ' = (Nb_j − Na_j) / N_j, the fraction of this node's units to give
 //    (ρ = A_i·PW_i / (A_i·PW_i + UPW_j·PW_j) when N_i = 0), and the split
 //    policy give the smallest n ≥ N_j that can be shared within the

@@ -14,7 +14,7 @@
 //    own node look slower than an idle one; on a node of several cores it
 //    rated a spare on a node the application fills as fast as one on an empty
 //    core, and pulled processes onto it until it was oversubscribed
-//    (heterogeneous: swap 574.7 s against static's 534.2, sim/README.md). A
+//    (heterogeneous: swap 574.7 s against static's 534.2, docs/notes/sim-policies.md). A
 //    parked slot here never rates above an active one, so swapping within a
 //    node gains nothing. When the application has active processes
 //    elsewhere (totalProcesses > active here), each alive peer that reports
