@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Starts real malleod processes on loopback and talks to them as the CLI and
-peers do. Paths come from the environment set by tests/integration/meson.build."""
+peers do: the integration tests' harness, and the loop's benchmark's (bench/loop.py). Paths come from the environment
+set by tests/integration/meson.build (MALLEOD, MALLEO)."""
 import json
 import os
 import resource
@@ -15,13 +16,10 @@ import time
 import msgpack
 import zmq
 
+from testkit import SKIP, TIME_SCALE  # noqa: F401 (the tests take them from here too)
+
 MALLEOD = os.environ.get("MALLEOD", "malleod")
 MALLEO = os.environ.get("MALLEO", "malleo")
-SKIP = 77
-# How much slower than usual the programs under test run: 5 in the sanitizer build's `asan` test setup
-# (tests/meson.build), 1 otherwise. Every wait for something to happen below is stretched by it, never a bound that a
-# test asserts (a test that measures a latency scales its bound itself, saying so).
-TIME_SCALE = float(os.environ.get("MALLEO_TEST_TIME_SCALE", "1"))
 
 HEADER = struct.Struct(">BBBBI")
 MAGIC, WIRE_VERSION = 0x6D, 1
