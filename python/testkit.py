@@ -66,6 +66,28 @@ def launcher_env(yield_when_idle=True, drop=()):
     return env
 
 
+def profiled_launcher_env(yield_when_idle):
+    """launcher_env for a launcher whose ranks are profiled: the launcher itself is not (no LD_PRELOAD).
+    yield_when_idle: on 2 shared cores a busy-polling rank can hold the CPU its peer needs for a whole time slice:
+    latency-bound phases (hpcc's ping-pongs) then took 20-50 s instead of 2 s. Yielding keeps the tests short."""
+    return launcher_env(yield_when_idle, drop=("LD_PRELOAD",))
+
+
+def run_profiled(mpi, ranks, program, preload=None, profile_dir=None, mode="full", timeout=50, yield_when_idle=True):
+    """Runs program (a list) on `ranks` ranks, with libmalleo_pmpi `preload` (if given) preloaded into the ranks only,
+    in MALLEO_PROFILE `mode`, its reports to `profile_dir`; returns the CompletedProcess."""
+    env_for_ranks = {}
+    program = list(program)
+    if os.path.exists(program[0]):
+        program[0] = os.path.abspath(program[0])  # meson passes build-relative paths
+    if preload:
+        env_for_ranks = {"LD_PRELOAD": os.path.abspath(preload), "MALLEO_PROFILE": mode,
+                         "MALLEO_PROFILE_DIR": profile_dir or "."}
+    cmd = launcher_command(mpi, ranks, env_for_ranks, program)
+    return subprocess.run(cmd, env=profiled_launcher_env(yield_when_idle), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=timeout)
+
+
 def run_env(mpi, extra=None, poll_interval=None):
     """The environment of a `malleo run` of `mpi`: Open MPI allowed to run as root, `extra` added, and the bridge's
     MALLEO_POLL_INTERVAL set to `poll_interval` unless already set."""
@@ -108,6 +130,23 @@ def sole_checksum(output):
     return found[0] if len(found) == 1 else None
 
 
+class Problems(list):
+    """What a check of many parts found wrong, a line each: check(ok, what) keeps `what` where ok is false."""
+
+    def check(self, ok, what):
+        if not ok:
+            self.append(what)
+
+
+def verdict(problems, failure, success):
+    """Ends a check of many parts: each of `problems` on stderr and `FAIL: failure` (exit 1) if there are any, else
+    `ok: success`."""
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        sys.exit(f"FAIL: {failure}")
+    print(f"ok: {success}")
+
+
 def describe(proc):
     """A finished process's status and output, for a failure message."""
     return f"rc {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
@@ -131,12 +170,59 @@ def events(run_dir, type_=None):
     return found
 
 
+def start_plain_agent(malleod, run_dir):
+    """A malleod on `run_dir` with the static profiling module, its local endpoint ipc://RUN_DIR/agent.sock, once it
+    has written agent.json; the script fails where it does not start within 10 s. Only the local endpoint is used: no
+    peer will talk to the TCP inbox, so no keys for it (security.plain)."""
+    config = os.path.join(run_dir, "config.json")
+    with open(config, "w", encoding="utf-8") as f:
+        json.dump({"modules": {"profiling": "static"}, "security": {"plain": True}}, f)
+    log = open(os.path.join(run_dir, "malleod.log"), "w", encoding="utf-8")
+    proc = subprocess.Popen([malleod, "--config", config, "--listen", "tcp://127.0.0.1:*", "--run-dir", run_dir],
+                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            sys.exit(f"FAIL: malleod exited with {proc.returncode}: {open(log.name, encoding='utf-8').read()}")
+        if os.path.exists(os.path.join(run_dir, "agent.json")):
+            return proc
+        time.sleep(0.05)
+    proc.kill()
+    sys.exit("FAIL: malleod wrote no agent.json within 10 s")
+
+
+def apps_at(malleo, endpoint):
+    """`malleo apps --json` of the agent at `endpoint`: its applications, none where it does not answer."""
+    r = subprocess.run([malleo, "--agent", endpoint, "apps", "--json"], capture_output=True, text=True, timeout=10)
+    return json.loads(r.stdout)["apps"] if r.returncode == 0 else []
+
+
+def walled_events(run_dir):
+    """The events of `run_dir`'s events.jsonl, each with `wall` = its log's log_started wall + t: on time.time()'s
+    clock (a benchmark's), those before any log_started left out."""
+    found, wall0 = [], None
+    for e in events(run_dir):
+        if e.get("type") == "log_started":
+            wall0 = e["wall"] - e.get("t", 0.0)
+        elif wall0 is not None and isinstance(e.get("t"), (int, float)):
+            e["wall"] = wall0 + e["t"]
+            found.append(e)
+    return found
+
+
+def first_event(events_, type_, **match):
+    """The first of `events_` of that type whose fields equal `match`, or None."""
+    return next((e for e in events_ if e.get("type") == type_ and all(e.get(k) == v for k, v in match.items())),
+                None)
+
+
 def summary(values, digits=3):
     """A benchmark's figure: median [min–max] (N=count)."""
     if not values:
         return "no rounds"
     f = f"{{:.{digits}f}}"
-    return f"{f.format(statistics.median(values))} [{f.format(min(values))}–{f.format(max(values))}] (N={len(values)})"
+    return (f"{f.format(statistics.median(values))} [{f.format(min(values))}–{f.format(max(values))}] "
+            f"(N={len(values)})")
 
 
 def loadavg():
@@ -153,6 +239,13 @@ def stop(proc, timeout=30):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def kill(proc):
+    """SIGKILL to a process still running (one a failed check left behind), and its end awaited."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
 
 
 class Lines:
@@ -193,6 +286,11 @@ class Lines:
                 if left <= 0 or self.ended:
                     return None
                 self.cond.wait(min(left, 0.2))
+
+    def wait(self, predicate, timeout):
+        """The arrival of the first line the predicate holds for, or None (as `first`)."""
+        hit = self.first(predicate, timeout)
+        return hit[0] if hit else None
 
     def text(self):
         with self.cond:
