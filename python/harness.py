@@ -17,7 +17,7 @@ import msgpack
 import zmq
 
 import testkit
-from testkit import SKIP, TIME_SCALE  # noqa: F401 (the tests take them from here too)
+from testkit import TIME_SCALE
 
 MALLEOD = os.environ.get("MALLEOD", "malleod")
 MALLEO = os.environ.get("MALLEO", "malleo")
@@ -317,7 +317,8 @@ def active_here(agent, app):
     return [p["rank"] for p in apps(agent).get(app, {}).get("processes", []) if p["active"]]
 
 
-def registered_app(agent, heat2d, apps_of=None, what="the application registers and its bridge polls the agent"):
+def registered_app(agent, heat2d, apps_of=None,
+                   what="the application registers and its bridge polls the agent"):
     """The id of heat2d's application once `agent` (what apps_of(agent), `apps` by default, asks) shows it malleable:
     its ranks have registered and its bridge has polled."""
     def registered():

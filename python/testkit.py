@@ -73,7 +73,8 @@ def profiled_launcher_env(yield_when_idle):
     return launcher_env(yield_when_idle, drop=("LD_PRELOAD",))
 
 
-def run_profiled(mpi, ranks, program, preload=None, profile_dir=None, mode="full", timeout=50, yield_when_idle=True):
+def run_profiled(mpi, ranks, program, preload=None, profile_dir=None, mode="full", timeout=50,
+                 yield_when_idle=True):
     """Runs program (a list) on `ranks` ranks, with libmalleo_pmpi `preload` (if given) preloaded into the ranks only,
     in MALLEO_PROFILE `mode`, its reports to `profile_dir`; returns the CompletedProcess."""
     env_for_ranks = {}
