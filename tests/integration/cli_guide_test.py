@@ -12,17 +12,14 @@ program to bash's file names."""
 import json
 import os
 import subprocess
-import sys
 import tempfile
+
+from testkit import Problems, verdict
 
 MALLEO = os.environ["MALLEO"]
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "cli", "malleo.bash-completion")
-errors = []
-
-
-def check(ok, what):
-    if not ok:
-        errors.append(what)
+errors = Problems()
+check = errors.check
 
 
 def malleo(*args):
@@ -132,7 +129,5 @@ for command in ("status", "peers", "apps", "force", "drain", "events", "top", "c
     for option in complete(f"malleo {command} --"):
         check(f"`{option}" in doc or f"{option} " in doc, f"docs/cli.md does not document {command} {option}")
 
-if errors:
-    print("\n".join(errors), file=sys.stderr)
-    sys.exit(1)
-print("ok: malleo help, typos and the bash completion")
+verdict(errors, f"{len(errors)} problems with malleo help, typos or the bash completion",
+        "malleo help, typos and the bash completion")

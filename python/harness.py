@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Starts real malleod processes on loopback and talks to them as the CLI and
-peers do. Paths come from the environment set by tests/integration/meson.build."""
+peers do: the integration tests' harness, and the loop's benchmark's (bench/loop.py). Paths come from the environment
+set by tests/integration/meson.build (MALLEOD, MALLEO)."""
 import json
 import os
 import resource
@@ -15,13 +16,11 @@ import time
 import msgpack
 import zmq
 
+import testkit
+from testkit import TIME_SCALE
+
 MALLEOD = os.environ.get("MALLEOD", "malleod")
 MALLEO = os.environ.get("MALLEO", "malleo")
-SKIP = 77
-# How much slower than usual the programs under test run: 5 in the sanitizer build's `asan` test setup
-# (tests/meson.build), 1 otherwise. Every wait for something to happen below is stretched by it, never a bound that a
-# test asserts (a test that measures a latency scales its bound itself, saying so).
-TIME_SCALE = float(os.environ.get("MALLEO_TEST_TIME_SCALE", "1"))
 
 HEADER = struct.Struct(">BBBBI")
 MAGIC, WIRE_VERSION = 0x6D, 1
@@ -96,6 +95,10 @@ class Agent:
     def counters(self):
         return self.status()["counters"]
 
+    def counter(self, name):
+        """One of its counters, 0 before it first counts."""
+        return self.counters().get(name, 0)
+
     def cli(self, *args, timeout=10):
         return subprocess.run([MALLEO, "--agent", self.local, *args], capture_output=True,
                               text=True, timeout=timeout * TIME_SCALE)
@@ -106,6 +109,10 @@ class Agent:
             raise RuntimeError(f"malleo peers failed for {self.name}: {r.stderr}")
         return {p["id"] for p in json.loads(r.stdout)["peers"]
                 if p["in_view"] or not in_view_only}
+
+    def events(self, type_=None):
+        """The events of its run directory's log (those of every agent that ran there), of one type or all."""
+        return testkit.events(self.run_dir, type_)
 
     def alive(self):
         return self.proc.poll() is None
@@ -238,6 +245,18 @@ def send_raw(endpoint, parts):
     s.close()
 
 
+def cluster_cli(cluster_dir, *args, timeout=30, env=None):
+    """`malleo --cluster-dir CLUSTER_DIR ARGS` (a virtual cluster's command: `cluster up`, `--node N run`, ...)."""
+    return subprocess.run([MALLEO, "--cluster-dir", cluster_dir, *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def take_down(cluster_dir):
+    """`malleo cluster down`, which must succeed."""
+    down = cluster_cli(cluster_dir, "cluster", "down")
+    check(down.returncode == 0, f"the cluster stops ({down.stderr.strip()})")
+
+
 def plain_config(directory):
     """A configuration file holding only security.plain: for a malleod started by hand on TCP in a test that is about
     something else than authentication."""
@@ -269,3 +288,67 @@ def check(condition, message):
 
 def static_profile(apw, pw=1.0):
     return {"pw": pw, "apw": apw, "upw": round(1.0 - apw, 6), "cores": 1}
+
+
+# heat2d under `malleo run` with agents that decide by themselves (the loop's tests and benchmark).
+HOLD_DOWN = 4.0
+
+
+def ios_agent_config(cpu, **ios):
+    """An agent that measures CPU `cpu` alone, decides every half second with `ios`, and holds an application for
+    HOLD_DOWN seconds after each of its reconfigurations. It asks for work when its CPU is at least 90 % idle: a paced
+    heat2d leaves a busy node's CPU partly idle, and the scenarios want a node that runs a process to keep it."""
+    return {"agent": {"decision_interval": 0.5, "profile_interval": 0.5},
+            "work_stealing": {"idle_threshold": 0.9},
+            "modules": {"decision": "ios"},
+            "host": {"cpus": [cpu]},
+            "ios": ios,
+            "actions": {"hold_down": HOLD_DOWN, "drain_deadline": 60}}
+
+
+def apps(agent):
+    r = agent.cli("apps", "--json")
+    if r.returncode != 0:
+        return {}
+    return {a["id"]: a for a in json.loads(r.stdout)["apps"]}
+
+
+def active_here(agent, app):
+    return [p["rank"] for p in apps(agent).get(app, {}).get("processes", []) if p["active"]]
+
+
+def registered_app(agent, heat2d, apps_of=None,
+                   what="the application registers and its bridge polls the agent"):
+    """The id of heat2d's application once `agent` (what apps_of(agent), `apps` by default, asks) shows it malleable:
+    its ranks have registered and its bridge has polled."""
+    def registered():
+        for app_id, app in (apps_of or apps)(agent).items():
+            if app_id.startswith(os.path.basename(heat2d) + "-") and app["malleable"]:
+                return app_id
+        return None
+    app = wait_for(registered, 60, 0.2)
+    check(app is not None, what)
+    return app
+
+
+def launch(agent, mpi, ranks, heat2d, grid, env, work):
+    return subprocess.Popen(
+        [MALLEO, "--agent", agent.local, "run", "--mpi", mpi, *ranks, "--profile-dir", work, "--", heat2d, *grid,
+         "--times"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+
+
+def launch_pool(a, blocks, grid, env):
+    """heat2d as one MPI job of one process per block (node, agent), in that order, each with the profiler preloaded
+    and its own MALLEO_NODE and MALLEO_AGENT: world rank i runs on blocks[i]'s node and reports to its agent."""
+    library = os.path.join(os.path.dirname(MALLEO), "..", "pmpi_profiler", f"libmalleo_pmpi_{a.mpi}.so")
+    if a.mpi == "openmpi":
+        command = ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "--mca", "pml", "ob1"]
+    else:
+        command = ["mpiexec.mpich"]
+    for i, (node, agent) in enumerate(blocks):
+        if i:
+            command.append(":")
+        command += ["-n", "1", "env", f"LD_PRELOAD={os.path.realpath(library)}", f"MALLEO_NODE={node}",
+                    f"MALLEO_AGENT={agent.local}", a.heat2d, *grid, "--times"]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
