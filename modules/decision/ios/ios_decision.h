@@ -71,6 +71,8 @@ private:
 			  const policy::SplitPlan &split, const policy::TransferInput &base,
 			  double bytesLocal, const GainWorth &worth, nlohmann::json reasons,
 			  const std::optional<policy::RefusalCap> &spares) const;
+	void migrateInstead(const WorkRequest &request, const ApplicationInfo &app, int64_t remote,
+			    nlohmann::json reasons, AppPlan &plan) const;
 	AppPlan planTransfer(const WorkRequest &request, const ApplicationInfo &app,
 			     policy::TransferInput input, const GainWorth &worth, nlohmann::json reasons,
 			     const std::optional<policy::RefusalCap> &spares) const;
