@@ -78,6 +78,16 @@ private:
 			     const std::optional<policy::RefusalCap> &spares) const;
 
 	void learnConfigurationLifetime(const DecisionView &view);
+	// The processes on this node, and when the latest split here took effect.
+	struct NodeLoad {
+		int64_t processes = 0;
+		std::optional<double> lastSplit;
+	};
+	static NodeLoad nodeLoad(const DecisionView &view, const NodeProfile &here);
+	int64_t mayLeave(const DecisionView &view, const ApplicationInfo &app) const;
+	const ApplicationInfo *mergeTarget(const DecisionView &view) const;
+	Action mergeAction(const DecisionView &view, const NodeProfile &here, const ApplicationInfo &target,
+			   const policy::MergeVerdict &verdict, int64_t processes, size_t peers);
 	policy::PaybackInput paybackOf(const ApplicationInfo &app) const;
 	std::string splitBelowTheta(double modelGain, double realizable) const;
 	std::optional<std::string> wouldNotPayBack(const GainWorth &worth, double gain, nlohmann::json &reasons) const;
