@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -117,6 +118,11 @@ private:
 	// A command that failed before it had a plan (a spawn that failed, a busy refusal): reported as fail() does,
 	// printed by the coordinator.
 	void failUnplanned(Operation op, std::int64_t iteration, const std::string &why);
+
+	// decision.cpp
+	struct ProbeMessage;
+	void coordinatorMessage(std::int64_t iteration, const Command &resumed, bool spawned, ProbeMessage &m);
+	std::optional<Outcome> startFirst(const ProbeMessage &m, std::int64_t iteration);
 
 	// parked.cpp
 	ParkEnd park();
