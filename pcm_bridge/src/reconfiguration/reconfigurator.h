@@ -97,6 +97,8 @@ private:
 	enum class ParkEnd { Joined, Exit };
 
 	// reconfigurator.cpp
+	int initialize(int *argc, char ***argv);
+	long activeAtStart(bool report) const;
 	// Applies the settings read at start() (only world rank 0 `report`s what is wrong with them).
 	bool configure(bool report); // false: MALLEO_FORCE is malformed
 	// Collective over the launch's processes: every one takes world rank 0's registration. A spawned process takes
