@@ -123,6 +123,25 @@ std::vector<Action> splitActions(const std::string &app, const std::string &orig
 	return {std::move(s), std::move(t)};
 }
 
+// What the origin said it hosts of the application (an agent from before `hosted` says nothing): Nb_i, and the
+// cores its processes there use.
+HostedShare hostedThere(const WorkRequest &request, const std::string &app, bool originUnits)
+{
+	const auto hosted = request.hosted.find(app);
+	return hosted == request.hosted.end() || !originUnits ? HostedShare{} : hosted->second;
+}
+
+// ρ comes from UPW, the node's CPU use over the last profile interval: a process that started or arrived within it
+// (`since` seconds ago) is not (fully) in that figure, and a plan made now would misjudge what the node gives away.
+// Why no plan is made yet, or nothing once every process here has run `settle` seconds.
+std::optional<std::string> notSettled(double since, double settle)
+{
+	if (!(since < settle))
+		return std::nullopt;
+	return fmt::format("a process started here {:.1f} s ago: the node's load does not show it yet (settle {:g} s)",
+			   since, settle);
+}
+
 // The share of this node's units the origin is to get: ρ when it hosts none of the application, else the part of
 // this node's units that eq. 1-5 over both nodes' units say it lacks; nothing when it already holds its share
 // (within the tolerance), the outcome then in `summary`.
@@ -268,11 +287,7 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
 	const NodeProfile &origin = request.originProfile;
 	const auto [unitsHere, bytesLocal, newest] = activeTotals(app);
-	// What the origin said it hosts of this application (an agent from before `hosted` says nothing): Nb_i, and the
-	// cores its processes there use.
-	const auto hosted = request.hosted.find(app.id);
-	const HostedShare there =
-	    hosted == request.hosted.end() || !options_.originUnits ? HostedShare{} : hosted->second;
+	const HostedShare there = hostedThere(request, app.id, options_.originUnits);
 	const int64_t unitsThere = std::max<int64_t>(0, there.units);
 	AppPlan plan;
 	plan.summary = {{"app", app.id}, {"n_i", unitsThere}, {"n_j", unitsHere}};
@@ -280,12 +295,8 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 		plan.summary["outcome"] = "no active process here";
 		return plan;
 	}
-	// ρ comes from UPW, the node's CPU use over the last profile interval: a process that started or arrived
-	// within it is not (fully) in that figure, and a plan made now would misjudge what the node gives away.
-	if (view.overlay.now - newest < options_.settle) {
-		plan.summary["outcome"] = fmt::format("a process started here {:.1f} s ago: the node's load does not "
-						      "show it yet (settle {:g} s)",
-						      view.overlay.now - newest, options_.settle);
+	if (std::optional<std::string> unsettled = notSettled(view.overlay.now - newest, options_.settle)) {
+		plan.summary["outcome"] = *unsettled;
 		return plan;
 	}
 
