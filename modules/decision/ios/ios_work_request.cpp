@@ -213,6 +213,30 @@ nlohmann::json planReasons(const PlanNumbers &n, const IosOptions &options)
 	return reasons;
 }
 
+// A transfer plan's numbers into `reasons`: the shares of eq. 1-5 and each process chosen. Returns the chosen ranks.
+nlohmann::json addTransferReasons(const policy::TransferPlan &tp, nlohmann::json &reasons)
+{
+	nlohmann::json chosen = nlohmann::json::array();
+	nlohmann::json ranks = nlohmann::json::array();
+	for (const policy::ChosenProcess &c : tp.chosen) {
+		chosen.push_back({{"rank", c.id},
+				  {"units", c.units},
+				  {"gain", c.gain},
+				  {"iteration_time_before", c.iterationTimeBefore},
+				  {"iteration_time_after", c.iterationTimeAfter}});
+		ranks.push_back(c.id);
+	}
+	reasons["na_i"] = tp.shares.targetRequester;
+	reasons["na_j"] = tp.shares.targetReceiver;
+	reasons["n_transfer_exact"] = tp.shares.exactTransfer;
+	reasons["n_transfer"] = tp.shares.nTransfer;
+	reasons["chosen"] = chosen;
+	reasons["stop"] = transferStopName(tp.stop);
+	if (tp.stop == policy::TransferStop::BelowThreshold)
+		reasons["best_rejected_gain"] = tp.bestRejectedGain;
+	return ranks;
+}
+
 } // namespace
 
 // Why a split whose gain is below theta is not made: where only part of the model's gain can come true, how much.
@@ -460,24 +484,7 @@ AppPlan IosDecision::planTransfer(const WorkRequest &request, const ApplicationI
 			tp.unitsChosen += c.units;
 	}
 
-	nlohmann::json chosen = nlohmann::json::array();
-	nlohmann::json ranks = nlohmann::json::array();
-	for (const policy::ChosenProcess &c : tp.chosen) {
-		chosen.push_back({{"rank", c.id},
-				  {"units", c.units},
-				  {"gain", c.gain},
-				  {"iteration_time_before", c.iterationTimeBefore},
-				  {"iteration_time_after", c.iterationTimeAfter}});
-		ranks.push_back(c.id);
-	}
-	reasons["na_i"] = tp.shares.targetRequester;
-	reasons["na_j"] = tp.shares.targetReceiver;
-	reasons["n_transfer_exact"] = tp.shares.exactTransfer;
-	reasons["n_transfer"] = tp.shares.nTransfer;
-	reasons["chosen"] = chosen;
-	reasons["stop"] = transferStopName(tp.stop);
-	if (tp.stop == policy::TransferStop::BelowThreshold)
-		reasons["best_rejected_gain"] = tp.bestRejectedGain;
+	const nlohmann::json ranks = addTransferReasons(tp, reasons);
 
 	AppPlan plan;
 	plan.gain = tp.chosen.empty() ? 0.0 : tp.chosen.front().gain;
