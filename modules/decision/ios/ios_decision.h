@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <malleo/decision_module.h>
@@ -64,6 +65,8 @@ public:
 
 private:
 	std::vector<Action> evacuate(const DecisionView &view);
+	std::pair<const PeerEntry *, double> bestPeerFor(const DecisionView &view, const ApplicationInfo &app,
+							 int64_t count, double speedHere) const;
 	AppPlan planFor(const DecisionView &view, const WorkRequest &request,
 			const ApplicationInfo &app) const;
 	// `spares`: what the bridge said of the origin's spare processes, if it still holds (refusal_memory.h).
