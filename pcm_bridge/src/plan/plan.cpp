@@ -107,6 +107,37 @@ std::string mergeFrom(const Command &command, const Membership &membership, Plan
 	return {};
 }
 
+// A migration: `command.count` processes leave, each for a spare (on the node named `node`, when one is) that
+// takes its slot.
+std::string planMigration(const Command &command, const Membership &membership, Plan &plan, const std::string &what,
+			 Refusal &refusal)
+{
+	const auto free = spares(membership, command.node, command.from);
+	// The processes that move: those of the node named `from`, else the first ones not on the target.
+	std::vector<int> sources;
+	for (int w : membership.active)
+		if (static_cast<int>(sources.size()) < command.count &&
+		    (command.from.empty() ? command.node.empty() || membership.node[w] != command.node
+					  : membership.node[w] == command.from))
+			sources.push_back(w);
+	if (static_cast<int>(sources.size()) < command.count) {
+		refusal = {"too_few_active", static_cast<std::int64_t>(sources.size())};
+		return what + ": only " + processCount(sources.size(), "active") +
+		       (command.from.empty() ? " off node '" + command.node + "'" : " on node '" + command.from + "'");
+	}
+	if (static_cast<int>(free.size()) < command.count) {
+		refusal = {"pool_exhausted", static_cast<std::int64_t>(free.size())};
+		return what + ": only " + processCount(free.size(), "spare") + sparesWhere(command);
+	}
+	for (int i = 0; i < command.count; ++i) {
+		auto slot = std::find(plan.after.begin(), plan.after.end(), sources[i]);
+		*slot = free[i];
+	}
+	plan.leavers = sources;
+	plan.joiners.assign(free.begin(), free.begin() + command.count);
+	return {};
+}
+
 } // namespace
 
 std::vector<std::int64_t> slotWeights(const std::map<std::string, std::int64_t> &nodeWeights,
@@ -185,32 +216,10 @@ std::string makePlan(const Command &command, const Membership &membership, Plan 
 			plan.after.resize(active - command.count);
 		}
 		break;
-	case Operation::Migrate: {
-		const auto free = spares(membership, command.node, command.from);
-		// The processes that move: those of the node named `from`, else the first ones not on the target.
-		std::vector<int> sources;
-		for (int w : membership.active)
-			if (static_cast<int>(sources.size()) < command.count &&
-			    (command.from.empty() ? command.node.empty() || membership.node[w] != command.node
-						  : membership.node[w] == command.from))
-				sources.push_back(w);
-		if (static_cast<int>(sources.size()) < command.count) {
-			refusal = {"too_few_active", static_cast<std::int64_t>(sources.size())};
-			return what + ": only " + processCount(sources.size(), "active") +
-			       (command.from.empty() ? " off node '" + command.node + "'" : " on node '" + command.from + "'");
-		}
-		if (static_cast<int>(free.size()) < command.count) {
-			refusal = {"pool_exhausted", static_cast<std::int64_t>(free.size())};
-			return what + ": only " + processCount(free.size(), "spare") + sparesWhere(command);
-		}
-		for (int i = 0; i < command.count; ++i) {
-			auto slot = std::find(plan.after.begin(), plan.after.end(), sources[i]);
-			*slot = free[i];
-		}
-		plan.leavers = sources;
-		plan.joiners.assign(free.begin(), free.begin() + command.count);
+	case Operation::Migrate:
+		if (std::string refused = planMigration(command, membership, plan, what, refusal); !refused.empty())
+			return refused;
 		break;
-	}
 	}
 	if (!command.weights.empty() && command.weights.size() != plan.after.size())
 		return what + ": " + std::to_string(command.weights.size()) + " weights for " +

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -96,6 +97,8 @@ private:
 	enum class ParkEnd { Joined, Exit };
 
 	// reconfigurator.cpp
+	int initialize(int *argc, char ***argv);
+	long activeAtStart(bool report) const;
 	// Applies the settings read at start() (only world rank 0 `report`s what is wrong with them).
 	bool configure(bool report); // false: MALLEO_FORCE is malformed
 	// Collective over the launch's processes: every one takes world rank 0's registration. A spawned process takes
@@ -117,6 +120,11 @@ private:
 	// A command that failed before it had a plan (a spawn that failed, a busy refusal): reported as fail() does,
 	// printed by the coordinator.
 	void failUnplanned(Operation op, std::int64_t iteration, const std::string &why);
+
+	// decision.cpp
+	struct ProbeMessage;
+	void coordinatorMessage(std::int64_t iteration, const Command &resumed, bool spawned, ProbeMessage &m);
+	std::optional<Outcome> startFirst(const ProbeMessage &m, std::int64_t iteration);
 
 	// parked.cpp
 	ParkEnd park();
