@@ -149,10 +149,10 @@ int simCommand(int argc, char **argv)
 			return fail(fmt::format("--plot {}: the image must be FILE.png or FILE.svg", o.plotFile), 2);
 		plotKind = ext.substr(1);
 		// Before the runs: a missing gnuplot must not cost a long simulation.
-		cli::Failure missing;
-		std::optional<std::string> found = cli::findGnuplot(missing);
+		std::string missing;
+		std::optional<std::string> found = plot::findGnuplot(missing);
 		if (!found)
-			return fail(missing.line, 1);
+			return fail(missing, 1);
 		gnuplot = *found;
 	}
 	Scenario scenario;
@@ -261,8 +261,8 @@ int simCommand(int argc, char **argv)
 			return fail(e, 1);
 		fs::path log = o.plotFile;
 		log.replace_extension(".gnuplot.log");
-		if (std::optional<cli::Failure> f = cli::runGnuplot(gnuplot, script.string(), log.string()))
-			return fail(f->line, 1);
+		if (std::optional<std::string> e = plot::runGnuplot(gnuplot, script.string(), log.string()))
+			return fail(*e, 1);
 		std::error_code ec;
 		fs::remove(log, ec);
 	}
