@@ -13,12 +13,15 @@
 #include "sim_command.h"
 
 #include "command_guide.h"
+#include "cluster_commands.h"
 #include "commands.h"
 #include "cpu_load.h"
 #include "failure.h"
 #include "global_options.h"
 #include "parse_failure.h"
 #include "run_arguments.h"
+#include "run_options.h"
+#include "views.h"
 
 using namespace malleo::cli;
 

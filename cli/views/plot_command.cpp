@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "app_history.h"
-#include "commands.h"
+#include "views.h"
 #include "event_log.h"
 #include "gnuplot.h"
 #include "reply_fields.h"
