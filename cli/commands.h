@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The subcommands that ask one agent to act: force and drain. Each returns the exit status (failure.h) and has
 // printed its own output. The others are declared by their rooms: views/views.h, cluster/cluster_commands.h,
-// launcher/run_options.h; main.cpp parses the command line and runs the one asked.
+// launcher/run_options.h; subcommands.h puts them in one table.
 #pragma once
 
 #include <optional>
