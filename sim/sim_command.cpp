@@ -140,10 +140,10 @@ std::optional<Stop> checkOptions(const SimOptions &o, std::string &plotKind, std
 	if (ext != ".png" && ext != ".svg")
 		return Stop{fmt::format("--plot {}: the image must be FILE.png or FILE.svg", o.plotFile), 2};
 	plotKind = ext.substr(1);
-	cli::Failure missing;
-	std::optional<std::string> found = cli::findGnuplot(missing);
+	std::string missing;
+	std::optional<std::string> found = plot::findGnuplot(missing);
 	if (!found)
-		return Stop{missing.line, 1};
+		return Stop{missing, 1};
 	gnuplot = *found;
 	return std::nullopt;
 }
@@ -260,8 +260,8 @@ std::optional<Stop> drawPlot(const SimOptions &o, const RunSet &set, const std::
 		return Stop{e, 1};
 	fs::path log = o.plotFile;
 	log.replace_extension(".gnuplot.log");
-	if (std::optional<cli::Failure> f = cli::runGnuplot(gnuplot, script.string(), log.string()))
-		return Stop{f->line, 1};
+	if (std::optional<std::string> e = plot::runGnuplot(gnuplot, script.string(), log.string()))
+		return Stop{*e, 1};
 	std::error_code ec;
 	fs::remove(log, ec);
 	return std::nullopt;

@@ -12,7 +12,7 @@
 
 #include "cluster_file.h"
 #include "cluster_lock.h"
-#include "commands.h"
+#include "cluster_commands.h"
 #include "cpu_load.h"
 #include "human_units.h"
 #include "netns_hosts.h"

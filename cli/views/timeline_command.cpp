@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "app_history.h"
-#include "commands.h"
+#include "views.h"
 #include "event_log.h"
 #include "human_units.h"
 #include "reply_fields.h"

@@ -16,9 +16,9 @@
 
 extern char **environ;
 
-namespace malleo::cli {
+namespace malleo::plot {
 
-std::optional<std::string> findGnuplot(Failure &failure)
+std::optional<std::string> findGnuplot(std::string &error)
 {
 	namespace fs = std::filesystem;
 	if (const char *path = std::getenv("PATH")) {
@@ -31,14 +31,12 @@ std::optional<std::string> findGnuplot(Failure &failure)
 				return candidate.string();
 		}
 	}
-	failure = {
-	    kExitFailed,
-	    "plot draws with gnuplot, which is not on the PATH: apt-get install gnuplot-nox"};
+	error = "plot draws with gnuplot, which is not on the PATH: apt-get install gnuplot-nox";
 	return std::nullopt;
 }
 
-std::optional<Failure> runGnuplot(const std::string &gnuplot, const std::string &script,
-				  const std::string &logPath)
+std::optional<std::string> runGnuplot(const std::string &gnuplot, const std::string &script,
+				      const std::string &logPath)
 {
 	posix_spawn_file_actions_t actions;
 	posix_spawn_file_actions_init(&actions);
@@ -52,8 +50,7 @@ std::optional<Failure> runGnuplot(const std::string &gnuplot, const std::string 
 	const int err = posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, argv, environ);
 	posix_spawn_file_actions_destroy(&actions);
 	if (err != 0)
-		return Failure{kExitFailed,
-			       fmt::format("cannot run {}: {}", gnuplot, std::strerror(err))};
+		return fmt::format("cannot run {}: {}", gnuplot, std::strerror(err));
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
 	}
@@ -72,8 +69,7 @@ std::optional<Failure> runGnuplot(const std::string &gnuplot, const std::string 
 	const std::string how = WIFEXITED(status)
 				    ? fmt::format("exit status {}", WEXITSTATUS(status))
 				    : fmt::format("signal {}", WTERMSIG(status));
-	return Failure{kExitFailed, fmt::format("gnuplot failed ({}){}", how,
-						complaint.empty() ? "" : ": " + complaint)};
+	return fmt::format("gnuplot failed ({}){}", how, complaint.empty() ? "" : ": " + complaint);
 }
 
 std::string gnuplotString(const std::string &text)
@@ -90,4 +86,4 @@ std::string gnuplotString(const std::string &text)
 	return quoted + "'";
 }
 
-} // namespace malleo::cli
+} // namespace malleo::plot

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "agent_client.h"
-#include "commands.h"
+#include "views.h"
 #include "event_words.h"
 #include "event_stream.h"
 #include "human_units.h"

@@ -16,7 +16,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
+#include "views.h"
 #include "failure.h"
 #include "human_units.h"
 #include "reply_fields.h"

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "agent_client.h"
-#include "commands.h"
+#include "views.h"
 #include "human_units.h"
 #include "reply_fields.h"
 #include "target.h"

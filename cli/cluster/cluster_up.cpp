@@ -11,7 +11,7 @@
 #include "cluster_file.h"
 #include "cluster_lock.h"
 #include "cluster_starter.h"
-#include "commands.h"
+#include "cluster_commands.h"
 #include "host_cpu_slice.h"
 #include "netns_hosts.h"
 #include "node_config.h"

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "commands.h"
+#include "views.h"
 #include "human_units.h"
 #include "list_request.h"
 #include "reply_fields.h"

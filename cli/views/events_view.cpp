@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "commands.h"
+#include "views.h"
 #include "event_line.h"
 #include "event_stream.h"
 #include "interrupt.h"

@@ -23,7 +23,7 @@
 #include "agent_client.h"
 #include "cluster_file.h"
 #include "command.h"
-#include "commands.h"
+#include "run_options.h"
 #include "failure.h"
 #include "launcher.h"
 #include "netns_hosts.h"

@@ -9,7 +9,7 @@
 
 #include "cluster_file.h"
 #include "cluster_lock.h"
-#include "commands.h"
+#include "cluster_commands.h"
 #include "cpu_load.h"
 #include "netns_hosts.h"
 #include "node_stop.h"

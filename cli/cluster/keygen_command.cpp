@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
+#include "cluster_commands.h"
 #include "failure.h"
 #include "node_keys.h"
 

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "app_history.h"
-#include "commands.h"
+#include "views.h"
 #include "event_log.h"
 #include "gnuplot.h"
 #include "reply_fields.h"
@@ -75,8 +75,8 @@ std::string script(const AppHistory &history, const std::string &kind, const std
 	for (const HistoryEvent &e : history.events)
 		end = std::max(end, e.time);
 	std::string s = terminal(kind);
-	s += fmt::format("set output {}\n", gnuplotString(output));
-	s += fmt::format("set title {}\n", gnuplotString(history.app));
+	s += fmt::format("set output {}\n", malleo::plot::gnuplotString(output));
+	s += fmt::format("set title {}\n", malleo::plot::gnuplotString(history.app));
 	long most = 1;
 	for (const ProgressPoint &p : history.progress)
 		most = std::max(most, p.processes);
@@ -105,13 +105,13 @@ std::string script(const AppHistory &history, const std::string &kind, const std
 		s += fmt::format("set label {} {} at {:.3f}, graph 0.98 rotate by 90 right offset "
 				 "character -1.6, 0 "
 				 "textcolor rgb '{}' font ',8'\n",
-				 n, gnuplotString(label(e)), e.time, colour);
+				 n, malleo::plot::gnuplotString(label(e)), e.time, colour);
 	}
 	s += fmt::format(
 	    "plot {0} using 1:2 with fsteps lw 2 lc rgb '#000000' title 'iterations per second', "
 	    "{0} using 1:3 axes x1y2 with fsteps lw 1.5 dt 3 lc rgb '#30a030' title 'active "
 	    "processes'",
-	    gnuplotString(data));
+	    malleo::plot::gnuplotString(data));
 	if (n > 0 && std::any_of(history.events.begin(), history.events.end(),
 				 [](const HistoryEvent &e) { return e.reconfiguration; }))
 		s += fmt::format(", NaN with lines lw 1.5 lc rgb '{}' title 'reconfiguration'",
@@ -154,7 +154,9 @@ std::optional<Failure> draw(const std::string &gnuplot, const AppHistory &histor
 							     std::strerror(errno))};
 	}
 	if (!failure)
-		failure = runGnuplot(gnuplot, plot, (dir / "gnuplot.log").string());
+		if (std::optional<std::string> e =
+			malleo::plot::runGnuplot(gnuplot, plot, (dir / "gnuplot.log").string()))
+			failure = Failure{kExitFailed, *e};
 	std::error_code ec;
 	if (!failure && (!fs::exists(output, ec) || fs::file_size(output, ec) == 0))
 		failure =
@@ -173,7 +175,7 @@ int plotCommand(const PlotOptions &plot)
 		    {kExitBadInput,
 		     fmt::format("-o {}: the image must be FILE.png or FILE.svg", plot.output)});
 	Failure failure;
-	std::optional<std::string> gnuplot = findGnuplot(failure);
+	std::optional<std::string> gnuplot = malleo::plot::findGnuplot(failure.line);
 	if (!gnuplot)
 		return report(failure);
 	std::optional<EventLog> log = readEventLogs(plot.files, failure);

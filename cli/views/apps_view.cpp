@@ -9,7 +9,7 @@
 
 #include "apps_merge.h"
 #include "cluster_file.h"
-#include "commands.h"
+#include "views.h"
 #include "human_units.h"
 #include "reply_fields.h"
 #include "target.h"

@@ -13,7 +13,7 @@
 #include "cluster_file.h"
 #include "cluster_lock.h"
 #include "cluster_starter.h"
-#include "commands.h"
+#include "cluster_commands.h"
 #include "cpu_load.h"
 #include "netns_hosts.h"
 #include "node_config.h"

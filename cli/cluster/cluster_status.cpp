@@ -6,7 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "cluster_file.h"
-#include "commands.h"
+#include "cluster_commands.h"
 #include "node_process.h"
 #include "target.h"
 #include "text_table.h"
