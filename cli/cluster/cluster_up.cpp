@@ -85,30 +85,58 @@ void printCluster(const std::string &dir, const ClusterFile &cluster, bool json,
 		std::cout << fmt::format("  malleo{} {}\n", hint, next);
 }
 
+// The options as given, checked against each other and against what this machine can do; --hosts K alone means K
+// nodes too.
+std::optional<Failure> checkUpOptions(const ClusterUpOptions &given, ClusterUpOptions &up)
+{
+	if (given.nodes == 0 && given.hosts == 0)
+		return Failure{kExitBadInput, "how many nodes? give --nodes K (agents on this host) or --hosts K "
+					      "(each on a host of its own)"};
+	if (given.hosts > 0)
+		if (std::optional<std::string> why = namespacesUnavailable())
+			return Failure{kExitFailed, *why};
+	if (given.hostCpuQuota > 0 && given.hosts == 0)
+		return Failure{kExitBadInput, "--host-cpu-quota: only with --hosts K (a quota is a host's)"};
+	if (given.hostCpuQuota > 0)
+		if (std::optional<std::string> why = cpuSlicesUnavailable())
+			return Failure{kExitFailed, *why};
+	up = given;
+	if (up.nodes == 0)
+		up.nodes = up.hosts;
+	if (up.hosts > 0 && up.nodes > up.hosts)
+		return Failure{kExitBadInput, fmt::format("--nodes {} --hosts {}: a node per host at most (node nI runs on "
+							  "host I)",
+							  up.nodes, up.hosts)};
+	return std::nullopt;
+}
+
+// A failure when a cluster of DIR still has a node running (or its file cannot be read).
+std::optional<Failure> clusterStillUp(const std::string &dir)
+{
+	Failure failure;
+	if (std::optional<ClusterFile> existing = readClusterFile(dir, failure)) {
+		std::size_t running = 0;
+		for (const ClusterNode &node : existing->nodes)
+			running += processRuns(node.pid, node.startTime);
+		if (running > 0)
+			return Failure{kExitFailed, fmt::format("a cluster is already up in {} ({} of {} nodes "
+								"running); stop it first with `malleo cluster down`",
+								dir, running, existing->nodes.size())};
+	} else if (!failure.line.empty()) {
+		return failure;
+	}
+	return std::nullopt;
+}
+
 } // namespace
 
 int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &given)
 {
 	const std::string dir = fs::absolute(clusterDir(options)).lexically_normal().string();
 	Failure failure;
-	if (given.nodes == 0 && given.hosts == 0)
-		return report({kExitBadInput, "how many nodes? give --nodes K (agents on this host) or --hosts K "
-					      "(each on a host of its own)"});
-	if (given.hosts > 0)
-		if (std::optional<std::string> why = namespacesUnavailable())
-			return report({kExitFailed, *why});
-	if (given.hostCpuQuota > 0 && given.hosts == 0)
-		return report({kExitBadInput, "--host-cpu-quota: only with --hosts K (a quota is a host's)"});
-	if (given.hostCpuQuota > 0)
-		if (std::optional<std::string> why = cpuSlicesUnavailable())
-			return report({kExitFailed, *why});
-	ClusterUpOptions up = given;
-	if (up.nodes == 0)
-		up.nodes = up.hosts;
-	if (up.hosts > 0 && up.nodes > up.hosts)
-		return report({kExitBadInput, fmt::format("--nodes {} --hosts {}: a node per host at most (node nI runs on "
-							  "host I)",
-							  up.nodes, up.hosts)});
+	ClusterUpOptions up;
+	if (std::optional<Failure> bad = checkUpOptions(given, up))
+		return report(*bad);
 
 	NodeConfigInput input;
 	if (!up.config.empty()) {
@@ -133,17 +161,8 @@ int clusterUpCommand(const GlobalOptions &options, const ClusterUpOptions &given
 	std::unique_ptr<ClusterLock> lock = ClusterLock::acquire(dir, failure);
 	if (!lock)
 		return report(failure);
-	if (std::optional<ClusterFile> existing = readClusterFile(dir, failure)) {
-		std::size_t running = 0;
-		for (const ClusterNode &node : existing->nodes)
-			running += processRuns(node.pid, node.startTime);
-		if (running > 0)
-			return report({kExitFailed, fmt::format("a cluster is already up in {} ({} of {} nodes "
-								"running); stop it first with `malleo cluster down`",
-								dir, running, existing->nodes.size())});
-	} else if (!failure.line.empty()) {
-		return report(failure);
-	}
+	if (std::optional<Failure> running = clusterStillUp(dir))
+		return report(*running);
 
 	// Namespaces a crashed `cluster up` or `cluster down` left: no node of this directory runs, so none is used.
 	if (std::vector<std::string> left = removeHostNetwork(dir); !left.empty())

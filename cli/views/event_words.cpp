@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -90,11 +91,11 @@ std::string roundedNumber(double value)
 	return fmt::format("{:.3g}", value);
 }
 
-std::string eventWords(const nlohmann::json &e)
+namespace {
+
+// The overlay's events: an agent, its peers, what it rejected.
+std::optional<std::string> overlayWords(const std::string &type, const nlohmann::json &e)
 {
-	if (!e.is_object())
-		return "unreadable event";
-	const std::string type = text(e, {"type"});
 	if (type == "started")
 		return "agent started";
 	if (type == "log_started")
@@ -113,6 +114,12 @@ std::string eventWords(const nlohmann::json &e)
 		return fmt::format("rejected {} more {} messages ({})", f(e, "count"), f(e, "channel"), f(e, "reason"));
 	if (type == "peer_error")
 		return fmt::format("peer {} reports an error: {}{}", f(e, "peer"), f(e, "code"), paren(f(e, "text")));
+	return std::nullopt;
+}
+
+// Work stealing's events: work requests asked, passed on, answered or lost.
+std::optional<std::string> workRequestWords(const std::string &type, const nlohmann::json &e)
+{
 	if (type == "wrm_sent")
 		return fmt::format("asks {} for work{}, attempt {}", f(e, "to"),
 				   paren(fmt::format("{}, APW {}", f(e, "why"), f(e, "apw"))), f(e, "attempt"));
@@ -130,6 +137,12 @@ std::string eventWords(const nlohmann::json &e)
 	if (type == "wrm_reply")
 		return fmt::format("{} answers its work request {} after {} s", f(e, "responder"), f(e, "wrm_id"),
 				   f(e, "rtt"));
+	return std::nullopt;
+}
+
+// Decisions, commands and their results, applications and drains.
+std::optional<std::string> reconfigurationWords(const std::string &type, const nlohmann::json &e)
+{
 	if (type == "action")
 		return fmt::format("decides {} of {} on {}{}", f(e, "kind"), f(e, "app"), f(e, "trigger"), paren(why(e)));
 	if (type == "action_skipped")
@@ -170,6 +183,19 @@ std::string eventWords(const nlohmann::json &e)
 		return fmt::format("drained in {} s", f(e, "took"));
 	if (type == "drain_deadline")
 		return fmt::format("drain deadline passed, {} processes still here", f(e, "active"));
+	return std::nullopt;
+}
+
+} // namespace
+
+std::string eventWords(const nlohmann::json &e)
+{
+	if (!e.is_object())
+		return "unreadable event";
+	const std::string type = text(e, {"type"});
+	for (auto words : {overlayWords, workRequestWords, reconfigurationWords})
+		if (std::optional<std::string> w = words(type, e))
+			return *w;
 	return type + pairs(e);
 }
 
