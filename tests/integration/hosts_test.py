@@ -257,6 +257,12 @@ def on_host(cluster, node, app, message, timeout=90):
         nets = {p["pid"]: netns_of(p["pid"]) for p in procs}
         return (procs, nets) if procs and None not in nets.values() else None
     seen = wait_for(snapshot, timeout, 0.2)
+    if not seen:
+        # What the agents decided about the application, for the failure's reader: a work request declined says why.
+        for name in sorted(cluster.nodes()):
+            for e in testkit.events(os.path.join(cluster.dir, name), "action") + \
+                    testkit.events(os.path.join(cluster.dir, name), "action_skipped"):
+                print(f"{name}: {json.dumps(e)[:400]}", file=sys.stderr)
     check(seen, message)
     procs, nets = seen
     check(all(n == host_net for n in nets.values()),
@@ -354,7 +360,9 @@ def partition(a, work):
 
 
 def pool(a, work):
-    grid = ["--rows", "1024", "--columns", "1024", "--iterations", "2500", "--pace", "8"]
+    # 4000 iterations: n2's work request may come late on a busy machine (its spares park first), and ios weighs a
+    # split against the iterations left.
+    grid = ["--rows", "1024", "--columns", "1024", "--iterations", "4000", "--pace", "8"]
     config = write_json(os.path.join(work, "base.json"), agent_config())
     n1 = write_json(os.path.join(work, "n1.json"), {"host": {"cpus": [0]}})
     n2 = write_json(os.path.join(work, "n2.json"), agent_config(**IDLE))
