@@ -13,7 +13,9 @@ Each time MALLEO_FORCE asks for a split 2 -> 4 at iteration 20, which needs rank
 not answering the agreement, and the run go on with 2 processes; a split 2 -> 3 and a merge back, which the living
 processes can do, must happen; the end of the run must say that rank 3 did not take its message, and the run end
 with the static run's checksum and exit code 0. A case whose run showed all that but whose mpirun then hung or
-crashed (Open MPI 4.1.4's own teardown, now and then, after a spawned process died) runs once more.
+crashed (Open MPI 4.1.4's own teardown, now and then, after a spawned process died) runs again, twice at most:
+spawn-dies' mpirun hung in about one run of four on this machine (2 of 7 by hand), and both of two in a clean-clone
+run of the suite.
 
     check_process_death.py build/examples/heat2d/heat2d_openmpi"""
 
@@ -32,6 +34,8 @@ ITERATIONS = 40
 TIMEOUT = 1  # MALLEO_AGREE_TIMEOUT, seconds
 FORCE = 'split@20:2,split@25:1,merge@32:1'
 TEARDOWN = ('the run did not end within', 'exit code')  # the problems a run that showed everything can still have
+# How many times a case whose only problem is mpirun's teardown runs again.
+TEARDOWN_RETRIES = 2
 
 
 def world_rank_3(mpirun_pid, program):
@@ -148,10 +152,12 @@ def main():
     failures = 0
     for name in cases:
         problems, done = run_case(name, program, want)
-        if problems and all(p.startswith(TEARDOWN) for p in problems):
+        for _ in range(TEARDOWN_RETRIES):
+            if not problems or not all(p.startswith(TEARDOWN) for p in problems):
+                break
             # Everything the run must show is there; mpirun, though, did not end well: Open MPI 4.1.4 sometimes
-            # hangs or crashes in its own teardown after a spawned process died. Once more, to tell that apart
-            # from a run of ours that does not end.
+            # hangs or crashes in its own teardown after a spawned process died. Again, to tell that apart from a
+            # run of ours that does not end.
             print(f'{name}: the run showed everything but mpirun ended with: {"; ".join(problems)}; once more',
                   file=sys.stderr)
             problems, done = run_case(name, program, want)
