@@ -18,11 +18,11 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <malleo/command.h>
 #include <malleo/run_dir.h>
 
 #include "agent_client.h"
 #include "cluster_file.h"
-#include "command.h"
 #include "commands.h"
 #include "failure.h"
 #include "launcher.h"
@@ -426,8 +426,8 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 		return refuse(kExitBadInput, "no program to run (malleo run -n N -- PROGRAM ARGS)");
 	// The bridge refuses a malformed schedule too, but only once every rank has started: say it before that.
 	if (const char *force = std::getenv("MALLEO_FORCE")) {
-		std::vector<malleo::pcm::Command> schedule;
-		if (std::string bad = malleo::pcm::parseForcedSchedule(force, schedule); !bad.empty())
+		std::map<std::int64_t, malleo::Command> schedule;
+		if (std::string bad = malleo::parseForcedSchedule(force, schedule); !bad.empty())
 			return refuse(kExitBadInput, bad + " (fix or unset MALLEO_FORCE; grammar in docs/pcm-api.md)");
 	}
 	const std::optional<std::string> mpi = chooseMpi(run, problem);

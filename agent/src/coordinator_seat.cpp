@@ -100,15 +100,15 @@ std::string Core::resultRefusal(const AppCommand &command, const Requester &from
 			   otherConnection ? describe(from) + " on another connection" : describe(from));
 }
 
-void Core::openSeat(const std::string &appId, const CommandRequest &command)
+void Core::openSeat(const std::string &appId, const Command &command)
 {
 	// A migration puts its joiners in the slots of those that leave, rank 0's too: onto `node`, or anywhere. A merge
 	// from a node removes that node's last processes, all of them (rank 0's among them) when the count says so;
 	// the first that stays may be on any node. Splits and other merges keep slot 0 (pcm_bridge/src/plan/plan.cpp).
 	std::string to;
-	if (command.op == "migrate")
+	if (command.op == Operation::Migrate)
 		to = command.node.empty() ? "*" : command.node;
-	else if (command.op == "merge" && !command.from.empty())
+	else if (command.op == Operation::Merge && !command.from.empty())
 		to = "*";
 	if (auto it = seats_.find(appId); it != seats_.end() && !to.empty())
 		it->second.openTo = to;

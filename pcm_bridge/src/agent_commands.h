@@ -93,6 +93,7 @@ private:
 	std::uint64_t readyId_ = 0;
 
 	std::optional<Command> taken_;  // handed out, its result not sent yet
+	std::int64_t takenIteration_ = 0; // the probe it is carried out at
 	std::uint64_t takenId_ = 0;
 	double takenAt_ = 0.0;
 

@@ -5,8 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
-#include <vector>
 
 #include "agent_commands.h"
 #include "command.h"
@@ -48,7 +48,7 @@ public:
 	void setRemaining(std::int64_t remaining, std::int64_t probe) { agent_.setRemaining(remaining, probe); }
 
 private:
-	std::vector<Command> forced_;
+	std::map<std::int64_t, Command> forced_; // by the probe it falls due at
 	AgentCommands agent_;
 };
 

@@ -61,7 +61,7 @@ Outcome Reconfigurator::decide()
 				message[3] = static_cast<std::int64_t>(command.op);
 			} else {
 				if (refusal.empty())
-					refusal = makePlan(command, membership_, plan, &refusalKind);
+					refusal = makePlan(command, iteration, membership_, plan, &refusalKind);
 				plan.epoch = epoch_;
 				if (!refusal.empty()) {
 					message[0] = 1;
