@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <malleo/config_table.h>
+#include <malleo/message.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,11 +24,8 @@ constexpr double kDay = 86400.0;
 
 std::string checkId(const std::string &id)
 {
-	if (id.empty() || id.size() > 64)
-		return "config key 'agent.id': must have 1 to 64 characters";
-	for (char c : id)
-		if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
-			return fmt::format("config key 'agent.id': '{}' may hold only letters, digits, '-', '_' and '.'", id);
+	if (!isValidId(id))
+		return fmt::format("config key 'agent.id': '{}' is no id ({})", printableText(id), kIdRule);
 	return {};
 }
 
@@ -58,13 +56,14 @@ std::string splitSeedNodes(AgentConfig &config)
 {
 	config.seedNodes.clear();
 	for (std::string &seed : config.core.seeds) {
-		const std::size_t at = seed.find('@');
+		// The last '@' before the endpoint's scheme: a node id may hold one too.
 		const std::size_t scheme = seed.find("://");
-		if (at == std::string::npos || (scheme != std::string::npos && scheme < at))
+		const std::size_t at = seed.rfind('@', scheme);
+		if (at == std::string::npos)
 			continue;
 		std::string node = seed.substr(0, at);
-		if (!checkId(node).empty())
-			return fmt::format("'{}': the node before '@' may hold only letters, digits, '-', '_' and '.'", seed);
+		if (!isValidId(node))
+			return fmt::format("'{}': the node before '@' is no id ({})", printableText(seed), kIdRule);
 		seed = seed.substr(at + 1);
 		config.seedNodes[seed] = std::move(node);
 	}
@@ -93,10 +92,9 @@ std::string readSecurity(const nlohmann::json &table, SecurityConfig &security)
 		security.allowedKeys.clear();
 		AllowedKeys keys;
 		for (const auto &[node, key] : listed->items()) {
-			if (!checkId(node).empty())
-				return fmt::format("config key 'security.allowed_keys': '{}' is no node id (letters, digits, "
-						   "'-', '_', '.')",
-						   node);
+			if (!isValidId(node))
+				return fmt::format("config key 'security.allowed_keys': '{}' is no node id ({})",
+						   printableText(node), kIdRule);
 			if (!key.is_string() || !isZ85Key(key.get_ref<const std::string &>()))
 				return fmt::format("config key 'security.allowed_keys.{}': expected a public key (40 "
 						   "characters of Z85 text, as in the node's .pub file)",
@@ -177,7 +175,7 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 		r.boolean("enabled", config.core.wrmEnabled);
 		r.boolean("on_join", config.core.wrmOnJoin);
 		r.number("idle_threshold", config.core.idleThreshold, 0, 1);
-		r.integer("ttl", config.core.ttl, 0, 64);
+		r.integer("ttl", config.core.ttl, 0, kTtlMax);
 		r.number("timeout", config.core.wrmTimeout, 0.001, 3600);
 		r.number("backoff_initial", config.core.backoffInitial, 0.001, 3600);
 		r.number("backoff_max", config.core.backoffMax, 0.001, kDay);

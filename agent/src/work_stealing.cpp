@@ -18,7 +18,7 @@ unsigned Core::defaultTtl() const
 		return config_.ttl;
 	double n = static_cast<double>(peers_.size() + candidates_.size() + 1);
 	unsigned ttl = static_cast<unsigned>(std::ceil(std::log2(std::max(n, 2.0)))) + 2;
-	return std::min(ttl + unansweredInRow_, 64u);
+	return std::min(ttl + unansweredInRow_, kTtlMax);
 }
 
 void Core::workStealing(double now, CoreOutputs &out)
@@ -164,7 +164,7 @@ void Core::onWrm(const Message &m, double now, CoreOutputs &out)
 		return;
 	}
 	visited.push_back(config_.id);
-	auto hop = visited.size() < 64 ? protocol_.nextHop(v, visited) : std::nullopt;
+	auto hop = visited.size() < kVisitedMax ? protocol_.nextHop(v, visited) : std::nullopt;
 	if (!hop || !peers_.count(*hop)) {
 		counters_.add("wrm.dead_end");
 		event["type"] = "wrm_dead_end";
