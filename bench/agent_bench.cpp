@@ -183,6 +183,66 @@ std::string defaultMalleod(const char *argv0)
 	return (self.parent_path() / "agent" / "daemon" / "malleod").string();
 }
 
+// Each round's WRM round trips (median and 99th percentile, µs) and message rate (answered per second).
+struct WrmFigures {
+	std::vector<double> medians, p99s, rates;
+};
+
+WrmFigures measureWrms(Origin &origin, uint64_t &next, int rounds, int requests)
+{
+	WrmFigures w;
+	for (int r = 0; r < rounds; ++r) {
+		std::vector<double> rtt;
+		for (int i = 0; i < requests; ++i) {
+			uint64_t id = next++;
+			auto t0 = Clock::now();
+			origin.send(id);
+			while (true) {
+				uint64_t got = origin.receive();
+				if (got == id || got == 0)
+					break;
+			}
+			rtt.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+		}
+		w.medians.push_back(percentile(rtt, 0.5));
+		w.p99s.push_back(percentile(rtt, 0.99));
+
+		// Rate: keep 256 requests in flight.
+		const int window = 256;
+		int sent = 0, received = 0;
+		auto t0 = Clock::now();
+		while (received < requests) {
+			while (sent < requests && sent - received < window) {
+				origin.send(next++);
+				++sent;
+			}
+			if (origin.receive() == 0)
+				break;
+			++received;
+		}
+		w.rates.push_back(received / std::chrono::duration<double>(Clock::now() - t0).count());
+	}
+	return w;
+}
+
+// Idle: an agent with host profiling among two peers, heartbeating, watched `idleSeconds`: its CPU use (a share of
+// one core) and the largest resident memory of the four agents (MiB).
+std::pair<double, double> measureIdle(const std::string &malleod, double idleSeconds, const AgentProcess &loaded)
+{
+	nlohmann::json idleConfig = {{"modules", {{"profiling", "host"}}}, {"host", {{"pw", 1.0}}},
+				     {"work_stealing", {{"enabled", false}}}};
+	AgentProcess a(malleod, "idle-a", idleConfig);
+	AgentProcess b(malleod, "idle-b", idleConfig, {a.endpoint});
+	AgentProcess c(malleod, "idle-c", idleConfig, {a.endpoint});
+	std::this_thread::sleep_for(std::chrono::seconds(2));
+	double cpu0 = a.cpuSeconds();
+	auto t0 = Clock::now();
+	std::this_thread::sleep_for(std::chrono::duration<double>(idleSeconds));
+	double idleCpu = (a.cpuSeconds() - cpu0) / std::chrono::duration<double>(Clock::now() - t0).count();
+	double rss = std::max({a.rssMiB(), b.rssMiB(), c.rssMiB(), loaded.rssMiB()});
+	return {idleCpu, rss};
+}
+
 } // namespace
 
 int run(const std::string &malleod, const std::string &agentEndpoint, const std::string &bind, int rounds,
@@ -234,66 +294,24 @@ int run(const std::string &malleod, const std::string &agentEndpoint, const std:
 		origin.receive();
 	}
 
-	std::vector<double> medians, p99s, rates;
-	for (int r = 0; r < rounds; ++r) {
-		std::vector<double> rtt;
-		for (int i = 0; i < requests; ++i) {
-			uint64_t id = next++;
-			auto t0 = Clock::now();
-			origin.send(id);
-			while (true) {
-				uint64_t got = origin.receive();
-				if (got == id || got == 0)
-					break;
-			}
-			rtt.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-		}
-		medians.push_back(percentile(rtt, 0.5));
-		p99s.push_back(percentile(rtt, 0.99));
-
-		// Rate: keep 256 requests in flight.
-		const int window = 256;
-		int sent = 0, received = 0;
-		auto t0 = Clock::now();
-		while (received < requests) {
-			while (sent < requests && sent - received < window) {
-				origin.send(next++);
-				++sent;
-			}
-			if (origin.receive() == 0)
-				break;
-			++received;
-		}
-		rates.push_back(received / std::chrono::duration<double>(Clock::now() - t0).count());
-	}
+	const WrmFigures w = measureWrms(origin, next, rounds, requests);
 	auto median = [](std::vector<double> v) { return percentile(std::move(v), 0.5); };
 	if (!agent) {
-		nlohmann::json result = {{"wrm_rtt_median_us", median(medians)}, {"wrm_rtt_p99_us", median(p99s)},
-					 {"wrm_rate_per_s", median(rates)}, {"rounds", rounds}, {"requests", requests}};
+		nlohmann::json result = {{"wrm_rtt_median_us", median(w.medians)}, {"wrm_rtt_p99_us", median(w.p99s)},
+					 {"wrm_rate_per_s", median(w.rates)}, {"rounds", rounds}, {"requests", requests}};
 		if (json)
 			std::cout << result.dump(2) << '\n';
 		else
 			fmt::print("WRM one-hop round trip to {}   median {:.1f} µs   p99 {:.1f} µs   rate {:.0f} / s\n",
-				   agentEndpoint, median(medians), median(p99s), median(rates));
+				   agentEndpoint, median(w.medians), median(w.p99s), median(w.rates));
 		return 0;
 	}
 
-	// Idle: an agent with host profiling among two peers, heartbeating.
-	nlohmann::json idleConfig = {{"modules", {{"profiling", "host"}}}, {"host", {{"pw", 1.0}}},
-				     {"work_stealing", {{"enabled", false}}}};
-	AgentProcess a(malleod, "idle-a", idleConfig);
-	AgentProcess b(malleod, "idle-b", idleConfig, {a.endpoint});
-	AgentProcess c(malleod, "idle-c", idleConfig, {a.endpoint});
-	std::this_thread::sleep_for(std::chrono::seconds(2));
-	double cpu0 = a.cpuSeconds();
-	auto t0 = Clock::now();
-	std::this_thread::sleep_for(std::chrono::duration<double>(idleSeconds));
-	double idleCpu = (a.cpuSeconds() - cpu0) / std::chrono::duration<double>(Clock::now() - t0).count();
-	double rss = std::max({a.rssMiB(), b.rssMiB(), c.rssMiB(), agent->rssMiB()});
+	const auto [idleCpu, rss] = measureIdle(malleod, idleSeconds, *agent);
 
-	nlohmann::json result = {{"wrm_rtt_median_us", median(medians)},
-				 {"wrm_rtt_p99_us", median(p99s)},
-				 {"wrm_rate_per_s", median(rates)},
+	nlohmann::json result = {{"wrm_rtt_median_us", median(w.medians)},
+				 {"wrm_rtt_p99_us", median(w.p99s)},
+				 {"wrm_rate_per_s", median(w.rates)},
 				 {"idle_cpu_percent", idleCpu * 100},
 				 {"max_rss_mib", rss},
 				 {"rounds", rounds},
@@ -303,8 +321,8 @@ int run(const std::string &malleod, const std::string &agentEndpoint, const std:
 		return 0;
 	}
 	fmt::print("WRM one-hop round trip   median {:8.1f} µs   p99 {:8.1f} µs   (median of {} rounds of {})\n",
-		   median(medians), median(p99s), rounds, requests);
-	fmt::print("message rate             {:8.0f} WRM answered per second (256 in flight)\n", median(rates));
+		   median(w.medians), median(w.p99s), rounds, requests);
+	fmt::print("message rate             {:8.0f} WRM answered per second (256 in flight)\n", median(w.rates));
 	fmt::print("idle agent CPU           {:8.3f} % of one core over {:.0f} s\n", idleCpu * 100, idleSeconds);
 	fmt::print("resident memory          {:8.1f} MiB (largest of 4 agents)\n", rss);
 	return 0;

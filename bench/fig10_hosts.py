@@ -58,7 +58,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from hosts import Hosts, Lines, loadavg, run_env, stop, summary  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+from hosts import Hosts, run_env  # noqa: E402
+from testkit import Lines, loadavg, stop, summary  # noqa: E402
 
 PROCESSES = 8
 INITIAL = ["n1", "n2", "n3", "n4"]

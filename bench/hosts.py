@@ -31,7 +31,6 @@ import json
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,20 +39,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from testkit import Lines, first_event, loadavg, stop, summary, walled_events  # noqa: E402
+
 COLUMN_BYTES = 8 * 1024  # a column of --rows 1024 doubles
 AT = 5  # the iteration of a forced operation
-
-
-def summary(values, digits=3):
-    if not values:
-        return "no rounds"
-    f = f"{{:.{digits}f}}"
-    return f"{f.format(statistics.median(values))} [{f.format(min(values))}–{f.format(max(values))}] (N={len(values)})"
-
-
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return float(f.read().split()[0])
 
 
 class Hosts:
@@ -87,88 +77,10 @@ class Hosts:
             return {n["name"]: n for n in json.load(f)["nodes"]}
 
 
-def walled(run_dir):
-    """A node's events with `wall` = its log's log_started wall + t (time.time()'s clock)."""
-    found, wall0 = [], None
-    try:
-        with open(os.path.join(run_dir, "events.jsonl")) as f:
-            for line in f:
-                try:
-                    e = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if e.get("type") == "log_started":
-                    wall0 = e["wall"] - e.get("t", 0.0)
-                elif wall0 is not None and isinstance(e.get("t"), (int, float)):
-                    e["wall"] = wall0 + e["t"]
-                    found.append(e)
-    except FileNotFoundError:
-        pass
-    return found
-
-
-def first_event(events, type_, **match):
-    for e in events:
-        if e.get("type") == type_ and all(e.get(k) == v for k, v in match.items()):
-            return e["wall"]
-    return None
-
-
 def run_env():
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLEO_")}
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", MALLEO_POLL_INTERVAL="0.1")
     return env
-
-
-class Lines:
-    """A process's stdout read line by line on a thread, each line with its arrival time."""
-
-    def __init__(self, proc):
-        self.proc = proc
-        self.lines = []
-        self.cond = threading.Condition()
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.cond:
-                self.lines.append((time.monotonic(), line.rstrip("\n")))
-                self.cond.notify_all()
-        with self.cond:
-            self.lines.append((time.monotonic(), None))
-            self.cond.notify_all()
-
-    def wait(self, match, timeout):
-        """The arrival time of the first line for which match(line) holds, or None at the end or the timeout."""
-        end = time.monotonic() + timeout
-        seen = 0
-        with self.cond:
-            while True:
-                for at, line in self.lines[seen:]:
-                    if line is None:
-                        return None
-                    if match(line):
-                        return at
-                seen = len(self.lines)
-                left = end - time.monotonic()
-                if left <= 0:
-                    return None
-                self.cond.wait(left)
-
-    def text(self):
-        with self.cond:
-            return "\n".join(line for _, line in self.lines if line is not None)
-
-
-def stop(proc):
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def iteration_line(k, processes=None):
@@ -266,12 +178,13 @@ def measure_join(a, build, rounds):
                         sys.exit(f"join: no iteration on more than 1 process within 60 s (events: {cluster.dir})")
                     record = {"seconds": first - added, "load": loadavg()}
                     nodes = cluster.nodes()
-                    n1_events, n2_events = walled(nodes["n1"]["run_dir"]), walled(nodes["n2"]["run_dir"])
-                    for name, at in (("n2 started", first_event(n2_events, "started")),
-                                     ("n2 wrm_sent", first_event(n2_events, "wrm_sent")),
-                                     ("n1 command_queued", first_event(n1_events, "command_queued")),
-                                     ("n1 reconf_result", first_event(n1_events, "reconf_result", ok=True))):
-                        record[name] = None if at is None else at - added_wall
+                    n1_events = walled_events(nodes["n1"]["run_dir"])
+                    n2_events = walled_events(nodes["n2"]["run_dir"])
+                    for name, e in (("n2 started", first_event(n2_events, "started")),
+                                    ("n2 wrm_sent", first_event(n2_events, "wrm_sent")),
+                                    ("n1 command_queued", first_event(n1_events, "command_queued")),
+                                    ("n1 reconf_result", first_event(n1_events, "reconf_result", ok=True))):
+                        record[name] = None if e is None else e["wall"] - added_wall
                     records.append(record)
                     steps = ", ".join(f"{k} {v:.3f}" for k, v in record.items() if k not in ("seconds", "load")
                                       and v is not None)

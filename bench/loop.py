@@ -39,7 +39,7 @@ real `malleo run` / `mpirun`, real heat2d, as tests/integration/loop_test.py set
 
 usage: bench/loop.py [--build build] [--rounds 5] [--scenario join,drain,cost] [--cost-rounds 9]
                      [--cost-ranks 2] [--cost-iterations 800] [--variants agents,off,plain] [--mpi openmpi|mpich]
-Needs /usr/bin/python3 with python3-zmq and python3-msgpack (tests/integration/harness.py) and a build with
+Needs /usr/bin/python3 with python3-zmq and python3-msgpack (python/harness.py) and a build with
 heat2d_openmpi (meson compile -C build). Prints one line per round and a summary; --json FILE keeps every record."""
 import argparse
 import json
@@ -47,7 +47,6 @@ import os
 import re
 import resource
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -57,143 +56,54 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from testkit import Lines, first_event, loadavg, run_env, stop, summary, walled_events  # noqa: E402
 
 
 def setup_paths(build):
     build = os.path.abspath(build)
     os.environ["MALLEOD"] = os.path.join(build, "agent", "daemon", "malleod")
     os.environ["MALLEO"] = os.path.join(build, "cli", "malleo")
-    sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
     sys.dont_write_bytecode = True  # no __pycache__ beside the tests
     return build
-
-
-def summary(values, digits=3):
-    if not values:
-        return "no rounds"
-    f = f"{{:.{digits}f}}"
-    return f"{f.format(statistics.median(values))} [{f.format(min(values))}–{f.format(max(values))}] (N={len(values)})"
-
-
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return float(f.read().split()[0])
-
-
-class Lines:
-    """A process's output read line by line on a thread, each line stamped with time.time() on arrival (heat2d's
-    rank 0 writes to Open MPI's pty: one line at a time)."""
-
-    def __init__(self, proc):
-        self.proc = proc
-        self.lines = []
-        self.cond = threading.Condition()
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.cond:
-                self.lines.append((time.time(), line.rstrip("\n")))
-                self.cond.notify_all()
-        with self.cond:
-            self.cond.notify_all()
-
-    def wait_for(self, predicate, timeout):
-        """The first (wall, line, match) whose line the predicate matches, or None."""
-        deadline = time.monotonic() + timeout
-        seen = 0
-        with self.cond:
-            while True:
-                for wall, line in self.lines[seen:]:
-                    m = predicate(line)
-                    if m:
-                        return wall, line, m
-                seen = len(self.lines)
-                left = deadline - time.monotonic()
-                if left <= 0 or (not self.thread.is_alive() and seen == len(self.lines)):
-                    return None
-                self.cond.wait(min(left, 0.2))
-
-    def text(self):
-        with self.cond:
-            return "\n".join(line for _, line in self.lines)
 
 
 TIMES = re.compile(r"^time: iteration (\d+) ([0-9.]+) s on (\d+) processes")
 
 
-def walled(agent):
-    """The agent's events with `wall` = its log's log_started wall + t (the benchmark's clock, time.time())."""
-    found, wall0 = [], None
-    try:
-        with open(os.path.join(agent.run_dir, "events.jsonl")) as f:
-            for line in f:
-                try:
-                    e = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if e.get("type") == "log_started":
-                    wall0 = e["wall"] - e.get("t", 0.0)
-                    continue
-                if wall0 is not None and isinstance(e.get("t"), (int, float)):
-                    e["wall"] = wall0 + e["t"]
-                    found.append(e)
-    except FileNotFoundError:
-        pass
-    return found
-
-
-def first(events, type_, **match):
-    for e in events:
-        if e.get("type") == type_ and all(e.get(k) == v for k, v in match.items()):
-            return e
-    return None
-
-
-def stop(run):
-    if run.poll() is None:
-        run.send_signal(signal.SIGTERM)
-        try:
-            run.wait(20)
-        except subprocess.TimeoutExpired:
-            run.kill()
-            run.wait()
-
-
-def join_round(a, h, lt, work):
+def join_round(a, h, work):
     grid = ["--rows", "2048", "--columns", "4096", "--iterations", "100000"]
     with h.Cluster() as cluster:
-        n1 = cluster.add("n1", lt.agent_config(0, evacuate_load=0))
+        n1 = cluster.add("n1", h.ios_agent_config(0, evacuate_load=0))
         n2_dir = os.path.join(cluster.dir, "n2")
-        env = lt.run_env("openmpi", {"MALLEO_PCM_MODE": "spawn", "MALLEO_NODE": "n1", "MALLEO_NODES": "n1=0;n2=1",
-                                     "MALLEO_NODE_AGENTS": f"n1={n1.local};n2=ipc://{n2_dir}/agent.sock"})
-        run = lt.launch(n1, "openmpi", ["-n", "1"], a.heat2d, grid, env, work)
-        out = Lines(run)
+        env = run_env("openmpi", {"MALLEO_PCM_MODE": "spawn", "MALLEO_NODE": "n1", "MALLEO_NODES": "n1=0;n2=1",
+                                  "MALLEO_NODE_AGENTS": f"n1={n1.local};n2=ipc://{n2_dir}/agent.sock"}, "0.1")
+        run = h.launch(n1, "openmpi", ["-n", "1"], a.heat2d, grid, env, work)
+        out = Lines(run, clock=time.time)
         try:
-            app = lt.registered_app(n1, a.heat2d)
+            app = h.registered_app(n1, a.heat2d)
             time.sleep(3)
             started = time.time()
-            n2 = cluster.add("n2", lt.agent_config(1, evacuate_load=0), seeds=[n1.endpoint])
-            got = out.wait_for(lambda line: (m := TIMES.match(line)) and int(m.group(3)) >= 2 and m, 60)
+            n2 = cluster.add("n2", h.ios_agent_config(1, evacuate_load=0), seeds=[n1.endpoint])
+            got = out.first(lambda line: (m := TIMES.match(line)) and int(m.group(3)) >= 2 and m, 60)
             if not got:
                 raise RuntimeError(f"no iteration on 2 processes within 60 s\n{out.text()[-2000:]}")
             arrived, _, m = got
             iteration = int(m.group(1))
-            result = h.wait_for(lambda: first(walled(n1), "reconf_result", ok=True), 10, 0.05)
-            stop(run)
-            e1, e2 = [e for e in walled(n1) if e["wall"] >= started], walled(n2)
+            result = h.wait_for(lambda: first_event(walled_events(n1.run_dir), "reconf_result", ok=True), 10, 0.05)
+            stop(run, 20)
+            e1, e2 = [e for e in walled_events(n1.run_dir) if e["wall"] >= started], walled_events(n2.run_dir)
         finally:
-            stop(run)
+            stop(run, 20)
         if not result or result.get("op") != "split" or result.get("node") != "n2" or result.get("trigger") != "wrm":
             raise RuntimeError(f"not a split onto n2 on n2's work request: {result}")
         if iteration < result.get("iteration", -1):
             raise RuntimeError(f"2 processes at iteration {iteration}, before the split's {result.get('iteration')}")
-        marks = {"n2 started": first(e2, "started"), "n2 joined": first(e2, "joined"),
-                 "n2 wrm_sent": first(e2, "wrm_sent"), "n1 wrm_answered": first(e1, "wrm_answered"),
-                 "n1 command_queued": first(e1, "command_queued", app=app),
-                 "n1 command_sent": first(e1, "command_sent", app=app),
-                 "n2 app_registered": first(e2, "app_registered"), "n1 reconf_result": result}
+        marks = {"n2 started": first_event(e2, "started"), "n2 joined": first_event(e2, "joined"),
+                 "n2 wrm_sent": first_event(e2, "wrm_sent"), "n1 wrm_answered": first_event(e1, "wrm_answered"),
+                 "n1 command_queued": first_event(e1, "command_queued", app=app),
+                 "n1 command_sent": first_event(e1, "command_sent", app=app),
+                 "n2 app_registered": first_event(e2, "app_registered"), "n1 reconf_result": result}
         record = {"scenario": "join", "total": arrived - started, "split_iteration": result.get("iteration"),
                   "first_iteration_on_2": iteration, "load": loadavg(),
                   "steps": {k: (v["wall"] - started if v else None) for k, v in marks.items()}}
@@ -202,21 +112,22 @@ def join_round(a, h, lt, work):
         return record
 
 
-def drain_round(a, h, lt, work):
+def drain_round(a, h, work):
     grid = ["--rows", "1024", "--columns", "2048", "--iterations", "100000", "--pace", "8"]
     with h.Cluster() as cluster:
-        n1 = cluster.add("n1", lt.agent_config(0, evacuate_load=0))
-        n2 = cluster.add("n2", lt.agent_config(1, evacuate_load=0), seeds=[n1.endpoint])
+        n1 = cluster.add("n1", h.ios_agent_config(0, evacuate_load=0))
+        n2 = cluster.add("n2", h.ios_agent_config(1, evacuate_load=0), seeds=[n1.endpoint])
         if not h.wait_for(lambda: "n1" in n2.peers_via_cli(), 10):
             raise RuntimeError("n2 did not join n1")
-        env = lt.run_env(a.mpi, {"MALLEO_NODES": "n1=0;n2=1", "MALLEO_POOL_ACTIVE": "2", "MALLEO_PROFILE_DIR": work})
+        env = run_env(a.mpi, {"MALLEO_NODES": "n1=0;n2=1", "MALLEO_POOL_ACTIVE": "2", "MALLEO_PROFILE_DIR": work},
+                      "0.1")
         a.heat2d_mpi = a.heat2d if a.mpi == "openmpi" else a.heat2d.replace("_openmpi", "_mpich")
         la = argparse.Namespace(mpi=a.mpi, heat2d=a.heat2d_mpi)
-        run = lt.launch_pool(la, [("n1", n1), ("n2", n2), ("n1", n1), ("n2", n2)], grid, env)
-        out = Lines(run)
+        run = h.launch_pool(la, [("n1", n1), ("n2", n2), ("n1", n1), ("n2", n2)], grid, env)
+        out = Lines(run, clock=time.time)
         try:
-            app = lt.registered_app(n1, a.heat2d_mpi)
-            if not h.wait_for(lambda: lt.active_here(n2, app) == [1], 30, 0.1):
+            app = h.registered_app(n1, a.heat2d_mpi)
+            if not h.wait_for(lambda: h.active_here(n2, app) == [1], 30, 0.1):
                 raise RuntimeError("world rank 1 is not active on n2")
             time.sleep(2)
             exited = {}
@@ -236,18 +147,18 @@ def drain_round(a, h, lt, work):
             if "wall" not in exited:
                 raise RuntimeError("n2's agent did not exit within 90 s")
             # Only what followed the drain: ios may have acted on the application before it (recorded).
-            e1, e2 = [e for e in walled(n1) if e["wall"] >= started], walled(n2)
+            e1, e2 = [e for e in walled_events(n1.run_dir) if e["wall"] >= started], walled_events(n2.run_dir)
             before = [{k: e.get(k) for k in ("op", "trigger", "origin", "why", "node", "wall")}
-                      for e in walled(n1) if e["wall"] < started and e.get("type") == "command_queued"]
+                      for e in walled_events(n1.run_dir) if e["wall"] < started and e.get("type") == "command_queued"]
         finally:
-            stop(run)
-        moved = first(e1, "reconf_result", ok=True, trigger="drain")
+            stop(run, 20)
+        moved = first_event(e1, "reconf_result", ok=True, trigger="drain")
         left = [e for e in e2 if e.get("type") in ("drained", "drain_deadline")]
         if not moved or not left or left[-1]["type"] != "drained":
             raise RuntimeError(f"n2 did not leave drained ({moved}, {left[-1:] if left else None})")
-        marks = {"malleo drain replied": None, "n2 draining": first(e2, "draining"),
-                 "n1 command_queued": first(e1, "command_queued", app=app),
-                 "n1 command_sent": first(e1, "command_sent", app=app), "n1 reconf_result": moved,
+        marks = {"malleo drain replied": None, "n2 draining": first_event(e2, "draining"),
+                 "n1 command_queued": first_event(e1, "command_queued", app=app),
+                 "n1 command_sent": first_event(e1, "command_sent", app=app), "n1 reconf_result": moved,
                  "n2 drained": left[-1]}
         steps = {k: (v["wall"] - started if v else None) for k, v in marks.items()}
         steps["malleo drain replied"] = replied - started
@@ -313,7 +224,7 @@ def cost_once(a, h, name, work):
         commands = 0
         polls = None
         if agent:
-            events = walled(agent)
+            events = walled_events(agent.run_dir)
             commands = len([e for e in events if e.get("type") in ("command_queued", "reconf_request", "action")])
             try:
                 polls = agent.counters().get("commands.polls")
@@ -377,7 +288,6 @@ def main():
     if len(os.sched_getaffinity(0)) < 2:
         raise SystemExit("the scenarios need two CPUs, one per node")
     import harness as h
-    import loop_test as lt
     work = tempfile.mkdtemp(prefix="malleo-bench-loop-")
     records = []
     print(f"machine: nproc {os.cpu_count()}, load {loadavg():.2f}, commit "
@@ -391,7 +301,7 @@ def main():
             fn = {"join": join_round, "drain": drain_round}[scenario]
             mine = []
             for round_ in range(a.rounds):
-                rec = fn(a, h, lt, work)
+                rec = fn(a, h, work)
                 rec["round"] = round_
                 mine.append(rec)
                 records.append(rec)

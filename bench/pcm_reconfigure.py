@@ -62,39 +62,25 @@ import argparse
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-LAUNCHERS = {'openmpi': 'mpirun.openmpi', 'mpich': 'mpiexec.mpich'}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'python'))
+from testkit import LAUNCHERS, launcher_command, launcher_env, sole_checksum  # noqa: E402,F401
+
 COLUMN_BYTES = 8 * 1024  # a column of --rows 1024 doubles
 
 
 def launch(mpi, ranks, program, env_for_ranks, pml=None):
     """(wall seconds, completed process) of one mpirun; `pml`: Open MPI's point-to-point layer, None for its own
     choice."""
-    launcher = shutil.which(LAUNCHERS[mpi])
-    if not launcher:
-        sys.exit(f'{LAUNCHERS[mpi]} is not installed')
-    if mpi == 'openmpi':
-        cmd = [launcher, '--oversubscribe', '--bind-to', 'none', '-n', str(ranks)]
-        if pml:
-            cmd += ['--mca', 'pml', pml]
-        for key, value in env_for_ranks.items():
-            cmd += ['-x', f'{key}={value}']
-    else:
-        cmd = [launcher, '-n', str(ranks)]
-        for key, value in env_for_ranks.items():
-            cmd += ['-genv', key, str(value)]
-    env = {k: v for k, v in os.environ.items() if not k.startswith('MALLEO_') and k != 'OMPI_MCA_pml'}
-    env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
-               OMPI_MCA_rmaps_base_oversubscribe='1', OMPI_MCA_mpi_yield_when_idle='1')
+    cmd = launcher_command(mpi, ranks, env_for_ranks, program, ['--mca', 'pml', pml] if pml else [])
+    env = launcher_env(drop=('MALLEO_', 'OMPI_MCA_pml'))
     start = time.monotonic()
-    proc = subprocess.run(cmd + program, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
     return time.monotonic() - start, proc
 
 
@@ -114,8 +100,7 @@ def memory_warmer(program, warm_mb):
 
 
 def checksum(proc):
-    found = re.findall(r'^checksum ([0-9a-f]{16})$', proc.stdout, re.M)
-    return found[0] if len(found) == 1 else None
+    return sole_checksum(proc.stdout)
 
 
 def fail(what, proc):

@@ -36,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -200,170 +201,254 @@ struct Figures {
 	double fresh_memcpy_seconds;  // into a buffer allocated just before
 };
 
-Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatype element, int element_bytes,
-		const Options& options, int repeats, int rank)
+// One scenario at one array size, on this rank: the layouts before and after and the bridge's schedule between them,
+// this rank's buffers, and the communicator of the ranks the scenario uses (a 1 -> 2 run is a two-process job; the
+// others park).
+class Measurement
 {
-	Layout from = evenLayout(firstRanks(old_ranks), elements);
-	Layout to = evenLayout(newSlots(old_ranks, new_ranks), elements);
-	Schedule plan = schedule(from, to);
-	auto bytes = [&](const Layout& layout) {
-		const int slot = slotOf(layout, rank);
-		return slot >= 0 ? static_cast<std::size_t>(localCount(layout, slot)) * static_cast<std::size_t>(element_bytes)
-				 : 0;
-	};
-	auto firstElement = [&](const Layout& layout) {
-		std::int64_t first = 0;
-		for (int slot = 0; slot < slotOf(layout, rank); ++slot)
-			first += layout.counts[static_cast<std::size_t>(slot)];
-		return first;
-	};
-	// Shared blocks placed as the session places them: by their first element's global index.
-	auto lead = [&](const Layout& layout) -> std::int64_t {
-		if (!options.shared)
-			return -1;
-		return static_cast<std::int64_t>(sharedLead(firstElement(layout), 0, element_bytes));
-	};
-	Buffer old_buffer(bytes(from), 1, lead(from));
-	Buffer new_buffer(options.shared ? 0 : bytes(to), 0);  // shared: one per run
-	// Each element's bytes say its global index, so the result is checked after the last run (the executor's
-	// correctness is tested elsewhere; this guards the benchmark's own set-up).
-	auto pattern = [](std::int64_t global) { return static_cast<char>(global % 251 + 1); };
-	auto fillOld = [&] {
-		for (std::size_t k = 0; k < old_buffer.size() / static_cast<std::size_t>(element_bytes); ++k)
-			std::memset(old_buffer.data() + k * static_cast<std::size_t>(element_bytes),
-				    pattern(firstElement(from) + static_cast<std::int64_t>(k)),
-				    static_cast<std::size_t>(element_bytes));
-	};
-	fillOld();
+public:
+	Measurement(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatype element, int element_bytes,
+		    const Options& options, int rank);
+	Measurement(const Measurement&) = delete;
+	Measurement& operator=(const Measurement&) = delete;
+	~Measurement();
+	// Collective over the world: `repeats` timed runs after one that warms up, and the memcpy baselines.
+	Figures run(int repeats);
+
+private:
+	std::size_t bytes(const Layout& layout) const;
+	std::int64_t firstElement(const Layout& layout) const;
+	std::int64_t lead(const Layout& layout) const;
+	void fillOld();
+	ExecuteResult redistribute();
+	void timeRun(int r, int repeats);
+	void timeMemcpy(int r);
+	void timeFreshCopies(int repeats);
+	void check() const;
+
+	const Options& options_;
+	const int rank_;
+	const MPI_Datatype element_;
+	const std::size_t size_;  // bytes of an element
+	const Layout from_, to_;
+	const Schedule plan_;
+	Buffer old_buffer_;
+	Buffer new_buffer_;
 	// As the session does: this rank's new buffer is its old one when it keeps the start of its block and gets
 	// nothing else.
-	const bool in_place = old_buffer.size() && new_buffer.size() && keepsInPlace(plan, rank);
-	Buffer& target = in_place ? old_buffer : new_buffer;
-	std::size_t array_bytes = static_cast<std::size_t>(elements) * static_cast<std::size_t>(element_bytes);
-	Buffer copy_from(rank == 0 ? array_bytes : 0, 1);
-	Buffer copy_to(rank == 0 ? array_bytes : 0, 0);
-
-	// Only the ranks of the scenario take part (a 1 -> 2 run is a two-process job); the others park.
-	MPI_Comm comm = MPI_COMM_NULL;
-	MPI_Comm_split(MPI_COMM_WORLD, rank < std::max(old_ranks, new_ranks) ? 0 : MPI_UNDEFINED, rank, &comm);
-	if (comm != MPI_COMM_NULL)
-		MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);  // execute() runs on it
+	const bool in_place_;
+	Buffer& target_;
+	std::optional<Buffer> copy_from_, copy_to_;  // rank 0's, for memcpy
+	MPI_Comm comm_ = MPI_COMM_NULL;
 	// --method shared: the last run's new block and what it took, handed back before the next run (not kept, so
 	// the old blocks keep their pages) and after the check.
-	std::unique_ptr<Buffer> shared_new;
-	std::unique_ptr<TakenPages> taken;
-	std::vector<double> times, copies, fresh_copies;
-	double moved = 0;
-	const auto size = static_cast<std::size_t>(element_bytes);
-	for (int r = 0; r < repeats + 1; ++r) {	 // the first run warms up and is not counted
-		if (comm != MPI_COMM_NULL) {
-			if (r == repeats && new_buffer.size() && !in_place)
-				std::memset(new_buffer.data(), 0, new_buffer.size());
-			shared_new.reset();
-			taken.reset();
-			MPI_Barrier(comm);
-			double start = MPI_Wtime();
-			if (options.fresh_buffers && !in_place)
-				new_buffer.renew();
-			ExecuteResult result;
-			if (options.shared) {
-				// As the session does for a buffer in shared blocks (MALLEO_PCM_SHARED_PAGES on, the default).
-				shared_new = std::make_unique<Buffer>(bytes(to), 0, lead(to));
-				taken = std::make_unique<TakenPages>();
-				Schedule rest;
-				result.mpiError = takePages(comm, rank, plan, old_buffer.data(),
-							     static_cast<std::int64_t>(old_buffer.size() / size),
-							     shared_new->data(),
-							     static_cast<std::int64_t>(shared_new->size() / size), size, *taken,
-							     rest);
-				ExecuteOptions execute_options;
-				execute_options.deferLocal = true;
-				const ExecuteResult copied =
-				    execute(comm, rest, old_buffer.data(), shared_new->data(), element, execute_options);
-				result.bytesSent = copied.bytesSent;
-				if (result.mpiError == MPI_SUCCESS)
-					result.mpiError = copied.mpiError;
-				if (result.mpiError == MPI_SUCCESS)
-					finishLocal(rest, rank, old_buffer.data(), shared_new->data(), size);
-			} else {
-				ExecuteOptions execute_options;
-				execute_options.deferLocal = true;
-				result = execute(comm, plan, old_buffer.data(), target.data(), element, execute_options);
-				// Every rank knows the transfers succeeded once the allreduce below says so; the session
-				// finishes the local part after its own agreement, this one at once (same work).
-				if (result.mpiError == MPI_SUCCESS)
-					finishLocal(plan, rank, old_buffer.data(), target.data(), size);
-			}
-			double elapsed = MPI_Wtime() - start, slowest = 0;
-			MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
-			double sent = static_cast<double>(result.bytesSent), all_sent = 0;
-			MPI_Allreduce(&sent, &all_sent, 1, MPI_DOUBLE, MPI_SUM, comm);
-			int error = result.mpiError, any_error = 0;
-			MPI_Allreduce(&error, &any_error, 1, MPI_INT, MPI_MAX, comm);
-			if (any_error != MPI_SUCCESS) {
-				if (rank == 0)
-					std::fprintf(stderr, "pcm_redistribution: execute failed with MPI error %d\n",
-						     any_error);
-				MPI_Abort(MPI_COMM_WORLD, 1);
-			}
-			if (r > 0)
-				times.push_back(slowest);
-			moved = all_sent;
-			if (!options.shared && !in_place && r < repeats)
-				fillOld();  // pages moved out of it read zeros now
-		}
-		parkedBarrier(MPI_COMM_WORLD);
-		if (rank == 0) {
-			// Twice, the second timed: on some VMs the first access to memory after the process unmapped some
-			// (the run's freed buffers) runs several times slower (docs/performance.md, "Machines"); the
-			// baseline is what memcpy reaches between touched buffers.
-			std::memcpy(copy_to.data(), copy_from.data(), array_bytes);
-			const double copy_start = MPI_Wtime();
-			std::memcpy(copy_to.data(), copy_from.data(), array_bytes);
-			if (r > 0)
-				copies.push_back(MPI_Wtime() - copy_start);
-		}
-		parkedBarrier(MPI_COMM_WORLD);
+	std::unique_ptr<Buffer> shared_new_;
+	std::unique_ptr<TakenPages> taken_;
+	std::vector<double> times_, copies_, fresh_copies_;
+	double moved_ = 0;
+};
+
+Measurement::Measurement(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatype element,
+			 int element_bytes, const Options& options, int rank)
+	: options_(options), rank_(rank), element_(element), size_(static_cast<std::size_t>(element_bytes)),
+	  from_(evenLayout(firstRanks(old_ranks), elements)),
+	  to_(evenLayout(newSlots(old_ranks, new_ranks), elements)), plan_(schedule(from_, to_)),
+	  old_buffer_(bytes(from_), 1, lead(from_)),
+	  new_buffer_(options.shared ? 0 : bytes(to_), 0),  // shared: one per run
+	  in_place_(old_buffer_.size() && new_buffer_.size() && keepsInPlace(plan_, rank)),
+	  target_(in_place_ ? old_buffer_ : new_buffer_)
+{
+	fillOld();
+	const std::size_t array_bytes = static_cast<std::size_t>(elements) * size_;
+	copy_from_.emplace(rank == 0 ? array_bytes : 0, 1);
+	copy_to_.emplace(rank == 0 ? array_bytes : 0, 0);
+	MPI_Comm_split(MPI_COMM_WORLD, rank < std::max(old_ranks, new_ranks) ? 0 : MPI_UNDEFINED, rank, &comm_);
+	if (comm_ != MPI_COMM_NULL)
+		MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);  // execute() runs on it
+}
+
+Measurement::~Measurement()
+{
+	if (comm_ != MPI_COMM_NULL)
+		MPI_Comm_free(&comm_);
+}
+
+std::size_t Measurement::bytes(const Layout& layout) const
+{
+	const int slot = slotOf(layout, rank_);
+	return slot >= 0 ? static_cast<std::size_t>(localCount(layout, slot)) * size_ : 0;
+}
+
+std::int64_t Measurement::firstElement(const Layout& layout) const
+{
+	std::int64_t first = 0;
+	for (int slot = 0; slot < slotOf(layout, rank_); ++slot)
+		first += layout.counts[static_cast<std::size_t>(slot)];
+	return first;
+}
+
+// Shared blocks placed as the session places them: by their first element's global index.
+std::int64_t Measurement::lead(const Layout& layout) const
+{
+	if (!options_.shared)
+		return -1;
+	return static_cast<std::int64_t>(sharedLead(firstElement(layout), 0, static_cast<std::int64_t>(size_)));
+}
+
+// Each element's bytes say its global index, so the result is checked after the last run (the executor's
+// correctness is tested elsewhere; this guards the benchmark's own set-up).
+char pattern(std::int64_t global)
+{
+	return static_cast<char>(global % 251 + 1);
+}
+
+void Measurement::fillOld()
+{
+	for (std::size_t k = 0; k < old_buffer_.size() / size_; ++k)
+		std::memset(old_buffer_.data() + k * size_, pattern(firstElement(from_) + static_cast<std::int64_t>(k)),
+			    size_);
+}
+
+// One redistribution, and what the session does next with the elements a process keeps.
+ExecuteResult Measurement::redistribute()
+{
+	ExecuteResult result;
+	ExecuteOptions execute_options;
+	execute_options.deferLocal = true;
+	if (!options_.shared) {
+		result = execute(comm_, plan_, old_buffer_.data(), target_.data(), element_, execute_options);
+		// Every rank knows the transfers succeeded once the allreduce after says so; the session finishes the
+		// local part after its own agreement, this one at once (same work).
+		if (result.mpiError == MPI_SUCCESS)
+			finishLocal(plan_, rank_, old_buffer_.data(), target_.data(), size_);
+		return result;
 	}
-	// After the runs, so that its buffers' unmapping does not slow the runs (as above).
-	for (int r = 0; r < repeats && rank == 0; ++r) {
+	// As the session does for a buffer in shared blocks (MALLEO_PCM_SHARED_PAGES on, the default).
+	shared_new_ = std::make_unique<Buffer>(bytes(to_), 0, lead(to_));
+	taken_ = std::make_unique<TakenPages>();
+	Schedule rest;
+	result.mpiError = takePages(comm_, rank_, plan_, old_buffer_.data(),
+				     static_cast<std::int64_t>(old_buffer_.size() / size_), shared_new_->data(),
+				     static_cast<std::int64_t>(shared_new_->size() / size_), size_, *taken_, rest);
+	const ExecuteResult copied = execute(comm_, rest, old_buffer_.data(), shared_new_->data(), element_,
+					     execute_options);
+	result.bytesSent = copied.bytesSent;
+	if (result.mpiError == MPI_SUCCESS)
+		result.mpiError = copied.mpiError;
+	if (result.mpiError == MPI_SUCCESS)
+		finishLocal(rest, rank_, old_buffer_.data(), shared_new_->data(), size_);
+	return result;
+}
+
+// Run `r` on the ranks that take part: its time is the slowest rank's, from a common barrier.
+void Measurement::timeRun(int r, int repeats)
+{
+	if (r == repeats && new_buffer_.size() && !in_place_)
+		std::memset(new_buffer_.data(), 0, new_buffer_.size());
+	shared_new_.reset();
+	taken_.reset();
+	MPI_Barrier(comm_);
+	double start = MPI_Wtime();
+	if (options_.fresh_buffers && !in_place_)
+		new_buffer_.renew();
+	const ExecuteResult result = redistribute();
+	double elapsed = MPI_Wtime() - start, slowest = 0;
+	MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm_);
+	double sent = static_cast<double>(result.bytesSent), all_sent = 0;
+	MPI_Allreduce(&sent, &all_sent, 1, MPI_DOUBLE, MPI_SUM, comm_);
+	int error = result.mpiError, any_error = 0;
+	MPI_Allreduce(&error, &any_error, 1, MPI_INT, MPI_MAX, comm_);
+	if (any_error != MPI_SUCCESS) {
+		if (rank_ == 0)
+			std::fprintf(stderr, "pcm_redistribution: execute failed with MPI error %d\n", any_error);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	if (r > 0)
+		times_.push_back(slowest);
+	moved_ = all_sent;
+	if (!options_.shared && !in_place_ && r < repeats)
+		fillOld();  // pages moved out of it read zeros now
+}
+
+// Rank 0: memcpy of the whole array between two touched buffers. Twice, the second timed: on some VMs the first
+// access to memory after the process unmapped some (the run's freed buffers) runs several times slower
+// (docs/performance.md, "Machines"); the baseline is what memcpy reaches between touched buffers.
+void Measurement::timeMemcpy(int r)
+{
+	const std::size_t array_bytes = copy_from_->size();
+	std::memcpy(copy_to_->data(), copy_from_->data(), array_bytes);
+	const double copy_start = MPI_Wtime();
+	std::memcpy(copy_to_->data(), copy_from_->data(), array_bytes);
+	if (r > 0)
+		copies_.push_back(MPI_Wtime() - copy_start);
+}
+
+// Rank 0, after the runs (so that its buffers' unmapping does not slow them): memcpy into a block allocated as the
+// session allocates a new buffer (on a page: fresh pages from the kernel each time) and faulted in with one madvise
+// first, as the executor does.
+void Measurement::timeFreshCopies(int repeats)
+{
+	const std::size_t array_bytes = copy_from_->size();
+	for (int r = 0; r < repeats; ++r) {
 		const double copy_start = MPI_Wtime();
-		// Allocated as the session allocates a new buffer (on a page: fresh pages from the kernel each time) and
-		// faulted in with one madvise first, as the executor does.
 		auto* fresh = static_cast<char*>(
 		    allocateBlock(static_cast<std::int64_t>(array_bytes), 0, 1, false, Placement::Page));
 		if (!fresh)
 			outOfMemory(array_bytes);
 		populatePages(fresh, array_bytes);
-		std::memcpy(fresh, copy_from.data(), array_bytes);
-		fresh_copies.push_back(MPI_Wtime() - copy_start);
+		std::memcpy(fresh, copy_from_->data(), array_bytes);
+		fresh_copies_.push_back(MPI_Wtime() - copy_start);
 		// Read back, so the copy cannot be optimised away.
-		if (fresh[array_bytes / 2] != copy_from.data()[array_bytes / 2])
+		if (fresh[array_bytes / 2] != copy_from_->data()[array_bytes / 2])
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		std::free(fresh);
 	}
-	parkedBarrier(MPI_COMM_WORLD);
-	if (comm != MPI_COMM_NULL) {
-		const char* result = shared_new ? shared_new->data() : target.data();
-		for (std::size_t k = 0; k < bytes(to) / size; ++k) {
-			const char expected = pattern(firstElement(to) + static_cast<std::int64_t>(k));
-			const char* at = result + k * size;
-			if (at[0] != expected || at[size / 2] != expected || at[size - 1] != expected) {
-				std::fprintf(stderr, "pcm_redistribution: rank %d: element %zu of the new buffer is wrong\n",
-					     rank, k);
-				MPI_Abort(MPI_COMM_WORLD, 1);
-			}
+}
+
+// The last run's new buffer holds each element's pattern.
+void Measurement::check() const
+{
+	const char* result = shared_new_ ? shared_new_->data() : target_.data();
+	for (std::size_t k = 0; k < bytes(to_) / size_; ++k) {
+		const char expected = pattern(firstElement(to_) + static_cast<std::int64_t>(k));
+		const char* at = result + k * size_;
+		if (at[0] != expected || at[size_ / 2] != expected || at[size_ - 1] != expected) {
+			std::fprintf(stderr, "pcm_redistribution: rank %d: element %zu of the new buffer is wrong\n", rank_,
+				     k);
+			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
 	}
+}
+
+Figures Measurement::run(int repeats)
+{
+	for (int r = 0; r < repeats + 1; ++r) {	 // the first run warms up and is not counted
+		if (comm_ != MPI_COMM_NULL)
+			timeRun(r, repeats);
+		parkedBarrier(MPI_COMM_WORLD);
+		if (rank_ == 0)
+			timeMemcpy(r);
+		parkedBarrier(MPI_COMM_WORLD);
+	}
+	if (rank_ == 0)
+		timeFreshCopies(repeats);
+	parkedBarrier(MPI_COMM_WORLD);
+	if (comm_ != MPI_COMM_NULL)
+		check();
 	// Every rank has checked before any releases its old block: with --method shared, an old block not kept
 	// (taken) by the last run still owns the pages the others' new blocks map, and punches them when released.
 	parkedBarrier(MPI_COMM_WORLD);
-	shared_new.reset();
-	taken.reset();
-	if (comm != MPI_COMM_NULL)
-		MPI_Comm_free(&comm);
-	return {times.empty() ? 0 : median(times), moved, copies.empty() ? 0 : median(copies),
-		fresh_copies.empty() ? 0 : median(fresh_copies)};
+	shared_new_.reset();
+	taken_.reset();
+	return {times_.empty() ? 0 : median(times_), moved_, copies_.empty() ? 0 : median(copies_),
+		fresh_copies_.empty() ? 0 : median(fresh_copies_)};
+}
+
+Figures measure(int old_ranks, int new_ranks, std::int64_t elements, MPI_Datatype element, int element_bytes,
+		const Options& options, int repeats, int rank)
+{
+	Measurement measurement(old_ranks, new_ranks, elements, element, element_bytes, options, rank);
+	return measurement.run(repeats);
 }
 
 std::vector<std::string> split(const std::string& text, char separator)
@@ -374,6 +459,30 @@ std::vector<std::string> split(const std::string& text, char separator)
 		parts.push_back(text.substr(start, end - start));
 	parts.push_back(text.substr(start));
 	return parts;
+}
+
+// --scenarios and --sizes-mb; false when an entry is bad (rank 0 says which).
+bool parseLists(const std::string& scenarios_text, const std::string& sizes_text, int world, int rank,
+		std::vector<std::pair<int, int>>& scenarios, std::vector<double>& sizes)
+{
+	try {
+		for (const std::string& s : split(scenarios_text, ',')) {
+			auto pair = split(s, ':');
+			if (pair.size() != 2)
+				throw std::invalid_argument(s);
+			scenarios.push_back({std::stoi(pair[0]), std::stoi(pair[1])});
+			if (scenarios.back().first < 1 || scenarios.back().second < 1 ||
+			    std::max(scenarios.back().first, scenarios.back().second) > world)
+				throw std::invalid_argument(s + " (the world has " + std::to_string(world) + " ranks)");
+		}
+		for (const std::string& s : split(sizes_text, ','))
+			sizes.push_back(std::stod(s));
+	} catch (const std::exception& e) {
+		if (rank == 0)
+			std::fprintf(stderr, "pcm_redistribution: bad --scenarios or --sizes-mb entry: %s\n", e.what());
+		return false;
+	}
+	return true;
 }
 
 }  // namespace
@@ -410,21 +519,7 @@ int main(int argc, char** argv)
 
 	std::vector<std::pair<int, int>> scenarios;
 	std::vector<double> sizes;
-	try {
-		for (const std::string& s : split(scenarios_text, ',')) {
-			auto pair = split(s, ':');
-			if (pair.size() != 2)
-				throw std::invalid_argument(s);
-			scenarios.push_back({std::stoi(pair[0]), std::stoi(pair[1])});
-			if (scenarios.back().first < 1 || scenarios.back().second < 1 ||
-			    std::max(scenarios.back().first, scenarios.back().second) > world)
-				throw std::invalid_argument(s + " (the world has " + std::to_string(world) + " ranks)");
-		}
-		for (const std::string& s : split(sizes_text, ','))
-			sizes.push_back(std::stod(s));
-	} catch (const std::exception& e) {
-		if (rank == 0)
-			std::fprintf(stderr, "pcm_redistribution: bad --scenarios or --sizes-mb entry: %s\n", e.what());
+	if (!parseLists(scenarios_text, sizes_text, world, rank, scenarios, sizes)) {
 		MPI_Finalize();
 		return 2;
 	}

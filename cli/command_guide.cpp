@@ -2,11 +2,16 @@
 #include "command_guide.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "cluster_file.h"
 
 namespace malleo::cli {
 
@@ -84,6 +89,30 @@ std::string unknownOption(const std::vector<CLI::App *> &path, const std::string
 	return fmt::format("unknown option '{}' (see {}--help)", name, where);
 }
 
+// The virtual cluster's node names, for `--node <TAB>` and `drain <TAB>`: from the cluster file of the directory the
+// line names (--cluster-dir), else MALLEO_CLUSTER_DIR, else the default, as the command itself will look (target.cpp).
+// Nothing when no cluster is up, so bash offers file names.
+std::vector<std::string> clusterNodeNames(const std::vector<std::string> &words, std::size_t cword)
+{
+	std::string dir;
+	for (std::size_t i = 1; i < cword && i < words.size(); ++i) {
+		if (words[i] == "--cluster-dir" && i + 1 < cword)
+			dir = words[i + 1];
+		else if (words[i].starts_with("--cluster-dir="))
+			dir = words[i].substr(std::string("--cluster-dir=").size());
+	}
+	if (dir.empty()) {
+		const char *env = std::getenv("MALLEO_CLUSTER_DIR");
+		dir = env && *env ? env : fmt::format("/tmp/malleo-cluster-{}", geteuid());
+	}
+	Failure ignored;
+	std::vector<std::string> names;
+	if (std::optional<ClusterFile> cluster = readClusterFile(dir, ignored))
+		for (const ClusterNode &node : cluster->nodes)
+			names.push_back(node.name);
+	return names;
+}
+
 } // namespace
 
 std::optional<std::string> nearestWord(const std::string &word, const std::vector<std::string> &known)
@@ -131,11 +160,14 @@ int completeCommand(CLI::App &app, const std::vector<std::string> &arguments)
 	// After `--` (malleo run's program) or for an option's value: nothing, so bash offers file names.
 	if (afterDashes || path.back()->get_name() == "sim")
 		return 0;
-	if (cword >= 2 && cword - 1 < words.size() && words[cword - 1].starts_with("-") &&
-	    takesValue(optionNamed(path, words[cword - 1]), words[cword - 1]))
-		return 0;
 	std::vector<std::string> candidates;
-	if (current.starts_with("-")) {
+	if (cword >= 2 && cword - 1 < words.size() && words[cword - 1].starts_with("-") &&
+	    takesValue(optionNamed(path, words[cword - 1]), words[cword - 1])) {
+		if (words[cword - 1] == "--node")
+			candidates = clusterNodeNames(words, cword);
+	} else if (!current.starts_with("-") && path.back()->get_name() == "drain") {
+		candidates = clusterNodeNames(words, cword);
+	} else if (current.starts_with("-")) {
 		// Global options hold after the subcommand too (fallthrough), so every app on the path offers its own.
 		for (CLI::App *a : path)
 			for (const CLI::Option *opt : a->get_options()) {

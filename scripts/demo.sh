@@ -101,6 +101,8 @@ print(sum(n["active"] for a in apps for n in a.get("nodes", []) if n["node"] == 
 has_active() { [ "$(active_on "$1" "${@:3}")" -ge "$2" ]; }
 has_none() { [ "$(active_on "$1")" -eq 0 ]; }
 load_over() { [ "$SECONDS" -ge "$load_ends" ]; }
+# Whether rank 0 has timed at least COUNT iterations on 2 processes (its --times lines reach the file in chunks).
+timed_on_two() { [ "$(grep -c ' on 2 processes$' "$out/loop.txt")" -ge "$1" ]; }
 
 # wait_until WHAT COMMAND ARGS...: runs the command every 0.5 s until it succeeds; fails after STEP_TIMEOUT seconds
 # or when the application has ended (it was too short for the story: more ITERATIONS).
@@ -142,10 +144,14 @@ echo "== a node joins: malleo cluster add"
 $malleo cluster add
 wait_until "a split onto n2" has_active n2 1
 $malleo apps
+# The split's rate is measured before n2 is loaded: a while on two processes first, and the iterations timed up to
+# the load are the ones rated below (after it, n2's process shares its CPU with the load until it leaves).
+wait_until "1000 iterations on 2 processes" timed_on_two 1000
 
 echo
 echo "== a CPU load on n2 for $LOAD_SECONDS s: its process leaves; malleo top for $TOP_SECONDS s"
 # Two busy loops on n2's one CPU: two thirds of it taken by something that is no application's.
+timed_before_load=$(grep -c '^time: ' "$out/loop.txt")
 $malleo load --node n2 --cpus 2 --for "$LOAD_SECONDS"
 load_ends=$((SECONDS + LOAD_SECONDS))
 $malleo top --duration "$TOP_SECONDS"
@@ -176,7 +182,7 @@ run=""
 [ "$status" -eq 0 ] || fail "heat2d ended with status $status"
 grep -e '^malleo-pcm: spawned' -e '^final' -e '^checksum' "$out/loop.txt" || true
 # Iterations per second at each process count, from rank 0's --times.
-python3 - "$out/loop.txt" <<'EOF'
+python3 - "$out/loop.txt" "$timed_before_load" <<'EOF'
 import re, sys
 by_size = {}
 for seconds, size in re.findall(r"^time: iteration \d+ ([0-9.]+) s on (\d+) processes", open(sys.argv[1]).read(),
@@ -185,10 +191,11 @@ for seconds, size in re.findall(r"^time: iteration \d+ ([0-9.]+) s on (\d+) proc
 for size, times in sorted(by_size.items()):
     print(f"on {size} process{'es' if size > 1 else ''}: {len(times)} iterations in {sum(times):.1f} s, "
           f"{len(times) / sum(times):.0f} iterations/s")
-# The rates just before and just after the first split: the stretch on the first size, then the one after it.
+# The rates just before and just after the first split: the stretch on the first size, then the one after it up to
+# the load on n2 (the iterations timed before it began).
 runs = []
-for seconds, size in re.findall(r"^time: iteration \d+ ([0-9.]+) s on (\d+) processes", open(sys.argv[1]).read(),
-                                re.M):
+timed = re.findall(r"^time: iteration \d+ ([0-9.]+) s on (\d+) processes", open(sys.argv[1]).read(), re.M)
+for seconds, size in timed[:int(sys.argv[2])]:
     if not runs or runs[-1][0] != int(size):
         runs.append((int(size), []))
     runs[-1][1].append(float(seconds))

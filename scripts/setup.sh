@@ -17,13 +17,14 @@ packages=(
 )
 # What tests find at run time, none of it at `meson setup` (so a build set up for the demo runs the whole suite
 # once these are installed): a real Slurm (slurm), man pages rendered (installed_docs), a third-party MPI program
-# to profile (third_party_*), clang and libFuzzer for scripts/fuzz.sh.
+# to profile (third_party_*), clang and libFuzzer for scripts/fuzz.sh, clang-format for the format test
+# (source_format).
 if [ "${1:-}" != --demo ]; then
   packages+=(
     slurm-wlm munge
     groff-base man-db
     hpcc
-    clang-14 libclang-rt-14-dev
+    clang-14 libclang-rt-14-dev clang-format
   )
 fi
 

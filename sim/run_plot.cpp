@@ -69,17 +69,17 @@ std::string plotScript(const RunSet &set, const std::string &kind, const std::st
 					"}\n"
 				      : "set terminal svg size 1200,600 dynamic noenhanced font 'sans,10' background "
 					"'#ffffff'\n";
-	s += fmt::format("set output {}\n", cli::gnuplotString(output));
+	s += fmt::format("set output {}\n", plot::gnuplotString(output));
 	s += fmt::format("set title {}\n",
-			 cli::gnuplotString(fmt::format("{}, seed {}: iteration time, reconfigurations marked",
+			 plot::gnuplotString(fmt::format("{}, seed {}: iteration time, reconfigurations marked",
 							set.scenario, set.seed)));
 	s += "set xlabel 'simulated time (s)'\nset ylabel 'iteration time (s)'\nset yrange [0:*]\nset grid ytics\n"
 	     "set key outside right top vertical\n";
-	const std::string file = cli::gnuplotString(data);
+	const std::string file = plot::gnuplotString(data);
 	std::vector<std::string> plots;
 	for (size_t k = 0; k < set.runs.size(); ++k)
 		plots.push_back(fmt::format("{} index {} using 1:2 with steps lw 2 dt {} lc rgb '{}' title {}", file,
-					    2 * k, kDashes[k % 6], kColours[k % 6], cli::gnuplotString(set.runs[k].policy)));
+					    2 * k, kDashes[k % 6], kColours[k % 6], plot::gnuplotString(set.runs[k].policy)));
 	for (size_t k = 0; k < set.runs.size(); ++k)
 		for (const KindStyle &style : kKinds) {
 			const bool any = std::any_of(set.runs[k].marks.begin(), set.runs[k].marks.end(),

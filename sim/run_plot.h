@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `--plot FILE`: the data and the gnuplot script of a run set's plot, iteration time over simulated time per
 // policy with each reconfiguration marked by its kind. gnuplot itself is run by sim_command.cpp through
-// cli/gnuplot.h (as `malleo plot` does); what is here is pure, so a test can read the data file.
+// plot/gnuplot.h (as `malleo plot` does); what is here is pure, so a test can read the data file.
 #pragma once
 
 #include <string>

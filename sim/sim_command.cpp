@@ -92,16 +92,15 @@ int fail(const std::string &line, int code)
 	return code;
 }
 
-} // namespace
+// Why the command stops early, and its exit code.
+struct Stop {
+	std::string line;
+	int code;
+};
 
-int simCommand(int argc, char **argv)
+// The command's options into `o`; the --plot option, whose FILE is optional.
+CLI::Option *addOptions(CLI::App &app, SimOptions &o)
 {
-	SimOptions o;
-	CLI::App app{"Runs the agent's real core and modules over a simulated clock, network, nodes and\n"
-		     "application, reproducibly from a seed, and compares the decision module with\n"
-		     "baselines (static, migration only, a central scheduler, swapping).\n"
-		     "The scenario format is documented in sim/README.md.",
-		     argc > 0 ? argv[0] : "malleo-sim"};
 	app.add_option("--nodes", o.nodes, "nodes at start (default: the scenario's)")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
 	app.add_option("--scenario", o.scenario, "scenario file (JSON, see sim/README.md)");
 	app.add_option("--decision", o.decision, "decision module of the agents: a built-in name or malleo-decision-NAME.so on the module path");
@@ -119,76 +118,69 @@ int simCommand(int argc, char **argv)
 	app.add_option("--module-path", o.modulePath, "directory searched for shared-object modules (repeatable)");
 	app.add_option("--baselines", o.baselines, "comma-separated baselines to run besides the decision module: static, migration, central, swap, or none (default: the scenario's, else all four)");
 	app.add_option("--replay", o.replay, "replay a timed message sequence on one node and print what it sends and decides (see sim/README.md); other options are ignored but --module-path");
-	try {
-		app.parse(argc, argv);
-	} catch (const CLI::CallForHelp &e) {
-		std::cout << app.help();
-		return 0;
-	} catch (const CLI::ParseError &e) {
-		return fail(e.what(), 2);
-	}
+	return plot;
+}
 
-	o.plot = plot->count() > 0;
-	if (!o.replay.empty()) {
-		std::string e = replayFile(o.replay, o.modulePath, std::cout);
-		return e.empty() ? 0 : fail(e, 2);
-	}
+// The options a simulation needs, and with --plot FILE the image's kind and gnuplot's path: found before the runs,
+// so that a missing gnuplot does not cost a long simulation.
+std::optional<Stop> checkOptions(const SimOptions &o, std::string &plotKind, std::string &gnuplot)
+{
 	if (o.scenario.empty())
-		return fail("--scenario FILE is required (see --help)", 2);
+		return Stop{"--scenario FILE is required (see --help)", 2};
 	if (o.decision.empty())
-		return fail("--decision NAME is required (see --help)", 2);
+		return Stop{"--decision NAME is required (see --help)", 2};
 	if (o.plot && o.plotFile.empty() && o.out.empty())
-		return fail("--plot without FILE writes SVGs: give --out DIR, or --plot FILE.png|FILE.svg", 2);
+		return Stop{"--plot without FILE writes SVGs: give --out DIR, or --plot FILE.png|FILE.svg", 2};
 	if (o.events && o.out.empty())
-		return fail("--events writes files: give --out DIR", 2);
-	std::string plotKind, gnuplot;
-	if (!o.plotFile.empty()) {
-		std::string ext = fs::path(o.plotFile).extension().string();
-		std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-		if (ext != ".png" && ext != ".svg")
-			return fail(fmt::format("--plot {}: the image must be FILE.png or FILE.svg", o.plotFile), 2);
-		plotKind = ext.substr(1);
-		// Before the runs: a missing gnuplot must not cost a long simulation.
-		cli::Failure missing;
-		std::optional<std::string> found = cli::findGnuplot(missing);
-		if (!found)
-			return fail(missing.line, 1);
-		gnuplot = *found;
-	}
-	Scenario scenario;
-	if (std::string e = loadScenarioFile(o.scenario, scenario); !e.empty())
-		return fail(e, 2);
-	std::vector<std::string> baselines = scenario.baselines;
-	if (!o.baselines.empty()) {
-		baselines.clear();
-		std::stringstream list(o.baselines);
-		for (std::string b; std::getline(list, b, ',');) {
-			if (b == "none")
-				continue;
-			if (b != "static" && b != "migration" && b != "central" && b != "swap")
-				return fail(fmt::format("--baselines: unknown baseline '{}' (static, migration, "
-							"central, swap or none)",
-							b),
-					    2);
-			baselines.push_back(b);
-		}
-	}
+		return Stop{"--events writes files: give --out DIR", 2};
+	if (o.plotFile.empty())
+		return std::nullopt;
+	std::string ext = fs::path(o.plotFile).extension().string();
+	std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+	if (ext != ".png" && ext != ".svg")
+		return Stop{fmt::format("--plot {}: the image must be FILE.png or FILE.svg", o.plotFile), 2};
+	plotKind = ext.substr(1);
+	std::string missing;
+	std::optional<std::string> found = plot::findGnuplot(missing);
+	if (!found)
+		return Stop{missing, 1};
+	gnuplot = *found;
+	return std::nullopt;
+}
 
-	RunSet set;
-	set.scenario = scenario.name.empty() ? fs::path(o.scenario).stem().string() : scenario.name;
-	set.seed = o.seed;
-	set.nodes = o.nodes ? o.nodes : scenario.nodes;
-	const auto wallStart = std::chrono::steady_clock::now();
-	const std::vector<RunOptions> runs = runsFor(o, baselines);
+// The baselines to run: --baselines, else the scenario's.
+std::optional<Stop> baselinesOf(const SimOptions &o, const Scenario &scenario, std::vector<std::string> &baselines)
+{
+	baselines = scenario.baselines;
+	if (o.baselines.empty())
+		return std::nullopt;
+	baselines.clear();
+	std::stringstream list(o.baselines);
+	for (std::string b; std::getline(list, b, ',');) {
+		if (b == "none")
+			continue;
+		if (b != "static" && b != "migration" && b != "central" && b != "swap")
+			return Stop{fmt::format("--baselines: unknown baseline '{}' (static, migration, "
+						"central, swap or none)",
+						b),
+				    2};
+		baselines.push_back(b);
+	}
+	return std::nullopt;
+}
+
+// Each run of the set, its result into `set` and, with --events, its agents' events into `eventLogs`.
+std::optional<Stop> runAll(const SimOptions &o, const Scenario &scenario, const std::vector<RunOptions> &runs,
+			   RunSet &set, std::vector<std::string> &eventLogs)
+{
 	// A long run shows where it is on a terminal, one line redrawn in place as `top` does; a pipe or a file gets
 	// only the results.
 	const bool terminal = isatty(STDERR_FILENO);
-	std::vector<std::string> eventLogs; // per run, with --events
 	for (std::size_t i = 0; i < runs.size(); ++i) {
 		const RunOptions &r = runs[i];
 		Simulation sim;
 		if (std::string e = sim.setup(scenario, r); !e.empty())
-			return fail(fmt::format("{}: {}", r.policy, e), 2);
+			return Stop{fmt::format("{}: {}", r.policy, e), 2};
 		std::string events;
 		if (o.events)
 			sim.onEvent = [&](uint32_t, const nlohmann::json &e) {
@@ -213,59 +205,121 @@ int simCommand(int argc, char **argv)
 		if (terminal)
 			std::cerr << "\r\x1b[K" << std::flush;
 		if (!sim.error().empty())
-			return fail(fmt::format("{}: {}", r.policy, sim.error()), 1);
+			return Stop{fmt::format("{}: {}", r.policy, sim.error()), 1};
 		eventLogs.push_back(std::move(events));
 	}
+	return std::nullopt;
+}
+
+// The files of --out: each run's iterations (and events), the summary, and the SVG plots of --plot without FILE.
+std::optional<Stop> writeOut(const SimOptions &o, const RunSet &set, const std::vector<std::string> &eventLogs,
+			     const nlohmann::json &summary, const std::string &table)
+{
+	std::error_code ec;
+	fs::create_directories(o.out, ec);
+	if (ec)
+		return Stop{fmt::format("--out '{}': {}", o.out, ec.message()), 1};
+	std::set<std::string> written;
+	for (size_t i = 0; i < set.runs.size(); ++i) {
+		const RunResult &r = set.runs[i];
+		// Two runs of one label (swap as policy and baseline) keep both files.
+		std::string name = r.policy;
+		for (int k = 2; written.count(name); ++k)
+			name = fmt::format("{}-{}", r.policy, k);
+		written.insert(name);
+		if (std::string e = writeFile(fs::path(o.out) / (name + ".csv"), iterationsCsv(r)); !e.empty())
+			return Stop{e, 1};
+		if (o.events)
+			if (std::string e = writeFile(fs::path(o.out) / (name + ".events.jsonl"), eventLogs[i]);
+			    !e.empty())
+				return Stop{e, 1};
+	}
+	for (auto [file, text] : {std::pair{"summary.json", summary.dump(2) + "\n"},
+				  std::pair{"summary.txt", table}})
+		if (std::string e = writeFile(fs::path(o.out) / file, text); !e.empty())
+			return Stop{e, 1};
+	if (o.plot && o.plotFile.empty())
+		for (auto [file, text] : {std::pair{"iterations.svg", iterationPlotSvg(set)},
+					  std::pair{"processes.svg", processPlotSvg(set)}})
+			if (std::string e = writeFile(fs::path(o.out) / file, text); !e.empty())
+				return Stop{e, 1};
+	return std::nullopt;
+}
+
+// --plot FILE: gnuplot draws the image from the data and the script, which stay next to it: the data is what a test
+// (and a reader) can check.
+std::optional<Stop> drawPlot(const SimOptions &o, const RunSet &set, const std::string &plotKind,
+			     const std::string &gnuplot)
+{
+	fs::path data = o.plotFile, script = o.plotFile;
+	data.replace_extension(".dat");
+	script.replace_extension(".gp");
+	if (std::string e = writeFile(data, plotData(set)); !e.empty())
+		return Stop{e, 1};
+	if (std::string e = writeFile(script, plotScript(set, plotKind, o.plotFile, data.string())); !e.empty())
+		return Stop{e, 1};
+	fs::path log = o.plotFile;
+	log.replace_extension(".gnuplot.log");
+	if (std::optional<std::string> e = plot::runGnuplot(gnuplot, script.string(), log.string()))
+		return Stop{*e, 1};
+	std::error_code ec;
+	fs::remove(log, ec);
+	return std::nullopt;
+}
+
+} // namespace
+
+int simCommand(int argc, char **argv)
+{
+	SimOptions o;
+	CLI::App app{"Runs the agent's real core and modules over a simulated clock, network, nodes and\n"
+		     "application, reproducibly from a seed, and compares the decision module with\n"
+		     "baselines (static, migration only, a central scheduler, swapping).\n"
+		     "The scenario format is documented in sim/README.md.",
+		     argc > 0 ? argv[0] : "malleo-sim"};
+	CLI::Option *plot = addOptions(app, o);
+	try {
+		app.parse(argc, argv);
+	} catch (const CLI::CallForHelp &e) {
+		std::cout << app.help();
+		return 0;
+	} catch (const CLI::ParseError &e) {
+		return fail(e.what(), 2);
+	}
+
+	o.plot = plot->count() > 0;
+	if (!o.replay.empty()) {
+		std::string e = replayFile(o.replay, o.modulePath, std::cout);
+		return e.empty() ? 0 : fail(e, 2);
+	}
+	std::string plotKind, gnuplot;
+	if (std::optional<Stop> stop = checkOptions(o, plotKind, gnuplot))
+		return fail(stop->line, stop->code);
+	Scenario scenario;
+	if (std::string e = loadScenarioFile(o.scenario, scenario); !e.empty())
+		return fail(e, 2);
+	std::vector<std::string> baselines;
+	if (std::optional<Stop> stop = baselinesOf(o, scenario, baselines))
+		return fail(stop->line, stop->code);
+
+	RunSet set;
+	set.scenario = scenario.name.empty() ? fs::path(o.scenario).stem().string() : scenario.name;
+	set.seed = o.seed;
+	set.nodes = o.nodes ? o.nodes : scenario.nodes;
+	const auto wallStart = std::chrono::steady_clock::now();
+	std::vector<std::string> eventLogs; // per run, with --events
+	if (std::optional<Stop> stop = runAll(o, scenario, runsFor(o, baselines), set, eventLogs))
+		return fail(stop->line, stop->code);
 	const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
 
 	const nlohmann::json summary = summaryJson(set);
 	const std::string table = summaryTable(set);
-	if (!o.out.empty()) {
-		std::error_code ec;
-		fs::create_directories(o.out, ec);
-		if (ec)
-			return fail(fmt::format("--out '{}': {}", o.out, ec.message()), 1);
-		std::set<std::string> written;
-		for (size_t i = 0; i < set.runs.size(); ++i) {
-			const RunResult &r = set.runs[i];
-			// Two runs of one label (swap as policy and baseline) keep both files.
-			std::string name = r.policy;
-			for (int k = 2; written.count(name); ++k)
-				name = fmt::format("{}-{}", r.policy, k);
-			written.insert(name);
-			if (std::string e = writeFile(fs::path(o.out) / (name + ".csv"), iterationsCsv(r)); !e.empty())
-				return fail(e, 1);
-			if (o.events)
-				if (std::string e = writeFile(fs::path(o.out) / (name + ".events.jsonl"), eventLogs[i]);
-				    !e.empty())
-					return fail(e, 1);
-		}
-		for (auto [file, text] : {std::pair{"summary.json", summary.dump(2) + "\n"},
-					  std::pair{"summary.txt", table}})
-			if (std::string e = writeFile(fs::path(o.out) / file, text); !e.empty())
-				return fail(e, 1);
-		if (o.plot && o.plotFile.empty())
-			for (auto [file, text] : {std::pair{"iterations.svg", iterationPlotSvg(set)},
-						  std::pair{"processes.svg", processPlotSvg(set)}})
-				if (std::string e = writeFile(fs::path(o.out) / file, text); !e.empty())
-					return fail(e, 1);
-	}
-	if (!o.plotFile.empty()) {
-		// The data and the script stay next to the image: the data is what a test (and a reader) can check.
-		fs::path data = o.plotFile, script = o.plotFile;
-		data.replace_extension(".dat");
-		script.replace_extension(".gp");
-		if (std::string e = writeFile(data, plotData(set)); !e.empty())
-			return fail(e, 1);
-		if (std::string e = writeFile(script, plotScript(set, plotKind, o.plotFile, data.string())); !e.empty())
-			return fail(e, 1);
-		fs::path log = o.plotFile;
-		log.replace_extension(".gnuplot.log");
-		if (std::optional<cli::Failure> f = cli::runGnuplot(gnuplot, script.string(), log.string()))
-			return fail(f->line, 1);
-		std::error_code ec;
-		fs::remove(log, ec);
-	}
+	if (!o.out.empty())
+		if (std::optional<Stop> stop = writeOut(o, set, eventLogs, summary, table))
+			return fail(stop->line, stop->code);
+	if (!o.plotFile.empty())
+		if (std::optional<Stop> stop = drawPlot(o, set, plotKind, gnuplot))
+			return fail(stop->line, stop->code);
 	if (o.json)
 		std::cout << summary.dump(2) << '\n';
 	else

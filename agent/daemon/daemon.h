@@ -35,6 +35,15 @@ public:
 	int run();
 
 private:
+	// daemon_run.cpp: run() is set-up, loop and tear-down.
+	bool setUp();
+	bool bindEndpoints(const std::string &appListen);
+	void startCore();
+	void loop();
+	bool onSignal();
+	void runTimers();
+	void tearDown();
+
 	std::string prepareRunDir();
 	void writeAgentFile(const std::string &localEndpoint);
 	// The command journal (commands.json): read back at start, written when it changes.
@@ -105,6 +114,10 @@ private:
 	uint64_t savedChanges_ = UINT64_MAX; // the core's commandChanges() when the journal was last written
 	EventFiles eventFiles_; // <run_dir>/events.jsonl and decisions.jsonl
 	double startedAt_ = 0.0; // the core's start, on now()'s clock: the events' t is counted from it
+	int sigfd_ = -1;	  // SIGTERM and SIGINT, read in the loop
+	std::string localEndpoint_;
+	double nextTick_ = 0.0;
+	double nextSample_ = 0.0;
 };
 
 } // namespace malleo

@@ -95,6 +95,79 @@ std::string loadConfigured(ModuleKind kind, std::string &name, const std::string
 	return {};
 }
 
+// malleod's flags; each one set overrides its configuration key.
+struct Flags {
+	std::string configFile, id, listen, appListen, metricsListen, runDir, logLevel, secretKey, allowedKeys;
+	std::vector<std::string> peers;
+	bool version = false;
+};
+
+void addFlags(CLI::App &app, Flags &f)
+{
+	app.add_option("--config", f.configFile, "agent configuration (JSON)");
+	app.add_option("--id", f.id, "agent id (default: the host name; under srun, the Slurm node name)");
+	app.add_option("--listen", f.listen,
+		       "peer endpoint to bind, tcp://HOST:PORT or ipc://PATH, e.g. tcp://127.0.0.1:* (default "
+		       "tcp://0.0.0.0:5470)");
+	app.add_option("--app-listen", f.appListen,
+		       "endpoint where coordinators on other nodes poll for their application's commands, or off "
+		       "(default: --listen's address, any port)");
+	app.add_option("--metrics-listen", f.metricsListen,
+		       "HOST:PORT where Prometheus metrics are served over HTTP (GET /metrics), port 0 for any free "
+		       "one, or off (default: off)");
+	app.add_option("--peer", f.peers,
+		       "seed peer endpoint, tcp://HOST:PORT or ipc://PATH, with CURVE written NODE@ENDPOINT "
+		       "(repeatable); one that does not answer is logged as a warning");
+	app.add_option("--secret-key", f.secretKey,
+		       "this node's CURVE secret key file, NODE.key of `malleo keygen` (security.secret_key)");
+	app.add_option("--allowed-keys", f.allowedKeys,
+		       "directory of the NODE.pub files of the nodes let in (security.allowed_keys)");
+	app.add_option("--run-dir", f.runDir, "directory of the local endpoint agent.sock and agent.json");
+	app.add_option("--log-level", f.logLevel, "trace, debug, info, warn, error, critical or off");
+	app.add_flag("--version", f.version, "print the version and exit");
+}
+
+// The configuration file, then the flags over it through the same checks, then the defaults; an error's text or
+// nothing.
+std::string readConfiguration(const Flags &f, AgentConfig &config)
+{
+	const std::vector<std::string> builtinNames = allBuiltinNames();
+	if (!f.configFile.empty())
+		if (std::string err = loadConfigFile(f.configFile, config, builtinNames); !err.empty())
+			return err;
+	nlohmann::json overrides = nlohmann::json::object();
+	for (auto [key, value] : {std::pair{"id", &f.id}, std::pair{"listen", &f.listen},
+				  std::pair{"app_listen", &f.appListen}, std::pair{"metrics_listen", &f.metricsListen},
+				  std::pair{"run_dir", &f.runDir}, std::pair{"log_level", &f.logLevel}})
+		if (!value->empty())
+			overrides[key] = *value;
+	if (!f.peers.empty())
+		overrides["peers"] = f.peers;
+	if (!overrides.empty())
+		if (std::string err = parseConfig({{"agent", overrides}}, config, builtinNames); !err.empty())
+			return "flag: " + err;
+	nlohmann::json security = nlohmann::json::object();
+	if (!f.secretKey.empty())
+		security["secret_key"] = f.secretKey;
+	if (!f.allowedKeys.empty())
+		security["allowed_keys"] = f.allowedKeys;
+	if (!security.empty())
+		if (std::string err = parseConfig({{"security", security}}, config, builtinNames); !err.empty())
+			return "flag: " + err;
+	if (config.core.id.empty())
+		config.core.id = defaultId();
+	if (config.runDir.empty())
+		config.runDir = defaultRunDir();
+	if (config.runDir.empty())
+		return "no run directory: give --run-dir (or agent.run_dir), or set XDG_RUNTIME_DIR "
+		       "(the default as root is /run/malleo)";
+	if (spdlog::level::from_str(config.logLevel) == spdlog::level::off && config.logLevel != "off")
+		return fmt::format("config key 'agent.log_level': unknown level '{}' (trace, debug, "
+				   "info, warn, error, critical, off)",
+				   config.logLevel);
+	return {};
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -102,30 +175,8 @@ int main(int argc, char **argv)
 	CLI::App app{"malleod: the malleo agent. One per node; it joins the overlay of its peers, "
 		     "profiles the node and answers work-stealing requests.\n"
 		     "Every option of the configuration file is documented in docs/configuration.md."};
-	std::string configFile, id, listen, appListen, metricsListen, runDir, logLevel, secretKey, allowedKeys;
-	std::vector<std::string> peers;
-	bool version = false;
-	app.add_option("--config", configFile, "agent configuration (JSON)");
-	app.add_option("--id", id, "agent id (default: the host name; under srun, the Slurm node name)");
-	app.add_option("--listen", listen,
-		       "peer endpoint to bind, tcp://HOST:PORT or ipc://PATH, e.g. tcp://127.0.0.1:* (default "
-		       "tcp://0.0.0.0:5470)");
-	app.add_option("--app-listen", appListen,
-		       "endpoint where coordinators on other nodes poll for their application's commands, or off "
-		       "(default: --listen's address, any port)");
-	app.add_option("--metrics-listen", metricsListen,
-		       "HOST:PORT where Prometheus metrics are served over HTTP (GET /metrics), port 0 for any free "
-		       "one, or off (default: off)");
-	app.add_option("--peer", peers,
-		       "seed peer endpoint, tcp://HOST:PORT or ipc://PATH, with CURVE written NODE@ENDPOINT "
-		       "(repeatable); one that does not answer is logged as a warning");
-	app.add_option("--secret-key", secretKey,
-		       "this node's CURVE secret key file, NODE.key of `malleo keygen` (security.secret_key)");
-	app.add_option("--allowed-keys", allowedKeys,
-		       "directory of the NODE.pub files of the nodes let in (security.allowed_keys)");
-	app.add_option("--run-dir", runDir, "directory of the local endpoint agent.sock and agent.json");
-	app.add_option("--log-level", logLevel, "trace, debug, info, warn, error, critical or off");
-	app.add_flag("--version", version, "print the version and exit");
+	Flags flags;
+	addFlags(app, flags);
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::CallForHelp &e) {
@@ -133,56 +184,14 @@ int main(int argc, char **argv)
 	} catch (const CLI::ParseError &e) {
 		return fail(std::string(e.what()) + " (see --help)");
 	}
-	if (version) {
+	if (flags.version) {
 		std::cout << "malleod 0.1.0 (module ABI " << MALLEO_MODULE_ABI_MAJOR << '.'
 			  << MALLEO_MODULE_ABI_MINOR << ")\n";
 		return 0;
 	}
-
 	AgentConfig config;
-	const std::vector<std::string> builtinNames = allBuiltinNames();
-	if (!configFile.empty())
-		if (std::string err = loadConfigFile(configFile, config, builtinNames); !err.empty())
-			return fail(err);
-
-	// Flags override the file, through the same checks.
-	nlohmann::json overrides = nlohmann::json::object();
-	if (!id.empty())
-		overrides["id"] = id;
-	if (!listen.empty())
-		overrides["listen"] = listen;
-	if (!appListen.empty())
-		overrides["app_listen"] = appListen;
-	if (!metricsListen.empty())
-		overrides["metrics_listen"] = metricsListen;
-	if (!peers.empty())
-		overrides["peers"] = peers;
-	if (!runDir.empty())
-		overrides["run_dir"] = runDir;
-	if (!logLevel.empty())
-		overrides["log_level"] = logLevel;
-	if (!overrides.empty())
-		if (std::string err = parseConfig({{"agent", overrides}}, config, builtinNames); !err.empty())
-			return fail("flag: " + err);
-	nlohmann::json security = nlohmann::json::object();
-	if (!secretKey.empty())
-		security["secret_key"] = secretKey;
-	if (!allowedKeys.empty())
-		security["allowed_keys"] = allowedKeys;
-	if (!security.empty())
-		if (std::string err = parseConfig({{"security", security}}, config, builtinNames); !err.empty())
-			return fail("flag: " + err);
-	if (config.core.id.empty())
-		config.core.id = defaultId();
-	if (config.runDir.empty())
-		config.runDir = defaultRunDir();
-	if (config.runDir.empty())
-		return fail("no run directory: give --run-dir (or agent.run_dir), or set XDG_RUNTIME_DIR "
-			    "(the default as root is /run/malleo)");
-	if (spdlog::level::from_str(config.logLevel) == spdlog::level::off && config.logLevel != "off")
-		return fail(fmt::format("config key 'agent.log_level': unknown level '{}' (trace, debug, "
-					"info, warn, error, critical, off)",
-					config.logLevel));
+	if (std::string err = readConfiguration(flags, config); !err.empty())
+		return fail(err);
 
 	auto log = makePrintableLogger("agent");
 	log->set_pattern(fmt::format("%Y-%m-%d %H:%M:%S.%e {} %^%l%$ %v", config.core.id));

@@ -55,11 +55,11 @@ void Core::setNodeDescription(nlohmann::json description)
 
 void Core::setLocalProfile(const NodeProfile &profile)
 {
-	local_ = profile;
-	local_.processes = 0;
+	ctx_.local = profile;
+	ctx_.local.processes = 0;
 	for (const auto &[id, app] : apps_)
 		for (const ProcessInfo &p : app.local)
-			local_.processes += p.active && app.malleable;
+			ctx_.local.processes += p.active && app.malleable;
 }
 
 std::vector<ApplicationInfo> Core::applicationList() const
@@ -77,8 +77,8 @@ Message Core::onRegister(const Message &m, double now, CoreOutputs &out)
 	const std::string &appId = m["app"].get_ref<const std::string &>();
 	auto it = apps_.find(appId);
 	if (it == apps_.end()) {
-		if (apps_.size() >= config_.maxApplications)
-			return refusal(config_.id, "full", "this agent tracks no more applications");
+		if (apps_.size() >= ctx_.config.maxApplications)
+			return refusal(ctx_.config.id, "full", "this agent tracks no more applications");
 		it = apps_.emplace(appId, ApplicationInfo{}).first;
 		it->second.id = appId;
 		emit({{"type", "app_registered"}, {"app", appId}}, now, out);
@@ -88,8 +88,8 @@ Message Core::onRegister(const Message &m, double now, CoreOutputs &out)
 	auto process = std::find_if(app.local.begin(), app.local.end(),
 				    [&](const ProcessInfo &p) { return p.rank == rank; });
 	if (process == app.local.end()) {
-		if (app.local.size() >= config_.maxProcessesPerApp)
-			return refusal(config_.id, "full", "too many processes for one application");
+		if (app.local.size() >= ctx_.config.maxProcessesPerApp)
+			return refusal(ctx_.config.id, "full", "too many processes for one application");
 		app.local.push_back({});
 		process = app.local.end() - 1;
 	}
@@ -101,15 +101,15 @@ Message Core::onRegister(const Message &m, double now, CoreOutputs &out)
 	if (!app.malleable)
 		app.totalProcesses = m["size"].get<int64_t>();
 	if (rank == 0)
-		app.rootAgent = config_.id;
+		app.rootAgent = ctx_.config.id;
 	// The profiler registers every process as not known to be malleable (only the PCM bridge
 	// knows, and its coordinator's poll says so): a later register must not undo a poll.
 	if (m["malleable"].get<bool>())
 		app.malleable = true;
 	std::sort(app.local.begin(), app.local.end(),
 		  [](const ProcessInfo &a, const ProcessInfo &b) { return a.rank < b.rank; });
-	counters_.add("apps.processes_registered");
-	return ack(config_.id, m);
+	ctx_.counters.add("apps.processes_registered");
+	return ack(ctx_.config.id, m);
 }
 
 Message Core::onAppReport(const Message &m, double now, CoreOutputs &out)
@@ -118,12 +118,12 @@ Message Core::onAppReport(const Message &m, double now, CoreOutputs &out)
 	auto it = apps_.find(m["app"].get<std::string>());
 	uint32_t rank = m["rank"].get<uint32_t>();
 	if (it == apps_.end())
-		return refusal(config_.id, "unknown_app", "report before register");
+		return refusal(ctx_.config.id, "unknown_app", "report before register");
 	ApplicationInfo &app = it->second;
 	auto process = std::find_if(app.local.begin(), app.local.end(),
 				    [&](const ProcessInfo &p) { return p.rank == rank; });
 	if (process == app.local.end())
-		return refusal(config_.id, "unknown_rank", "report before register");
+		return refusal(ctx_.config.id, "unknown_rank", "report before register");
 
 	if (m.contains("size"))
 		app.totalProcesses = m["size"].get<int64_t>();
@@ -134,7 +134,7 @@ Message Core::onAppReport(const Message &m, double now, CoreOutputs &out)
 	if (m.contains("bytes_remote"))
 		process->bytesRemote = std::max(0.0, m["bytes_remote"].get<double>());
 	if (m.contains("cpu_share"))
-		process->ownLoad = std::clamp(ownLoadInNodeCores(m["cpu_share"].get<double>(), local_.cores, cpuCores_),
+		process->ownLoad = std::clamp(ownLoadInNodeCores(m["cpu_share"].get<double>(), ctx_.local.cores, cpuCores_),
 					      0.0, kProfileCoresMax);
 	if (m.contains("active") && m["active"].get<bool>() != process->active) {
 		process->active = m["active"].get<bool>();
@@ -161,14 +161,14 @@ Message Core::onAppReport(const Message &m, double now, CoreOutputs &out)
 		if (app.sizes.size() > kSizesKept)
 			app.sizes.erase(app.sizes.begin(), app.sizes.end() - kSizesKept);
 	}
-	counters_.add("apps.reports");
-	return ack(config_.id, m);
+	ctx_.counters.add("apps.reports");
+	return ack(ctx_.config.id, m);
 }
 
 Message Core::onDeregister(const Message &m, double now, CoreOutputs &out)
 {
 	removeProcess(m["app"].get<std::string>(), m["rank"].get<uint32_t>(), "rank 0 deregistered", now, out);
-	return ack(config_.id, m);
+	return ack(ctx_.config.id, m);
 }
 
 void Core::processGone(const std::string &appId, uint32_t rank, double now, CoreOutputs &out)
@@ -180,7 +180,7 @@ void Core::processGone(const std::string &appId, uint32_t rank, double now, Core
 				    [&](const ProcessInfo &p) { return p.rank == rank; });
 	if (process == it->second.local.end())
 		return;
-	counters_.add("apps.processes_gone");
+	ctx_.counters.add("apps.processes_gone");
 	emit({{"type", "process_gone"}, {"app", appId}, {"rank", rank}, {"pid", process->pid}}, now, out);
 	removeProcess(appId, rank, "rank 0 ended without deregistering", now, out);
 }
@@ -199,7 +199,7 @@ void Core::removeProcess(const std::string &appId, uint32_t rank, const std::str
 		emit({{"type", "app_gone"}, {"app", it->first}}, now, out);
 		lastResults_.erase(it->first);
 		progress_.erase(it->first);
-		seats_.erase(it->first);
+		seats_.forget(it->first);
 		reconfigurationToDiscount_.erase(it->first);
 		rootFigures_.erase(it->first);
 		apps_.erase(it);
@@ -208,7 +208,7 @@ void Core::removeProcess(const std::string &appId, uint32_t rank, const std::str
 
 Message Core::appsReply(double now) const
 {
-	Message m = makeMessage("apps_reply", config_.id, 0);
+	Message m = makeMessage("apps_reply", ctx_.config.id, 0);
 	nlohmann::json list = nlohmann::json::array();
 	for (const auto &[id, registered] : apps_) {
 		ApplicationInfo app = registered;
@@ -270,8 +270,8 @@ Message Core::onForce(const Message &m, double now, CoreOutputs &out)
 {
 	std::string appId = m["app"].get_ref<const std::string &>();
 	auto refuse = [&](const std::string &code, const std::string &text) {
-		counters_.add("commands.refused." + code);
-		return refusal(config_.id, code, text);
+		ctx_.counters.add("commands.refused." + code);
+		return refusal(ctx_.config.id, code, text);
 	};
 	// The schema checked the fields' types and sizes; this is the rest of what makes a command (the same rules
 	// the bridge applies to what it polls), refused as a field of this request.
@@ -299,21 +299,21 @@ Message Core::onForce(const Message &m, double now, CoreOutputs &out)
 								: fmt::format("the ones known here: {}",
 									      fmt::join(known, ", "))));
 	}
-	Asker asker{config_.id, 0, "force", "force", "asked by a person (malleo force)", "-"};
+	Asker asker{ctx_.config.id, 0, "force", "force", "asked by a person (malleo force)", "-"};
 
 	// Any agent takes a `force`: the one hosting rank 0 queues it, another routes it there as a request whose
 	// result comes back here.
 	auto it = apps_.find(appId);
 	if (it == apps_.end() || !hostsRank0(it->second)) {
 		const std::string root = rootAgentOf(appId);
-		if (root.empty() || root == config_.id)
+		if (root.empty() || root == ctx_.config.id)
 			return refuse(it == apps_.end() ? "unknown_app" : "not_root",
 				      it == apps_.end()
 					  ? fmt::format("no application '{}' is registered here or at a peer's", appId)
 					  : fmt::format("rank 0 of '{}' is not registered here and no peer says it hosts it",
 							appId));
 		const uint64_t request = ask(appId, command, asker, now, out);
-		Message reply = makeMessage("force_reply", config_.id, 0);
+		Message reply = makeMessage("force_reply", ctx_.config.id, 0);
 		reply["app"] = appId;
 		reply["request"] = request;
 		reply["routed_to"] = root;
@@ -321,7 +321,7 @@ Message Core::onForce(const Message &m, double now, CoreOutputs &out)
 	}
 	if (auto refused = queue(appId, command, asker, now, out))
 		return refuse(refused->first, refused->second);
-	Message reply = makeMessage("force_reply", config_.id, 0);
+	Message reply = makeMessage("force_reply", ctx_.config.id, 0);
 	reply["app"] = appId;
 	reply["command"] = commands_[appId].id;
 	return reply;
@@ -332,14 +332,16 @@ Message Core::onPoll(const Message &m, const Requester &from, double now, CoreOu
 	const std::string &appId = m["app"].get_ref<const std::string &>();
 	auto it = apps_.find(appId);
 	if (it == apps_.end())
-		return refusal(config_.id, "unknown_app", "poll before register (an agent that just restarted learns of the application at its processes' next report; otherwise libmalleo_pmpi is not preloaded)");
+		return refusal(ctx_.config.id, "unknown_app", "poll before register (an agent that just restarted learns of the application at its processes' next report; otherwise libmalleo_pmpi is not preloaded)");
 	// Only the application's coordinator takes its commands, or says its size and progress (coordinator_seat.cpp).
-	if (std::string refused = seatRefusal(appId, from, now); !refused.empty()) {
-		counters_.add("commands.polls_refused.not_coordinator");
-		return refusal(config_.id, "not_coordinator", refused);
+	const auto slot = commands_.find(appId);
+	const uint64_t inFlight = slot != commands_.end() && slot->second.sent ? slot->second.id : 0;
+	if (std::string refused = seats_.refusal(appId, from, inFlight, now); !refused.empty()) {
+		ctx_.counters.add("commands.polls_refused.not_coordinator");
+		return refusal(ctx_.config.id, "not_coordinator", refused);
 	}
-	takeSeat(appId, from, now);
-	counters_.add("commands.polls");
+	seats_.take(appId, from, now);
+	ctx_.counters.add("commands.polls");
 	ApplicationInfo &app = it->second;
 	// Only a PCM bridge polls, so the application can change its size; and its coordinator knows
 	// the active processes, which the profiler's launch-time size does not (parked spares).
@@ -353,7 +355,7 @@ Message Core::onPoll(const Message &m, const Requester &from, double now, CoreOu
 
 	settleRecovered(appId, true, now, out);
 
-	Message reply = makeMessage("command", config_.id, 0);
+	Message reply = makeMessage("command", ctx_.config.id, 0);
 	reply["app"] = appId;
 	auto c = commands_.find(appId);
 	// An in-flight command is not handed out twice: its result frees the slot.
@@ -370,7 +372,7 @@ Message Core::onPoll(const Message &m, const Requester &from, double now, CoreOu
 	command.sentAt = now;
 	reply.update(commandFields(command.command));
 	reply["command"] = command.id;
-	counters_.add("commands.sent");
+	ctx_.counters.add("commands.sent");
 	emit({{"type", "command_sent"}, {"app", appId}, {"command", command.id}, {"op", operationName(command.command.op)},
 	      {"iteration", m["iteration"]}, {"waited", now - command.queuedAt}},
 	     now, out);
@@ -383,19 +385,21 @@ Message Core::onResult(const Message &m, const Requester &from, double now, Core
 	const uint64_t id = m["command"].get<uint64_t>();
 	auto c = commands_.find(appId);
 	if (c == commands_.end() || c->second.id != id || !c->second.sent) {
-		counters_.add("commands.unknown_results");
-		return refusal(config_.id, "unknown_command",
+		ctx_.counters.add("commands.unknown_results");
+		return refusal(ctx_.config.id, "unknown_command",
 			       fmt::format("no command {} of '{}' is in flight here", id, appId));
 	}
 	// A refused result leaves the command in flight: the coordinator it was handed to may still report.
-	if (std::string refused = resultRefusal(c->second, from); !refused.empty()) {
-		counters_.add("commands.results_refused.not_coordinator");
-		return refusal(config_.id, "not_coordinator", refused);
+	const AppCommand &slot = c->second;
+	if (std::string refused = CoordinatorSeats::resultRefusal(slot.id, slot.sentTo, slot.sentToKnown, from);
+	    !refused.empty()) {
+		ctx_.counters.add("commands.results_refused.not_coordinator");
+		return refusal(ctx_.config.id, "not_coordinator", refused);
 	}
 	const double maxDuration = c->second.recoveredUntil > 0.0 ? kRecoveredDurationMax : now - c->second.sentAt;
 	if (std::optional<std::string> bad = checkResult(m, c->second.command, maxDuration)) {
-		counters_.add("commands.results_refused.bad_result");
-		return refusal(config_.id, "bad_result", fmt::format("result of command {} of '{}': {}", id, appId, *bad));
+		ctx_.counters.add("commands.results_refused.bad_result");
+		return refusal(ctx_.config.id, "bad_result", fmt::format("result of command {} of '{}': {}", id, appId, *bad));
 	}
 	const bool ok = m["ok"].get<bool>();
 	const AppCommand command = std::move(c->second);
@@ -404,7 +408,7 @@ Message Core::onResult(const Message &m, const Requester &from, double now, Core
 	// What a terminal or the log shows of it: no control characters.
 	const std::string text = withoutControls(m.value("text", ""), kResultTextMax);
 	nlohmann::json result = commandFields(command.command);
-	result.update({{"command", id}, {"ok", ok}, {"text", text}, {"at", now - startedAt_},
+	result.update({{"command", id}, {"ok", ok}, {"text", text}, {"at", now - ctx_.startedAt},
 		       {"trigger", command.asker.trigger}, {"why", command.asker.why},
 		       {"decision", command.asker.decision}, {"origin", command.asker.origin}});
 	for (const char *key : {"iteration", "before", "after", "duration", "bytes"})
@@ -425,8 +429,8 @@ Message Core::onResult(const Message &m, const Requester &from, double now, Core
 		}
 	}
 	if (ok)
-		openSeat(appId, command.command);
-	counters_.add(ok ? "commands.ok" : "commands.failed");
+		seats_.open(appId, command.command);
+	ctx_.counters.add(ok ? "commands.ok" : "commands.failed");
 	nlohmann::json event = result;
 	event["type"] = "command_result";
 	event["app"] = appId;
@@ -446,7 +450,7 @@ Message Core::onResult(const Message &m, const Requester &from, double now, Core
 	if (result.contains("refusal"))
 		told["refusal"] = result["refusal"];
 	tellResult(std::move(told), now, out);
-	return ack(config_.id, m);
+	return ack(ctx_.config.id, m);
 }
 
 // The application's throughput over time, for the event log and `malleo plot`: from the coordinator's polls, which
@@ -471,7 +475,7 @@ void Core::dropCommand(const std::string &appId, const std::string &code, const 
 	auto c = commands_.find(appId);
 	if (c == commands_.end())
 		return;
-	counters_.add("commands." + code);
+	ctx_.counters.add("commands." + code);
 	emit({{"type", "command_" + code}, {"app", appId}, {"command", c->second.id}, {"op", operationName(c->second.command.op)},
 	      {"sent", c->second.sent}, {"why", why}},
 	     now, out);
@@ -491,10 +495,10 @@ void Core::decide(double now, CoreOutputs &out)
 {
 	if ((draining_ && drainFinished(now, out)) || now < nextDecision_)
 		return;
-	nextDecision_ = now + config_.decisionInterval;
+	nextDecision_ = now + ctx_.config.decisionInterval;
 	std::vector<PeerEntry> alive;
 	std::vector<Candidate> candidates;
-	OverlayView v = view(now, alive, candidates);
+	OverlayView v = membership_.view(now, alive, candidates);
 	std::vector<ApplicationInfo> apps = applicationList();
 	if (draining_) {
 		askDrain(v, std::move(apps), now, out);
@@ -506,7 +510,7 @@ void Core::decide(double now, CoreOutputs &out)
 
 void Core::emitAction(const Action &action, const char *trigger, double now, CoreOutputs &out)
 {
-	counters_.add("actions." + action.kind);
+	ctx_.counters.add("actions." + action.kind);
 	emit({{"type", "action"},
 	      {"kind", action.kind},
 	      {"app", action.app},
@@ -514,7 +518,7 @@ void Core::emitAction(const Action &action, const char *trigger, double now, Cor
 	      {"params", action.params},
 	      {"reasons", action.reasons}},
 	     now, out);
-	if (config_.act) {
+	if (ctx_.config.act) {
 		carryOut(action, trigger, now, out);
 		return;
 	}
@@ -527,6 +531,32 @@ void Core::emitAction(const Action &action, const char *trigger, double now, Cor
 bool Core::hostsRank0(const ApplicationInfo &app) const
 {
 	return std::any_of(app.local.begin(), app.local.end(), [](const ProcessInfo &p) { return p.rank == 0; });
+}
+
+// What this node hosts of each application, its active processes' data units (seed 001's Nb_i) and the cores they use:
+// the answering node shares the work of both (eq. 1) and does not give more to a node that already holds its share.
+// Every application with active processes here, not only those known to be malleable: a non-root agent learns that
+// from the root's heartbeat, which may come after its first request, and the answering node weighs only applications
+// malleable in its own view. At most kHostedMax, by id.
+nlohmann::json Core::hostedShares() const
+{
+	nlohmann::json hosted = nlohmann::json::object();
+	for (const auto &[id, app] : apps_) {
+		if (hosted.size() >= kHostedMax)
+			break;
+		int64_t units = 0;
+		double load = 0.0;
+		for (const ProcessInfo &p : app.local)
+			if (p.active) {
+				units += p.units;
+				load += p.ownLoad;
+			}
+		// Within the schema's ranges, or the whole request would be refused.
+		if (units > 0)
+			hosted[id] = {{"units", std::min(units, static_cast<int64_t>(kUnitsMax))},
+				      {"load", std::min(load, kProfileCoresMax)}};
+	}
+	return hosted;
 }
 
 } // namespace malleo

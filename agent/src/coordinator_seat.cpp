@@ -9,10 +9,10 @@
 // agent's user) always may take it. A coordinator on another node takes it when no one holds it (a new application,
 // or an agent restarted under a running one: the first poll), when its holder is the same node on a new connection
 // (its socket reconnected), after a migration onto its node or a merge from a node (the operations that may move
-// rank 0's slot: pcm_bridge/src/plan/plan.h), or when the holder has not polled for several of its intervals (at least
+// rank 0's slot: pcm_bridge/plan/plan.h), or when the holder has not polled for several of its intervals (at least
 // kSeatQuietMin seconds: a coordinator that moved without the agent's command, by MALLEO_FORCE). Never while a
 // command is in flight: its result comes from whom it was handed to.
-#include "core.h"
+#include "coordinator_seat.h"
 
 #include <algorithm>
 
@@ -42,7 +42,8 @@ std::string describe(const Requester &r)
 
 } // namespace
 
-std::string Core::seatRefusal(const std::string &appId, const Requester &from, double now)
+std::string CoordinatorSeats::refusal(const std::string &appId, const Requester &from, uint64_t inFlight,
+				      double now) const
 {
 	if (from.local)
 		return {};
@@ -53,10 +54,9 @@ std::string Core::seatRefusal(const std::string &appId, const Requester &from, d
 	const Requester &holder = seat.holder;
 	if (same(holder, from))
 		return {};
-	const auto c = commands_.find(appId);
-	if (c != commands_.end() && c->second.sent)
+	if (inFlight)
 		return fmt::format("'{}' has command {} in flight with its coordinator ({}); a poll from {} takes no command",
-				   appId, c->second.id, describe(holder), describe(from));
+				   appId, inFlight, describe(holder), describe(from));
 	if (!holder.local && !from.node.empty() && holder.node == from.node)
 		return {}; // the same node on a new connection
 	// Unauthenticated (plain mode), a requester cannot be told from the node a migration went to.
@@ -71,7 +71,7 @@ std::string Core::seatRefusal(const std::string &appId, const Requester &from, d
 			   appId, describe(holder), describe(from), quiet);
 }
 
-void Core::takeSeat(const std::string &appId, const Requester &from, double now)
+void CoordinatorSeats::take(const std::string &appId, const Requester &from, double now)
 {
 	Seat &seat = seats_[appId];
 	if (seat.bound && same(seat.holder, from)) {
@@ -87,24 +87,25 @@ void Core::takeSeat(const std::string &appId, const Requester &from, double now)
 	seat.openTo.clear();
 }
 
-std::string Core::resultRefusal(const AppCommand &command, const Requester &from) const
+std::string CoordinatorSeats::resultRefusal(uint64_t id, const Requester &sentTo, bool sentToKnown,
+					    const Requester &from)
 {
-	if (!command.sentToKnown)
+	if (!sentToKnown)
 		return {};
-	const Requester &to = command.sentTo;
+	const Requester &to = sentTo;
 	if (to.local == from.local &&
 	    (to.local || (to.node == from.node && (to.connection.empty() || to.connection == from.connection))))
 		return {};
 	const bool otherConnection = !to.local && !from.local && to.node == from.node;
-	return fmt::format("command {} was handed to {}; a result from {} is not taken", command.id, describe(to),
+	return fmt::format("command {} was handed to {}; a result from {} is not taken", id, describe(to),
 			   otherConnection ? describe(from) + " on another connection" : describe(from));
 }
 
-void Core::openSeat(const std::string &appId, const Command &command)
+void CoordinatorSeats::open(const std::string &appId, const Command &command)
 {
 	// A migration puts its joiners in the slots of those that leave, rank 0's too: onto `node`, or anywhere. A merge
 	// from a node removes that node's last processes, all of them (rank 0's among them) when the count says so;
-	// the first that stays may be on any node. Splits and other merges keep slot 0 (pcm_bridge/src/plan/plan.cpp).
+	// the first that stays may be on any node. Splits and other merges keep slot 0 (pcm_bridge/plan/plan.cpp).
 	std::string to;
 	if (command.op == Operation::Migrate)
 		to = command.node.empty() ? "*" : command.node;

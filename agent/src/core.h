@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The agent's pure core: messages and ticks in, messages and events out.
 //
-// The core owns membership (alive peers, gossip candidates, failure detection),
-// work stealing (WRM origin, forwarding, TTL, retries) and every counter. It never
-// touches a socket, a clock or a file: the daemon (or the simulator) passes the
-// time in and carries out what comes back, so a run is reproducible from its
-// inputs and seed.
+// The core dispatches what comes in to its components: membership (membership.h: alive peers, gossip candidates,
+// failure detection), work stealing (work_stealing.h: WRM origin, forwarding, TTL, retries), and the applications
+// and their reconfigurations, still its own (applications.cpp, reconfigurations.cpp, coordinator_seat.cpp,
+// command_journal.cpp). What they share, counters included, is in core_context.h. It never touches a socket, a
+// clock or a file: the daemon (or the simulator) passes the time in and carries out what comes back, so a run is
+// reproducible from its inputs and seed.
 #pragma once
 
 #include <cstdint>
@@ -23,35 +24,12 @@
 #include <malleo/protocol_module.h>
 
 #include "action_commands.h"
-#include "core_config.h"
-#include "counters.h"
+#include "coordinator_seat.h"
+#include "core_context.h"
+#include "membership.h"
+#include "work_stealing.h"
 
 namespace malleo {
-
-// Who sent a request on an application endpoint (coordinator_seat.cpp, docs/protocol.md "Who may poll and report").
-struct Requester {
-	bool local = true;	// this node's processes and CLI: the local endpoint, private to the agent's user
-	std::string node;	// remote: the node its CURVE key belongs to (the ZAP User-Id); empty in plain mode
-	std::string connection; // remote: the routing id of its connection to the remote application endpoint
-};
-
-// What the core asks its adapter to do.
-struct CoreOutputs {
-	struct Send {
-		std::string endpoint; // the peer's inbox
-		Message message;
-	};
-	std::vector<Send> sends;
-	std::vector<std::string> disconnects; // endpoints no longer needed
-	std::vector<nlohmann::json> events;   // for `malleo events` and the log
-
-	void clear()
-	{
-		sends.clear();
-		disconnects.clear();
-		events.clear();
-	}
-};
 
 class Core
 {
@@ -110,23 +88,18 @@ public:
 	// forgotten as a deregistered one is, else a drain would wait for it until its deadline.
 	void processGone(const std::string &appId, uint32_t rank, double now, CoreOutputs &out);
 
-	const Counters &counters() const { return counters_; }
+	const Counters &counters() const { return ctx_.counters; }
 	// Counts what the adapters around the core saw (sockets closed to make room, ...).
-	void count(const std::string &name, uint64_t n = 1) { counters_.add(name, n); }
-	const std::map<std::string, PeerEntry> &peers() const { return peers_; }
+	void count(const std::string &name, uint64_t n = 1) { ctx_.counters.add(name, n); }
+	const std::map<std::string, PeerEntry> &peers() const { return membership_.peers(); }
 	const std::map<std::string, ApplicationInfo> &applications() const { return apps_; }
-	const CoreConfig &config() const { return config_; }
+	const CoreConfig &config() const { return ctx_.config; }
 	// The replies to `status`, `peers` and `apps`, read without counting a request (the daemon's metrics).
 	Message statusReply(double now) const;
 	Message peersReply(double now) const;
 	Message appsReply(double now) const;
 
 private:
-	struct OutstandingWrm {
-		uint64_t id;
-		double sentAt;
-	};
-
 	// Who asked for a reconfiguration, and why: carried from the decision to its result.
 	struct Asker {
 		std::string origin;	// the agent that asked (this one for `force` on its local endpoint)
@@ -161,16 +134,6 @@ private:
 		double sentAt = 0.0;
 	};
 
-	// Who coordinates an application, as its root agent saw from the polls (coordinator_seat.cpp): the one
-	// requester a command is handed to.
-	struct Seat {
-		bool bound = false;
-		Requester holder;
-		double lastPoll = 0.0;
-		double gap = 0.0;   // the longest recent time between the holder's polls
-		std::string openTo; // after a migration: the node it went to may take the seat ("*": any node)
-	};
-
 	// Where an application's rank 0 is, as a peer's hello, welcome or heartbeat said.
 	struct RootSeen {
 		std::string agent;
@@ -188,10 +151,14 @@ private:
 		std::vector<IterationSample> sizes; // as the root's heartbeats said them, one per size, oldest first
 	};
 
-	Message envelope(std::string_view type);
+	Message envelope(std::string_view type) { return ctx_.envelope(type); }
+	// A hello, welcome or heartbeat: Membership's describeSelf.
 	Message selfDescription(std::string_view type);
-	void send(const std::string &endpoint, Message message, CoreOutputs &out);
-	void emit(nlohmann::json event, double now, CoreOutputs &out);
+	void send(const std::string &endpoint, Message message, CoreOutputs &out)
+	{
+		ctx_.send(endpoint, std::move(message), out);
+	}
+	void emit(nlohmann::json event, double now, CoreOutputs &out) { ctx_.emit(std::move(event), now, out); }
 	// A request answered with an error, the rejection counted and emitted as reject() does.
 	Message refuse(Channel channel, const Rejection &rejection, const Message &message, double now,
 		       CoreOutputs &out);
@@ -200,41 +167,9 @@ private:
 	void reject(Channel channel, const Rejection &rejection, const Message *message,
 		    double now, CoreOutputs &out);
 
-	// Adds or updates a peer; nullptr when the table is full of peers this agent chose.
-	PeerEntry *refreshPeer(const std::string &id, const std::string &endpoint, const std::string &group,
-			       const NodeProfile &profile, double now, CoreOutputs &out);
-	bool evictPeer(double now, CoreOutputs &out);
-	void markJoined(const std::string &via, double now, CoreOutputs &out);
-	// The profile, endpoint and group of a hello, welcome or heartbeat, checked and recorded.
-	PeerEntry *acceptPeer(const Message &m, double now, CoreOutputs &out);
-	// Empty when this agent may connect to `endpoint`, learned from a peer; otherwise why not.
-	std::string endpointRefusal(const std::string &endpoint) const;
-	void dropPeer(const std::string &id, const char *why, double now, CoreOutputs &out);
-	void learnCandidates(const nlohmann::json &entries, double now);
-	nlohmann::json describePeers(const std::vector<std::string> &ids, double now) const;
-	OverlayView view(double now, std::vector<PeerEntry> &alive,
-			 std::vector<Candidate> &candidates);
-
-	// A gap between ticks past the failure timeout: peers are not blamed for this agent having stopped.
-	void discountStall(double now);
-	void expire(double now, CoreOutputs &out);
-	void maintainView(double now, CoreOutputs &out);
-	void heartbeat(double now, CoreOutputs &out);
-	void gossip(double now, CoreOutputs &out);
-	void workStealing(double now, CoreOutputs &out);
-	void sendWrm(double now, const char *why, CoreOutputs &out);
-	unsigned defaultTtl() const;
-
-	void onHello(const Message &m, double now, CoreOutputs &out);
-	void onWelcome(const Message &m, double now, CoreOutputs &out);
-	void onGossip(const Message &m, double now, CoreOutputs &out);
+	MembershipHooks membershipHooks();
 	void onHeartbeat(const Message &m, double now, CoreOutputs &out);
-	void onLeave(const Message &m, double now, CoreOutputs &out);
-	void onUnlink(const Message &m, double now, CoreOutputs &out);
-	void onWrm(const Message &m, double now, CoreOutputs &out);
-	void onWrmReply(const Message &m, double now, CoreOutputs &out);
-	void onError(const Message &m, double now, CoreOutputs &out);
-
+	WorkStealingHooks workStealingHooks();
 
 	// applications.cpp: the registry of local MPI processes
 	Message onRegister(const Message &m, double now, CoreOutputs &out);
@@ -247,13 +182,6 @@ private:
 	Message onForce(const Message &m, double now, CoreOutputs &out);
 	Message onPoll(const Message &m, const Requester &from, double now, CoreOutputs &out);
 	Message onResult(const Message &m, const Requester &from, double now, CoreOutputs &out);
-	// coordinator_seat.cpp: whether `from` coordinates the application (a poll), or reports for the command it was
-	// handed (a result); empty when it may, else why not.
-	std::string seatRefusal(const std::string &appId, const Requester &from, double now);
-	void takeSeat(const std::string &appId, const Requester &from, double now);
-	std::string resultRefusal(const AppCommand &command, const Requester &from) const;
-	// After an operation's result: a migration, or a merge from a node, may have moved the coordinator elsewhere.
-	void openSeat(const std::string &appId, const Command &command);
 	// Frees an application's command slot before its result: `code` is dropped (rank 0 left) or lost (the agent
 	// restarted under it); the event command_<code> and the asker's failed result say why.
 	void dropCommand(const std::string &appId, const std::string &code, const std::string &why, double now,
@@ -299,36 +227,18 @@ private:
 	void tellDecision(const Message &m, double now);
 	int64_t activeHere() const;
 
-	CoreConfig config_;
+	CoreContext ctx_;
 	ProtocolModule &protocol_;
 	DecisionModule &decision_;
-	std::string group_;
-	std::mt19937_64 rng_;
+	Membership membership_;
+	WorkStealing stealing_;
 
-	NodeProfile local_;
 	nlohmann::json description_ = nlohmann::json::object();
 	double cpuCores_ = 0.0; // description_'s cpu_cores; 0: the node's cores are the machine's
 	nlohmann::json moduleNames_ = nlohmann::json::object();
 	std::string decisionName_;
 	uint32_t decisionAbiMinor_ = MALLEO_MODULE_ABI_MINOR; // built-ins, and cores built without module names
-	Counters counters_;
-	uint64_t nextMessageId_ = 1;
-	uint64_t nextEventSeq_ = 1;
-	double startedAt_ = 0.0;
-	double lastTick_ = 0.0; // the last tick (or the start)
-	// The gap between the last two ticks that were no stall; none known before the second tick.
-	double usualTickGap_ = std::numeric_limits<double>::infinity();
-	static constexpr double kStallFactor = 4.0; // a gap this many times the usual one (and past the timeout) is a stall
-	static constexpr double kTickGapMin = 1e-3;
 	static constexpr std::size_t kSizesKept = 16; // configurations remembered per application (sweetspot's fit needs 3)
-
-	std::map<std::string, PeerEntry> peers_;
-	std::map<std::string, Candidate> candidates_;
-	std::map<std::string, double> helloSentAt_; // endpoint → time
-	bool joined_ = false;
-	double nextSeedHello_ = 0.0;
-	double nextHeartbeat_ = 0.0;
-	double nextGossip_ = 0.0;
 
 	std::map<std::string, ApplicationInfo> apps_;
 	double nextDecision_ = 0.0;
@@ -348,22 +258,14 @@ private:
 	std::map<std::string, double> heldUntil_;	 // app → no decision asks for it before then
 	std::map<std::string, RootSeen> rootOf_;	 // app → the peer hosting its rank 0
 	std::map<std::string, RootFigures> rootFigures_; // app hosted here → what its root agent said of it
-	std::map<std::string, Seat> seats_;		 // app → its coordinator, here at its root agent
+	CoordinatorSeats seats_{ctx_.counters}; // app → its coordinator, here at its root agent
 	uint64_t nextRequestId_ = 1;
 	bool draining_ = false;
-	std::set<std::string> drainingPeers_; // peers whose heartbeats say they drain: nothing moves onto them
 	double quietSince_ = -1.0;	       // draining: since when no process has been active here
 	bool drainDone_ = false;
 	bool drainUnanswered_ = false; // said once: the module cannot be asked
 	double drainStartedAt_ = 0.0;
 	double drainDeadline_ = 0.0;
-
-	std::optional<OutstandingWrm> wrm_;
-	uint64_t nextWrmId_ = 1;
-	double nextWrmAt_ = 0.0;
-	double backoff_ = 0.0;
-	unsigned unansweredInRow_ = 0;
-	bool wrmOnJoinPending_ = false;
 };
 
 } // namespace malleo

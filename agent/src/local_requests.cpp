@@ -11,7 +11,7 @@ Message Core::onLocalRequest(const Message &message, double now, CoreOutputs &ou
 {
 	if (auto rejection = validateMessage(message, Channel::Local))
 		return refuse(Channel::Local, *rejection, message, now, out);
-	counters_.add("rx.local." + message["type"].get<std::string>());
+	ctx_.counters.add("rx.local." + message["type"].get<std::string>());
 	return answer(message, Requester{}, now, out);
 }
 
@@ -25,7 +25,7 @@ Message Core::onRemoteRequest(const Message &message, const Requester &from, dou
 		rejection = Rejection{"local_only", "only poll and result are taken from other nodes"};
 	if (rejection)
 		return refuse(Channel::Remote, *rejection, message, now, out);
-	counters_.add("rx.remote." + message["type"].get<std::string>());
+	ctx_.counters.add("rx.remote." + message["type"].get<std::string>());
 	return answer(message, from, now, out);
 }
 
@@ -64,7 +64,7 @@ Message Core::answer(const Message &message, const Requester &from, double now, 
 	else if (type == "deregister")
 		reply = onDeregister(message, now, out);
 	else if (type == "drain") {
-		drain(now, message.value("deadline", config_.drainDeadline), out);
+		drain(now, message.value("deadline", ctx_.config.drainDeadline), out);
 		reply = envelope("drain_reply");
 		reply["active"] = activeHere();
 		reply["deadline"] = drainDeadline_ - now;
@@ -76,35 +76,33 @@ Message Core::answer(const Message &message, const Requester &from, double now, 
 
 Message Core::statusReply(double now) const
 {
-	Message m = makeMessage("status_reply", config_.id, 0);
-	m["agent"] = {{"id", config_.id},
-		      {"endpoint", config_.endpoint},
-		      {"app_endpoint", config_.appEndpoint},
-		      {"group", group_},
-		      {"version", config_.agentVersion},
-		      {"uptime", now - startedAt_},
-		      {"joined", joined_},
+	Message m = makeMessage("status_reply", ctx_.config.id, 0);
+	m["agent"] = {{"id", ctx_.config.id},
+		      {"endpoint", ctx_.config.endpoint},
+		      {"app_endpoint", ctx_.config.appEndpoint},
+		      {"group", ctx_.group},
+		      {"version", ctx_.config.agentVersion},
+		      {"uptime", now - ctx_.startedAt},
+		      {"joined", membership_.joined()},
 		      {"draining", draining_}};
 	m["modules"] = moduleNames_;
-	m["profile"] = toJson(local_);
+	m["profile"] = toJson(ctx_.local);
 	m["node"] = description_;
 	m["applications"] = apps_.size();
-	m["peers"] = {{"alive", peers_.size()},
-		      {"in_view", std::count_if(peers_.begin(), peers_.end(),
+	m["peers"] = {{"alive", membership_.peers().size()},
+		      {"in_view", std::count_if(membership_.peers().begin(), membership_.peers().end(),
 						[](const auto &p) { return p.second.inView; })},
-		      {"candidates", candidates_.size()}};
-	m["wrm"] = {{"outstanding", wrm_.has_value()},
-		    {"backoff", backoff_},
-		    {"next_in", std::max(0.0, nextWrmAt_ - now)}};
-	m["counters"] = counters_.toJson();
+		      {"candidates", membership_.candidates().size()}};
+	m["wrm"] = stealing_.status(now);
+	m["counters"] = ctx_.counters.toJson();
 	return m;
 }
 
 Message Core::peersReply(double now) const
 {
-	Message m = makeMessage("peers_reply", config_.id, 0);
+	Message m = makeMessage("peers_reply", ctx_.config.id, 0);
 	nlohmann::json list = nlohmann::json::array();
-	for (const auto &[id, peer] : peers_)
+	for (const auto &[id, peer] : membership_.peers())
 		list.push_back({{"id", id},
 				{"endpoint", peer.endpoint},
 				{"group", peer.group},

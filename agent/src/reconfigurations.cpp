@@ -76,11 +76,11 @@ void Core::learnRoots(const Message &m, double now)
 std::string Core::rootAgentOf(const std::string &appId) const
 {
 	if (auto it = apps_.find(appId); it != apps_.end() && hostsRank0(it->second))
-		return config_.id;
+		return ctx_.config.id;
 	const auto seen = rootOf_.find(appId);
-	if (seen == rootOf_.end() || !peers_.count(seen->second.agent))
+	if (seen == rootOf_.end() || !membership_.peers().count(seen->second.agent))
 		return {};
-	const double lastHeard = peers_.at(seen->second.agent).lastHeard;
+	const double lastHeard = membership_.peers().at(seen->second.agent).lastHeard;
 	return lastHeard - seen->second.heardAt < kRootStaleAfter ? seen->second.agent : std::string();
 }
 
@@ -89,7 +89,7 @@ std::string Core::rootAgentOf(const std::string &appId) const
 void Core::carryOut(const Action &action, const char *trigger, double now, CoreOutputs &out)
 {
 	auto skip = [&](const std::string &why) {
-		counters_.add("actions.not_carried_out");
+		ctx_.counters.add("actions.not_carried_out");
 		emit({{"type", "action_skipped"}, {"app", action.app}, {"kind", action.kind}, {"trigger", trigger},
 		      {"why", why}},
 		     now, out);
@@ -100,7 +100,7 @@ void Core::carryOut(const Action &action, const char *trigger, double now, CoreO
 		app = registered->second;
 		applyRootFigures(*app);
 	}
-	auto mapped = commandForAction(action, config_.id, app ? &*app : nullptr);
+	auto mapped = commandForAction(action, ctx_.config.id, app ? &*app : nullptr);
 	if (const NoCommand *none = std::get_if<NoCommand>(&mapped)) {
 		skip(none->why);
 		return;
@@ -115,12 +115,12 @@ void Core::carryOut(const Action &action, const char *trigger, double now, CoreO
 	if (std::string(trigger) != "drain") {
 		if (auto held = heldUntil_.find(action.app); held != heldUntil_.end() && now < held->second) {
 			skip(fmt::format("hold-down: '{}' was reconfigured {:.1f} s ago (actions.hold_down {} s)",
-					 action.app, now - (held->second - config_.holdDown), config_.holdDown));
+					 action.app, now - (held->second - ctx_.config.holdDown), ctx_.config.holdDown));
 			return;
 		}
 	}
 	ask(action.app, std::get<Command>(mapped),
-	    Asker{config_.id, 0, trigger, action.kind, whyOf(action), decisionName_}, now, out);
+	    Asker{ctx_.config.id, 0, trigger, action.kind, whyOf(action), decisionName_}, now, out);
 }
 
 uint64_t Core::ask(const std::string &appId, const Command &command, Asker asker, double now,
@@ -132,16 +132,16 @@ uint64_t Core::ask(const std::string &appId, const Command &command, Asker asker
 	event.update({{"type", "reconf_request"}, {"app", appId}, {"request", asker.request}, {"root", root},
 		      {"trigger", asker.trigger}, {"kind", asker.kind}, {"why", asker.why}});
 	if (root.empty()) {
-		counters_.add("requests.no_root");
+		ctx_.counters.add("requests.no_root");
 		event["type"] = "action_skipped";
 		event["why"] = fmt::format("no agent is known to host rank 0 of '{}'", appId);
 		emit(std::move(event), now, out);
 		return 0;
 	}
-	counters_.add("requests.sent");
+	ctx_.counters.add("requests.sent");
 	emit(std::move(event), now, out);
 	pending_[appId] = {asker.request, root, now};
-	if (root == config_.id) {
+	if (root == ctx_.config.id) {
 		if (auto refused = queue(appId, command, asker, now, out)) {
 			Message told = resultMessage(appId, command, asker);
 			told["ok"] = false;
@@ -159,7 +159,7 @@ uint64_t Core::ask(const std::string &appId, const Command &command, Asker asker
 	m["kind"] = asker.kind;
 	m["why"] = asker.why;
 	m["decision"] = asker.decision;
-	send(peers_.at(root).endpoint, std::move(m), out);
+	send(membership_.peers().at(root).endpoint, std::move(m), out);
 	return asker.request;
 }
 
@@ -172,11 +172,11 @@ void Core::expireRequests(double now, CoreOutputs &out)
 	for (const std::string &appId : recovered)
 		settleRecovered(appId, false, now, out);
 	for (auto it = pending_.begin(); it != pending_.end();) {
-		if (now - it->second.sentAt < config_.requestTimeout) {
+		if (now - it->second.sentAt < ctx_.config.requestTimeout) {
 			++it;
 			continue;
 		}
-		counters_.add("requests.timed_out");
+		ctx_.counters.add("requests.timed_out");
 		emit({{"type", "reconf_timeout"}, {"app", it->first}, {"request", it->second.id},
 		      {"root", it->second.root}, {"waited", now - it->second.sentAt}},
 		     now, out);
@@ -208,20 +208,20 @@ std::optional<std::pair<std::string, std::string>> Core::queue(const std::string
 					     c->second.sent ? "in flight" : "queued", c->second.asker.origin,
 					     c->second.asker.why)};
 	// A draining node is on its way out: what moves there would be stranded.
-	if (!command.node.empty() && (drainingPeers_.count(command.node) || (draining_ && command.node == config_.id)))
+	if (!command.node.empty() && (membership_.drainingPeers().count(command.node) || (draining_ && command.node == ctx_.config.id)))
 		return std::pair{std::string("draining"),
 				 fmt::format("node '{}' is draining: nothing moves onto it", command.node)};
 	// The root holds the application's hold-down too: requests from several agents must not add up.
 	const bool decided = asker.trigger == "wrm" || asker.trigger == "tick";
-	if (decided && app.lastReconfiguration >= 0 && now - app.lastReconfiguration < config_.holdDown)
+	if (decided && app.lastReconfiguration >= 0 && now - app.lastReconfiguration < ctx_.config.holdDown)
 		return std::pair{std::string("hold_down"),
 				 fmt::format("'{}' was reconfigured {:.1f} s ago (actions.hold_down {} s)", appId,
-					     now - app.lastReconfiguration, config_.holdDown)};
+					     now - app.lastReconfiguration, ctx_.config.holdDown)};
 
 	AppCommand queued;
 	queued.id = nextCommandId_++;
 	queued.command = command;
-	if (config_.nodeWeights && command.weights.empty() && command.nodeWeights.empty())
+	if (ctx_.config.nodeWeights && command.weights.empty() && command.nodeWeights.empty())
 		queued.command.nodeWeights = powerWeights();
 	queued.asker = asker;
 	queued.queuedAt = now;
@@ -230,7 +230,7 @@ std::optional<std::pair<std::string, std::string>> Core::queue(const std::string
 		      {"trigger", asker.trigger}, {"why", asker.why}});
 	commands_[appId] = std::move(queued);
 	++commandChanges_;
-	counters_.add("commands.queued");
+	ctx_.counters.add("commands.queued");
 	emit(std::move(event), now, out);
 	return std::nullopt;
 }
@@ -242,8 +242,8 @@ std::map<std::string, int64_t> Core::powerWeights() const
 		return std::clamp<int64_t>(std::llround(pw * 1000.0), 1, kCommandWeightMax);
 	};
 	std::map<std::string, int64_t> weights;
-	weights[config_.id] = weight(local_.pw);
-	for (const auto &[id, peer] : peers_)
+	weights[ctx_.config.id] = weight(ctx_.local.pw);
+	for (const auto &[id, peer] : membership_.peers())
 		if (weights.size() < kCommandWeightsMax)
 			weights[id] = weight(peer.profile.pw);
 	return weights;
@@ -262,7 +262,7 @@ void Core::onReconfRequest(const Message &m, double now, CoreOutputs &out)
 		refused = queue(appId, command, asker, now, out);
 	if (!refused)
 		return;
-	counters_.add("requests.refused." + refused->first);
+	ctx_.counters.add("requests.refused." + refused->first);
 	Message told = resultMessage(appId, command, asker);
 	told["ok"] = false;
 	told["code"] = refused->first;
@@ -277,7 +277,7 @@ void Core::onReconfRequest(const Message &m, double now, CoreOutputs &out)
 
 Message Core::resultMessage(const std::string &appId, const Command &command, const Asker &asker) const
 {
-	Message m = makeMessage("reconf_result", config_.id, 0);
+	Message m = makeMessage("reconf_result", ctx_.config.id, 0);
 	if (command.op != Operation::None) {
 		m.update(commandFields(command));
 		m.erase("weights");
@@ -298,14 +298,14 @@ void Core::tellResult(Message result, double now, CoreOutputs &out)
 	std::vector<std::string> told;
 	for (const char *key : {"origin", "node", "from_node"}) {
 		const std::string agent = result.value(key, std::string());
-		if (agent.empty() || agent == config_.id || !peers_.count(agent) ||
+		if (agent.empty() || agent == ctx_.config.id || !membership_.peers().count(agent) ||
 		    std::find(told.begin(), told.end(), agent) != told.end())
 			continue;
 		told.push_back(agent);
 		Message copy = result;
-		copy["from"] = config_.id;
-		copy["id"] = nextMessageId_++;
-		send(peers_.at(agent).endpoint, std::move(copy), out);
+		copy["from"] = ctx_.config.id;
+		copy["id"] = ctx_.nextMessageId++;
+		send(membership_.peers().at(agent).endpoint, std::move(copy), out);
 	}
 	applyResult(result, now, out);
 }
@@ -319,11 +319,11 @@ void Core::applyResult(const Message &m, double now, CoreOutputs &out)
 {
 	const std::string &appId = m["app"].get_ref<const std::string &>();
 	const bool ok = m["ok"].get<bool>();
-	if (m["origin"] == config_.id) {
+	if (m["origin"] == ctx_.config.id) {
 		if (auto p = pending_.find(appId); p != pending_.end() && p->second.id == m["request"].get<uint64_t>())
 			pending_.erase(p);
 		if (ok)
-			heldUntil_[appId] = now + config_.holdDown;
+			heldUntil_[appId] = now + ctx_.config.holdDown;
 	}
 	// The hold-down of every agent that hosts the application starts when the operation happened.
 	if (auto it = apps_.find(appId); it != apps_.end() && ok) {
@@ -332,7 +332,7 @@ void Core::applyResult(const Message &m, double now, CoreOutputs &out)
 			it->second.lastSplit = now;
 	}
 	resultToRootFigures(m);
-	counters_.add(ok ? "results.ok" : "results.refused");
+	ctx_.counters.add(ok ? "results.ok" : "results.refused");
 	nlohmann::json event = m;
 	for (const char *key : {"v", "id", "from"})
 		event.erase(key);
@@ -352,7 +352,7 @@ void Core::tellDecision(const Message &m, double now)
 	CommandResult r;
 	r.app = m["app"].get<std::string>();
 	r.ok = m["ok"].get<bool>();
-	r.askedHere = m["origin"] == config_.id;
+	r.askedHere = m["origin"] == ctx_.config.id;
 	r.op = m.value("op", "");
 	r.count = m.value("count", int64_t{0});
 	r.node = m.value("node", "");
@@ -370,9 +370,9 @@ void Core::tellDecision(const Message &m, double now)
 	r.after = m.value("after", int64_t{-1});
 	std::vector<PeerEntry> alive;
 	std::vector<Candidate> candidates;
-	OverlayView v = view(now, alive, candidates);
+	OverlayView v = membership_.view(now, alive, candidates);
 	std::vector<ApplicationInfo> apps = applicationList();
-	counters_.add("decisions.results_told");
+	ctx_.counters.add("decisions.results_told");
 	decision_.onCommandResult(DecisionView{v, apps}, r);
 }
 
@@ -395,7 +395,7 @@ void Core::drain(double now, double deadline, CoreOutputs &out)
 	drainStartedAt_ = now;
 	drainDeadline_ = now + deadline;
 	nextDecision_ = now; // the decision module is asked at once
-	counters_.add("drain.started");
+	ctx_.counters.add("drain.started");
 	emit({{"type", "draining"}, {"deadline", deadline}, {"active", activeHere()}}, now, out);
 	decide(now, out);
 }
@@ -413,11 +413,11 @@ bool Core::drainFinished(double now, CoreOutputs &out)
 		quietSince_ = now;
 	if (active == 0 && now - quietSince_ >= kDrainSettle) {
 		drainDone_ = true;
-		counters_.add("drain.done");
+		ctx_.counters.add("drain.done");
 		emit({{"type", "drained"}, {"took", now - drainStartedAt_}}, now, out);
 	} else if (now >= drainDeadline_) {
 		drainDone_ = true;
-		counters_.add("drain.deadline");
+		ctx_.counters.add("drain.deadline");
 		emit({{"type", "drain_deadline"}, {"active", active}}, now, out);
 	}
 	return drainDone_;

@@ -17,15 +17,15 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tests', 'pmpi'))
-import pmpi_launch  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'python'))
+import testkit  # noqa: E402
 
 CONFIGS = [('baseline', None), ('full', 'full'), ('off', 'off')]
 
 
 def launch(opts, mode, out, ranks, calls, trips):
     preload = opts.lib if mode else None
-    proc = pmpi_launch.run(opts.mpi, ranks, [opts.program, str(calls), str(trips), str(opts.batches)],
+    proc = testkit.run_profiled(opts.mpi, ranks, [opts.program, str(calls), str(trips), str(opts.batches)],
                            preload=preload, profile_dir=out, mode=mode or 'full', timeout=60,
                            yield_when_idle=opts.yield_when_idle)
     m = re.search(r'test_ns=([\d.]+) timed_ns=([\d.]+) pingpong_ns=([\d.]+)', proc.stdout)
@@ -54,7 +54,7 @@ def median(values):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--mpi', required=True, choices=sorted(pmpi_launch.LAUNCHERS))
+    ap.add_argument('--mpi', required=True, choices=sorted(testkit.LAUNCHERS))
     ap.add_argument('--lib', required=True)
     ap.add_argument('--repetitions', type=int, default=9)
     ap.add_argument('--calls', type=int, default=1000000, help='MPI_Test calls per batch')

@@ -5,7 +5,7 @@
  * step. Written against the PCM API, so it splits, merges and migrates when told to (MALLEO_FORCE or the agent).
  *
  *   heat2d [--rows R] [--columns C] [--iterations N] [--progress K] [--times] [--pace MS] [--world pcm|mpi]
- *          [--checkpoint FILE --checkpoint-at K] [--restart FILE]    (stop-restart baseline, below)
+ *          [--checkpoint FILE --checkpoint-at K] [--restart FILE]    (stop-restart baseline, checkpoint.h)
  *
  * --pace MS makes every iteration last at least MS milliseconds (each process sleeps out the rest after its step),
  * so a run lasts a known wall time whatever the MPI and the process count: demos, and commands sent by hand or by
@@ -31,121 +31,8 @@
 
 #include "pcm_api.h"
 
-struct options {
-	int rows;
-	int columns;
-	int iterations;
-	int progress;
-	int times; /* --times: rank 0 prints each iteration's wall time */
-	int pace; /* --pace: milliseconds per iteration at least, 0 = off */
-	int world_mpi; /* --world mpi */
-};
-
-#define MAX_PACE 60000 /* a minute per iteration: anything longer is a typo */
-
-static int parse_positive(const char *flag, const char *text, int *out)
-{
-	char *end = NULL;
-	long value = strtol(text, &end, 10);
-	if (!*text || *end || value < 1 || value > 100000000) {
-		fprintf(stderr, "heat2d: %s %s: expected a positive integer\n", flag, text);
-		return -1;
-	}
-	*out = (int)value;
-	return 0;
-}
-
-static int parse_pace(const char *text, int *out)
-{
-	char *end = NULL;
-	long value = strtol(text, &end, 10);
-	if (!*text || *end || value < 0 || value > MAX_PACE) {
-		fprintf(stderr, "heat2d: --pace %s: expected milliseconds from 0 to %d\n", text, MAX_PACE);
-		return -1;
-	}
-	*out = (int)value;
-	return 0;
-}
-
-static const char usage[] =
-	"usage: heat2d [--rows R] [--columns C] [--iterations N] [--progress K] [--times] [--pace MS]\n"
-	"              [--world pcm|mpi]\n"
-	"              [--checkpoint FILE --checkpoint-at K] [--restart FILE]\n"
-	"  --rows R, --columns C  grid size (default 64 x 64; 1024 rows of doubles = 128 columns per MiB)\n"
-	"  --iterations N         Jacobi steps (default 100)\n"
-	"  --progress K           print the iteration and the process count every K iterations (default: never)\n"
-	"  --times                rank 0 prints each iteration's wall time, its probe (and any reconfiguration there)\n"
-	"                         included: what a reconfiguration costs the iterations after it\n"
-	"  --pace MS              every iteration lasts at least MS milliseconds, 0 to 60000 (default 0: off); the\n"
-	"                         result is the same, the run just lasts a known time (demos, commands by hand)\n"
-	"  --world pcm|mpi        compute on PCM_COMM_WORLD (default) or on MPI_COMM_WORLD (needs\n"
-	"                         MALLEO_WORLD=malleable and libmalleo_pmpi preloaded)\n"
-	"  --checkpoint FILE --checkpoint-at K  stop at iteration K with the grid written to FILE\n"
-	"  --restart FILE         continue from FILE on the processes of this launch\n"
-	"Reconfigured by MALLEO_FORCE or the local agent (malleo force; docs/pcm-api.md); prints the grid's checksum at the end.\n";
-
-/* 0: go on; -1: bad options (said on stderr); 1: --help. */
-static int parse_options(int argc, char **argv, struct options *o)
-{
-	o->rows = 64;
-	o->columns = 64;
-	o->iterations = 100;
-	o->progress = 0;
-	o->times = 0;
-	o->pace = 0;
-	o->world_mpi = 0;
-	for (int i = 1; i < argc; ++i) {
-		int *target = NULL;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return 1;
-		if (!strcmp(argv[i], "--times")) {
-			o->times = 1;
-			continue;
-		}
-		if (!strcmp(argv[i], "--world")) {
-			if (i + 1 >= argc || (strcmp(argv[i + 1], "pcm") && strcmp(argv[i + 1], "mpi"))) {
-				fprintf(stderr, "heat2d: --world needs pcm or mpi\n");
-				return -1;
-			}
-			o->world_mpi = !strcmp(argv[++i], "mpi");
-			continue;
-		}
-		if (!strcmp(argv[i], "--pace")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "heat2d: --pace needs a value\n");
-				return -1;
-			}
-			if (parse_pace(argv[++i], &o->pace))
-				return -1;
-			continue;
-		}
-		if (!strcmp(argv[i], "--rows"))
-			target = &o->rows;
-		else if (!strcmp(argv[i], "--columns"))
-			target = &o->columns;
-		else if (!strcmp(argv[i], "--iterations"))
-			target = &o->iterations;
-		else if (!strcmp(argv[i], "--progress"))
-			target = &o->progress;
-		else {
-			fprintf(stderr, "heat2d: unknown option %s (--rows, --columns, --iterations, --progress, "
-					"--times, --pace, --world)\n", argv[i]);
-			return -1;
-		}
-		if (i + 1 >= argc) {
-			fprintf(stderr, "heat2d: %s needs a value\n", argv[i]);
-			return -1;
-		}
-		if (parse_positive(argv[i], argv[i + 1], target))
-			return -1;
-		++i;
-	}
-	if (o->rows < 3 || o->columns < 3) {
-		fprintf(stderr, "heat2d: the grid needs at least 3 rows and 3 columns\n");
-		return -1;
-	}
-	return 0;
-}
+#include "checkpoint.h"
+#include "options.h"
 
 /* The initial temperature of a point: a hot left wall, the rest a fixed pattern so every column differs. */
 static double initial(int column, int row)
@@ -248,308 +135,172 @@ static uint64_t fnv1a(const unsigned char *bytes, size_t n)
 	return h;
 }
 
-/*
- * The stop-restart baseline the papers compare split and merge with (seeds 000 and 003): --checkpoint FILE
- * --checkpoint-at K gathers the grid through rank 0 into FILE at the top of iteration K and stops; --restart FILE,
- * relaunched on any number of processes, has rank 0 read it and scatter the columns, and continues from K. The
- * file: a header (magic, rows, columns, iteration; int64) and the columns in global order, in this machine's byte
- * order. Rank 0 prints how long each side took (bench/pcm_reconfigure.py reads it).
- */
-struct checkpointing {
-	const char *checkpoint;
-	int checkpoint_at;
-	const char *restart;
-};
-
-static const char checkpoint_magic[8] = {'H', 'E', 'A', 'T', '2', 'D', 'C', '1'};
-
-/* Takes the checkpoint options out of argv, so parse_options sees only its own. */
-static int take_checkpoint_options(int *argc, char **argv, struct checkpointing *c, int rank)
+/* Ends the run on every process: the exit code `code`. */
+static int finish(int code)
 {
-	int kept = 1, at = -1;
-	memset(c, 0, sizeof *c);
-	for (int i = 1; i < *argc; ++i) {
-		const int ours = !strcmp(argv[i], "--checkpoint") || !strcmp(argv[i], "--checkpoint-at") ||
-				 !strcmp(argv[i], "--restart");
-		if (!ours) {
-			argv[kept++] = argv[i];
-			continue;
-		}
-		if (i + 1 >= *argc) {
-			if (rank == 0)
-				fprintf(stderr, "heat2d: %s needs a value\n", argv[i]);
-			return -1;
-		}
-		if (!strcmp(argv[i], "--checkpoint"))
-			c->checkpoint = argv[i + 1];
-		else if (!strcmp(argv[i], "--restart"))
-			c->restart = argv[i + 1];
-		else if (parse_positive(argv[i], argv[i + 1], &at))
-			return -1;
-		++i;
-	}
-	*argc = kept;
-	argv[kept] = NULL;
-	c->checkpoint_at = at;
-	if (!c->checkpoint != (at < 0)) {
-		if (rank == 0)
-			fprintf(stderr, "heat2d: --checkpoint FILE and --checkpoint-at K go together\n");
-		return -1;
-	}
-	return 0;
-}
-
-/* Gathers the grid on rank 0, which writes the checkpoint; then every process stops. Returns the exit code. */
-static int stop_at_checkpoint(const struct checkpointing *c, double *prevData, double *nextData, int xDim,
-			      int yDim, int columns, int iteration)
-{
-	int rank = 0, size = 0, failed = 0;
-	MPI_Comm_rank(PCM_COMM_WORLD, &rank);
-	MPI_Comm_size(PCM_COMM_WORLD, &size);
-	const double start = MPI_Wtime();
-	const int mine = xDim * yDim;
-	int *counts = rank == 0 ? malloc(sizeof(int) * (size_t)size) : NULL;
-	int *displs = rank == 0 ? malloc(sizeof(int) * (size_t)size) : NULL;
-	double *all = rank == 0 ? malloc(sizeof(double) * (size_t)columns * yDim) : NULL;
-	MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, PCM_COMM_WORLD);
-	if (rank == 0)
-		for (int p = 0, at = 0; p < size; at += counts[p], ++p)
-			displs[p] = at;
-	MPI_Gatherv(prevData + yDim, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, PCM_COMM_WORLD);
-	if (rank == 0) {
-		const int64_t header[3] = {yDim, columns, iteration};
-		const size_t doubles = (size_t)columns * yDim;
-		FILE *file = fopen(c->checkpoint, "wb");
-		failed = !file || fwrite(checkpoint_magic, 1, 8, file) != 8 || fwrite(header, 8, 3, file) != 3 ||
-			 fwrite(all, sizeof(double), doubles, file) != doubles;
-		if (file && fclose(file))
-			failed = 1;
-		if (failed)
-			fprintf(stderr, "heat2d: could not write the checkpoint %s\n", c->checkpoint);
-		else
-			printf("checkpoint: iteration %d, %zu bytes from %d processes written to %s in %.6f s\n",
-			       iteration, 32 + doubles * sizeof(double), size, c->checkpoint, MPI_Wtime() - start);
-		fflush(stdout);
-	}
-	free(all);
-	free(counts);
-	free(displs);
-	PCM_Free(prevData);
-	PCM_Free(nextData);
-	MPI_Bcast(&failed, 1, MPI_INT, 0, PCM_COMM_WORLD);
 	PCM_Finalize(PCM_COMM_WORLD);
 	MPI_Finalize();
-	return failed ? 1 : 0;
+	return code;
 }
 
-/* Rank 0 reads the checkpoint and scatters its columns over the processes' blocks (prevData, xDim columns each).
- * Returns the iteration to continue from, or -1 on every process if the file is unusable (rank 0 says why). */
-static int restart_from_checkpoint(const struct checkpointing *c, double *prevData, int xDim, int yDim, int columns)
+/* The options (options.h). -1: go on; else the exit code (0 after --help, 2 on bad options): every process parses
+ * the same arguments, so all stop here together. */
+static int parse_arguments(int *argc, char **argv, int rank, struct options *o, struct checkpointing *ck)
 {
-	int rank = 0, size = 0;
-	MPI_Comm_rank(PCM_COMM_WORLD, &rank);
-	MPI_Comm_size(PCM_COMM_WORLD, &size);
-	const double start = MPI_Wtime();
-	const size_t doubles = (size_t)columns * yDim;
-	int iteration = -1;
-	double *all = NULL;
-	if (rank == 0) {
-		char magic[8];
-		int64_t header[3] = {0, 0, -1};
-		FILE *file = fopen(c->restart, "rb");
-		if (!file || fread(magic, 1, 8, file) != 8 || memcmp(magic, checkpoint_magic, 8) ||
-		    fread(header, 8, 3, file) != 3)
-			fprintf(stderr, "heat2d: %s is not a heat2d checkpoint\n", c->restart);
-		else if (header[0] != yDim || header[1] != columns || header[2] < 0 || header[2] > INT32_MAX)
-			fprintf(stderr, "heat2d: %s holds a %lld x %lld grid at iteration %lld, not a %d x %d one\n",
-				c->restart, (long long)header[0], (long long)header[1], (long long)header[2], yDim,
-				columns);
-		else if (!(all = malloc(sizeof(double) * doubles)) || fread(all, sizeof(double), doubles, file) != doubles)
-			fprintf(stderr, "heat2d: %s is truncated\n", c->restart);
-		else
-			iteration = (int)header[2];
-		if (file)
-			fclose(file);
-	}
-	MPI_Bcast(&iteration, 1, MPI_INT, 0, PCM_COMM_WORLD);
-	if (iteration >= 0) {
-		const int mine = xDim * yDim;
-		int *counts = rank == 0 ? malloc(sizeof(int) * (size_t)size) : NULL;
-		int *displs = rank == 0 ? malloc(sizeof(int) * (size_t)size) : NULL;
-		MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, PCM_COMM_WORLD);
-		if (rank == 0)
-			for (int p = 0, at = 0; p < size; at += counts[p], ++p)
-				displs[p] = at;
-		MPI_Scatterv(all, counts, displs, MPI_DOUBLE, prevData + yDim, mine, MPI_DOUBLE, 0, PCM_COMM_WORLD);
-		if (rank == 0)
-			printf("restart: iteration %d, %zu bytes read from %s and scattered to %d processes in %.6f s\n",
-			       iteration, 32 + doubles * sizeof(double), c->restart, size, MPI_Wtime() - start);
-		free(counts);
-		free(displs);
-	}
-	free(all);
-	return iteration;
+	const int parsed = read_options(argc, argv, rank, o, ck);
+	return parsed ? finish(parsed > 0 ? 0 : 2) : -1;
 }
 
-int main(int argc, char **argv)
+/* A process of the launch: its block of columns, from the initial temperatures or the restart file, and the
+ * iteration to start at. -1: go on; else the exit code (too few columns, an unusable restart file). */
+static int start_grid(const struct options *o, const struct checkpointing *ck, int rank, int totalProcessors,
+		      int yDim, int *xDim, double **prevData, int *current_iteration)
 {
-	struct options o;
-	int rank, totalProcessors, xDim, yDim, current_iteration, iterations;
-	double *prevData, *nextData;
-	int merge_rank, mergecnts;
-
-	MPI_PCM_Init(&argc, &argv);
-	PCM_Init(PCM_COMM_WORLD);
-	MPI_Comm_rank(PCM_COMM_WORLD, &rank);
-	MPI_Comm_size(PCM_COMM_WORLD, &totalProcessors);
-	struct checkpointing ck;
-	int parsed = take_checkpoint_options(&argc, argv, &ck, rank);
-	if (!parsed)
-		parsed = parse_options(argc, argv, &o);
-	if (parsed > 0 && rank == 0)
-		fputs(usage, stdout);
-	if (parsed) {
-		/* Every process parses the same arguments, so all stop here together. */
-		PCM_Finalize(PCM_COMM_WORLD);
-		MPI_Finalize();
-		return parsed > 0 ? 0 : 2;
+	int world = 0;
+	MPI_Comm_size(MPI_COMM_WORLD, &world);
+	if (o->columns < world) {
+		if (rank == 0)
+			fprintf(stderr, "heat2d: %d columns cannot feed up to %d processes\n", o->columns, world);
+		return finish(2);
 	}
-	yDim = o.rows;
-	MPI_Comm comm = computing_comm(&o);
-	if (comm == MPI_COMM_NULL)
+	*current_iteration = 0;
+	*xDim = o->columns / totalProcessors + (rank < o->columns % totalProcessors);
+	*prevData = PCM_Alloc((size_t)(*xDim + 2) * yDim * sizeof(double));
+	const int first = first_column(*xDim, PCM_COMM_WORLD);
+	for (int i = 1; i <= *xDim && !ck->restart; ++i)
+		for (int r = 0; r < yDim; ++r)
+			(*prevData)[(size_t)i * yDim + r] = initial(first + i - 1, r);
+	if (ck->restart &&
+	    (*current_iteration = restart_from_checkpoint(ck, *prevData, *xDim, yDim, o->columns)) < 0) {
+		PCM_Free(*prevData);
+		return finish(2);
+	}
+	return -1;
+}
+
+/* The communicator to compute on, the process count, the process's block of columns (its rows in `yDim_out`) and
+ * the iteration to start at: from the start (start_grid), or, for a process a migration started, what its
+ * predecessor stored (PCM_Store in main's loop). -1: go on; else the exit code. */
+static int set_up_grid(const struct options *o, const struct checkpointing *ck, MPI_Comm *comm, int *rank,
+		       int *totalProcessors, int *xDim, int *yDim_out, double **prevData, int *current_iteration)
+{
+	const int yDim = *yDim_out = o->rows;
+	if ((*comm = computing_comm(o)) == MPI_COMM_NULL)
 		return stop_world_mismatch();
+	MPI_Comm_size(PCM_COMM_WORLD, totalProcessors);
+	if (PCM_Process_Status() == PCM_STARTED)
+		return start_grid(o, ck, *rank, *totalProcessors, yDim, xDim, prevData, current_iteration);
+	PCM_Comm_rank(PCM_COMM_WORLD, rank);
+	PCM_Load(*rank, "iterator", current_iteration);
+	PCM_Load(*rank, "datawidth", xDim);
+	*prevData = PCM_Alloc((size_t)(*xDim + 2) * yDim * sizeof(double));
+	PCM_Load(*rank, "myArray", *prevData);
+	return -1;
+}
 
-	if (PCM_Process_Status() == PCM_STARTED) {
-		int world = 0;
-		MPI_Comm_size(MPI_COMM_WORLD, &world);
-		if (o.columns < world) {
-			if (rank == 0)
-				fprintf(stderr, "heat2d: %d columns cannot feed up to %d processes\n", o.columns,
-					world);
-			PCM_Finalize(PCM_COMM_WORLD);
-			MPI_Finalize();
-			return 2;
-		}
-		current_iteration = 0;
-		xDim = o.columns / totalProcessors + (rank < o.columns % totalProcessors);
-		prevData = PCM_Alloc((size_t)(xDim + 2) * yDim * sizeof(double));
-		const int first = first_column(xDim, PCM_COMM_WORLD);
-		for (int i = 1; i <= xDim && !ck.restart; ++i)
-			for (int r = 0; r < yDim; ++r)
-				prevData[(size_t)i * yDim + r] = initial(first + i - 1, r);
-		if (ck.restart && (current_iteration = restart_from_checkpoint(&ck, prevData, xDim, yDim, o.columns)) < 0) {
-			PCM_Free(prevData);
-			PCM_Finalize(PCM_COMM_WORLD);
-			MPI_Finalize();
-			return 2;
-		}
-	} else {
-		PCM_Comm_rank(PCM_COMM_WORLD, &rank);
-		PCM_Load(rank, "iterator", &current_iteration);
-		PCM_Load(rank, "datawidth", &xDim);
-		prevData = PCM_Alloc((size_t)(xDim + 2) * yDim * sizeof(double));
-		PCM_Load(rank, "myArray", prevData);
+/* What a reconfiguration call said when it failed, printed by rank 0 (`rank` is read after the call, which may
+ * change it). */
+static void report_failure(int rc, const int *rank)
+{
+	if (rc != PCM_SUCCESS && *rank == 0)
+		fprintf(stderr, "heat2d: %s\n", PCM_Error_string());
+}
+
+/* Rank 0's lines at the top of an iteration: the process count when it changed or was not said yet (`announce`,
+ * cleared), and --progress. A process that a split or a migration activated joins inside the probe of that
+ * operation, which the bridge answers for it: when it is rank 0 (a migration's replacement of rank 0) the
+ * operation's line is its to print (main's `announce`). */
+static void print_iteration(const struct options *o, int rank, int iteration, int totalProcessors, int changed,
+			    int *announce)
+{
+	if (rank == 0 && (changed || *announce))
+		printf("iteration %d: %d processes\n", iteration, totalProcessors);
+	*announce = 0;
+	if (o->progress && rank == 0 && iteration % o->progress == 0)
+		printf("iteration %d of %d on %d processes\n", iteration, o->iterations, totalProcessors);
+}
+
+/* An iteration's start: its wall time (--times) and, with --pace, when it may end. The iteration's time counts
+ * from its top: a reconfiguration at its probe is part of it. */
+struct iteration_clock {
+	struct timespec deadline;
+	double start;
+};
+
+static struct iteration_clock start_iteration(int pace)
+{
+	struct iteration_clock clock = {pace_deadline(pace), MPI_Wtime()};
+	return clock;
+}
+
+/* The end of an iteration: --pace's wait, and --times's line (rank 0). */
+static void end_iteration(const struct options *o, const struct iteration_clock *clock, int iteration, int rank,
+			  int totalProcessors)
+{
+	if (o->pace)
+		sleep_until(&clock->deadline);
+	if (o->times && rank == 0)
+		printf("time: iteration %d %.6f s on %d processes\n", iteration, MPI_Wtime() - clock->start,
+		       totalProcessors);
+}
+
+/* After a reconfiguration: the second grid holds at least the process's new columns. Each step rewrites its columns
+ * and each exchange its ghosts, so it is kept when it is large enough and grown by PCM_Realloc otherwise, not freed
+ * and allocated anew: its pages are in memory already. On a VM with shadow page tables a new grid's first touch
+ * costs about 10 us a page and freeing a large one slows the next pass over all memory (docs/performance.md,
+ * "Machines"). */
+static void grow_next(double **nextData, size_t *nextCapacity, int xDim, int yDim)
+{
+	const size_t needed = (size_t)(xDim + 2) * yDim;
+	if (needed <= *nextCapacity)
+		return;
+	double *grown = PCM_Realloc(*nextData, needed * sizeof(double));
+	if (!grown) {
+		fprintf(stderr, "heat2d: out of memory for %zu columns\n", (size_t)xDim);
+		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
-	/* Elements each grid holds; the two swap roles every iteration, and a split leaves them larger than needed. */
-	size_t prevCapacity = (size_t)(xDim + 2) * yDim, nextCapacity = prevCapacity;
-	nextData = PCM_Alloc(nextCapacity * sizeof(double));
-	int first = first_column(xDim, comm);
-	/* A process that a split or a migration activated joins inside the probe of that operation, which the bridge
-	 * answers for it: when it is rank 0 (a migration's replacement of rank 0) the operation's line is its to print. */
-	int announce = PCM_Process_Status() != PCM_STARTED;
+	*nextData = grown;
+	*nextCapacity = needed;
+}
 
-	for (iterations = current_iteration; iterations < o.iterations; iterations++) {
-		int changed = 1;
-		/* The iteration's time counts from its top: a reconfiguration at its probe is part of it. */
-		const struct timespec deadline = pace_deadline(o.pace);
-		const double iteration_start = MPI_Wtime();
-		if (ck.checkpoint && iterations == ck.checkpoint_at)
-			return stop_at_checkpoint(&ck, prevData, nextData, xDim, yDim, o.columns, iterations);
-		/* What is left, this iteration included: a resize near the end may cost more than it saves. */
-		PCM_Remaining_iterations(o.iterations - iterations);
-		const int pcm_status = PCM_Status(PCM_COMM_WORLD);
-		if (pcm_status == PCM_MIGRATE) {
-			PCM_Store(rank, "iterator", &iterations, PCM_INT, 1);
-			PCM_Store(rank, "datawidth", &xDim, PCM_INT, 1);
-			PCM_Store(rank, "myArray", prevData, PCM_DOUBLE, (xDim + 2) * yDim);
-			if (PCM_Reconfigure(&PCM_COMM_WORLD, argv[0]) != PCM_SUCCESS && rank == 0)
-				fprintf(stderr, "heat2d: %s\n", PCM_Error_string());
-		} else if (pcm_status == PCM_RECONFIGURE) {
-			if (PCM_Reconfigure(&PCM_COMM_WORLD, argv[0]) != PCM_SUCCESS && rank == 0)
-				fprintf(stderr, "heat2d: %s\n", PCM_Error_string());
-			MPI_Comm_rank(PCM_COMM_WORLD, &rank);
-		} else if (pcm_status == PCM_SPLIT) {
-			if (PCM_Split(prevData, PCM_DOUBLE, &iterations, &xDim, &yDim, &rank, &totalProcessors,
-				      &PCM_COMM_WORLD, argv[0]) != PCM_SUCCESS && rank == 0)
-				fprintf(stderr, "heat2d: %s\n", PCM_Error_string());
-		} else if (pcm_status == PCM_MERGE) {
-			double *new_buffer = NULL;
-			PCM_Merge_datacnts(xDim, yDim, &mergecnts, &merge_rank, PCM_COMM_WORLD);
-			if (rank == merge_rank)
-				new_buffer = PCM_Alloc((size_t)mergecnts * sizeof(double));
-			if (PCM_Merge(prevData, PCM_DOUBLE, &xDim, &yDim, new_buffer, mergecnts, &rank,
-				      &totalProcessors, &PCM_COMM_WORLD) != PCM_SUCCESS && rank == 0)
-				fprintf(stderr, "heat2d: %s\n", PCM_Error_string());
-			if (rank == merge_rank) {
-				PCM_Free(prevData);
-				prevData = new_buffer;
-				prevCapacity = (size_t)mergecnts;
-			}
-		} else {
-			/* PCM_NONE, or PCM_FAILED: a failed reconfiguration leaves the configuration and the data as they
-			 * were, so there is nothing to rebuild (the bridge printed why it failed). */
-			changed = 0;
-		}
-		if ((comm = computing_comm(&o)) == MPI_COMM_NULL)
-			return stop_world_mismatch();
-		if (changed) {
-			MPI_Comm_rank(comm, &rank);
-			MPI_Comm_size(comm, &totalProcessors);
-			/* Each step rewrites the second grid's columns and each exchange its ghosts, so it is kept when it
-			 * is large enough and grown by PCM_Realloc otherwise, not freed and allocated anew: its pages are in
-			 * memory already. On a VM with shadow page tables a new grid's first touch costs about 10 us a page
-			 * and freeing a large one slows the next pass over all memory (docs/performance.md, "Machines"). */
-			const size_t needed = (size_t)(xDim + 2) * yDim;
-			if (needed > nextCapacity) {
-				double *grown = PCM_Realloc(nextData, needed * sizeof(double));
-				if (!grown) {
-					fprintf(stderr, "heat2d: out of memory for %zu columns\n", (size_t)xDim);
-					MPI_Abort(MPI_COMM_WORLD, 1);
-				}
-				nextData = grown;
-				nextCapacity = needed;
-			}
-			first = first_column(xDim, comm);
-		}
-		if ((changed || announce) && rank == 0)
-			printf("iteration %d: %d processes\n", iterations, totalProcessors);
-		announce = 0;
-		if (o.progress && rank == 0 && iterations % o.progress == 0)
-			printf("iteration %d of %d on %d processes\n", iterations, o.iterations, totalProcessors);
+/* After the probe, on every process: the communicator to compute on (MPI_COMM_NULL: with --world mpi,
+ * MPI_COMM_WORLD is no longer the active processes') and, after a reconfiguration, this process's rank, the process
+ * count, room for its columns in the second grid and its first column. */
+static MPI_Comm after_probe(const struct options *o, int changed, int xDim, int yDim, int *rank, int *totalProcessors,
+			    double **nextData, size_t *nextCapacity, int *first)
+{
+	const MPI_Comm comm = computing_comm(o);
+	if (comm == MPI_COMM_NULL || !changed)
+		return comm;
+	MPI_Comm_rank(comm, rank);
+	MPI_Comm_size(comm, totalProcessors);
+	grow_next(nextData, nextCapacity, xDim, yDim);
+	*first = first_column(xDim, comm);
+	return comm;
+}
 
-		exchange_ghosts(prevData, xDim, yDim, rank, totalProcessors, comm);
-		step(prevData, nextData, xDim, yDim, first, o.columns);
-		double *swap = prevData;
-		prevData = nextData;
-		nextData = swap;
-		const size_t capacity = prevCapacity;
-		prevCapacity = nextCapacity;
-		nextCapacity = capacity;
-		if (o.pace)
-			sleep_until(&deadline);
-		if (o.times && rank == 0)
-			printf("time: iteration %d %.6f s on %d processes\n", iterations, MPI_Wtime() - iteration_start,
-			       totalProcessors);
-	}
+/* The step's result becomes the grid the next iteration reads. */
+static void swap_grids(double **prevData, double **nextData, size_t *prevCapacity, size_t *nextCapacity)
+{
+	double *swap = *prevData;
+	*prevData = *nextData;
+	*nextData = swap;
+	const size_t capacity = *prevCapacity;
+	*prevCapacity = *nextCapacity;
+	*nextCapacity = capacity;
+}
 
-	/* Gather the columns in global order on rank 0 and print the checksum of the bytes. */
+/* Gathers the columns in global order on rank 0, which prints who held how many and the checksum of the bytes. */
+static void print_result(MPI_Comm comm, int rank, int totalProcessors, const double *prevData, int xDim, int yDim,
+			 int columns, int iterations)
+{
 	int *counts = NULL, *displs = NULL;
 	double *all = NULL;
 	const int mine = xDim * yDim;
 	if (rank == 0) {
 		counts = malloc(sizeof(int) * (size_t)totalProcessors);
 		displs = malloc(sizeof(int) * (size_t)totalProcessors);
-		all = malloc(sizeof(double) * (size_t)o.columns * yDim);
+		all = malloc(sizeof(double) * (size_t)columns * yDim);
 	}
 	/* Which process holds how many columns: how the bridge shared the data (by node power, with node weights). */
 	int worldRank = 0, *worldRanks = NULL;
@@ -563,23 +314,103 @@ int main(int argc, char **argv)
 			displs[p] = at;
 	MPI_Gatherv(prevData + yDim, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, comm);
 	if (rank == 0) {
-		printf("final: %d processes, %d iterations\n", totalProcessors, o.iterations);
+		printf("final: %d processes, %d iterations\n", totalProcessors, iterations);
 		printf("columns:");
 		for (int p = 0; p < totalProcessors; ++p)
 			printf("%s %d (world rank %d)", p ? "," : "", counts[p] / yDim, worldRanks[p]);
 		printf("\n");
 		printf("checksum %016llx\n",
-		       (unsigned long long)fnv1a((const unsigned char *)all, sizeof(double) * (size_t)o.columns * yDim));
+		       (unsigned long long)fnv1a((const unsigned char *)all, sizeof(double) * (size_t)columns * yDim));
 		fflush(stdout);
 	}
 	free(all);
 	free(worldRanks);
 	free(counts);
 	free(displs);
+}
+
+/* The end of the run: the result printed, the grids freed, every process finalized. The exit code. */
+static int end_run(MPI_Comm comm, int rank, int totalProcessors, double *prevData, double *nextData, int xDim,
+		   int yDim, const struct options *o)
+{
+	print_result(comm, rank, totalProcessors, prevData, xDim, yDim, o->columns, o->iterations);
 	PCM_Free(prevData);
 	PCM_Free(nextData);
 	MPI_Barrier(comm);
-	PCM_Finalize(PCM_COMM_WORLD);
-	MPI_Finalize();
-	return 0;
+	return finish(0);
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct checkpointing ck;
+	int rank, totalProcessors, xDim, yDim, current_iteration, iterations;
+	double *prevData = NULL, *nextData; /* set by set_up_grid */
+	MPI_Comm comm;
+
+	MPI_PCM_Init(&argc, &argv);
+	PCM_Init(PCM_COMM_WORLD);
+	MPI_Comm_rank(PCM_COMM_WORLD, &rank);
+	int stop = parse_arguments(&argc, argv, rank, &o, &ck);
+	if (stop < 0)
+		stop = set_up_grid(&o, &ck, &comm, &rank, &totalProcessors, &xDim, &yDim, &prevData,
+				   &current_iteration);
+	if (stop >= 0)
+		return stop;
+	/* Elements each grid holds (they swap roles; a split leaves them larger than needed). */
+	size_t prevCapacity = (size_t)(xDim + 2) * yDim, nextCapacity = prevCapacity;
+	nextData = PCM_Alloc(nextCapacity * sizeof(double));
+	int first = first_column(xDim, comm);
+	int announce = PCM_Process_Status() != PCM_STARTED;
+	for (iterations = current_iteration; iterations < o.iterations; iterations++) {
+		int changed = 1;
+		const struct iteration_clock clock = start_iteration(o.pace);
+		if (ck.checkpoint && iterations == ck.checkpoint_at)
+			return stop_at_checkpoint(&ck, prevData, nextData, xDim, yDim, o.columns, iterations);
+		/* Iterations left (this one too): a late resize may cost more than it saves. */
+		PCM_Remaining_iterations(o.iterations - iterations);
+		const int pcm_status = PCM_Status(PCM_COMM_WORLD);
+		if (pcm_status == PCM_MIGRATE) {
+			PCM_Store(rank, "iterator", &iterations, PCM_INT, 1);
+			PCM_Store(rank, "datawidth", &xDim, PCM_INT, 1);
+			PCM_Store(rank, "myArray", prevData, PCM_DOUBLE, (xDim + 2) * yDim);
+			report_failure(PCM_Reconfigure(&PCM_COMM_WORLD, argv[0]), &rank);
+		} else if (pcm_status == PCM_RECONFIGURE) {
+			report_failure(PCM_Reconfigure(&PCM_COMM_WORLD, argv[0]), &rank);
+			MPI_Comm_rank(PCM_COMM_WORLD, &rank);
+		} else if (pcm_status == PCM_SPLIT) {
+			report_failure(PCM_Split(prevData, PCM_DOUBLE, &iterations, &xDim, &yDim, &rank, &totalProcessors,
+						 &PCM_COMM_WORLD, argv[0]),
+				       &rank);
+		} else if (pcm_status == PCM_MERGE) {
+			double *new_buffer = NULL;
+			int merge_rank, mergecnts;
+			PCM_Merge_datacnts(xDim, yDim, &mergecnts, &merge_rank, PCM_COMM_WORLD);
+			if (rank == merge_rank)
+				new_buffer = PCM_Alloc((size_t)mergecnts * sizeof(double));
+			report_failure(PCM_Merge(prevData, PCM_DOUBLE, &xDim, &yDim, new_buffer, mergecnts, &rank,
+						 &totalProcessors, &PCM_COMM_WORLD),
+				       &rank);
+			if (rank == merge_rank) {
+				PCM_Free(prevData);
+				prevData = new_buffer;
+				prevCapacity = (size_t)mergecnts;
+			}
+		} else {
+			/* PCM_NONE, or PCM_FAILED: a failed reconfiguration leaves the configuration and the data as they
+			 * were, so there is nothing to rebuild (the bridge printed why it failed). */
+			changed = 0;
+		}
+		comm = after_probe(&o, changed, xDim, yDim, &rank, &totalProcessors, &nextData, &nextCapacity, &first);
+		if (comm == MPI_COMM_NULL)
+			return stop_world_mismatch();
+		print_iteration(&o, rank, iterations, totalProcessors, changed, &announce);
+
+		exchange_ghosts(prevData, xDim, yDim, rank, totalProcessors, comm);
+		step(prevData, nextData, xDim, yDim, first, o.columns);
+		swap_grids(&prevData, &nextData, &prevCapacity, &nextCapacity);
+		end_iteration(&o, &clock, iterations, rank, totalProcessors);
+	}
+
+	return end_run(comm, rank, totalProcessors, prevData, nextData, xDim, yDim, &o);
 }

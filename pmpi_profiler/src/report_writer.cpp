@@ -296,68 +296,35 @@ std::string humanBytes(uint64_t b)
 	return buf;
 }
 
-} // namespace
-
-void writeSummary(std::FILE *out, const ReportHeader &h, const std::vector<RankProfile> &ranks)
-{
+// All ranks' sums: the slowest wall time, the time in MPI, and each function's calls, time and bytes.
+struct JobTotals {
 	uint64_t wall = 0, mpi = 0, wallSum = 0;
 	uint64_t calls[kFunctionCount] = {}, ns[kFunctionCount] = {}, bytes[kFunctionCount] = {};
 	uint64_t hist[kOpKinds][kHistogramBins] = {};
+};
+
+JobTotals totalsOf(const std::vector<RankProfile> &ranks)
+{
+	JobTotals t;
 	for (const RankProfile &p : ranks) {
-		wall = std::max(wall, p.wallNs);
-		wallSum += p.wallNs;
-		mpi += p.mpiNs;
+		t.wall = std::max(t.wall, p.wallNs);
+		t.wallSum += p.wallNs;
+		t.mpi += p.mpiNs;
 		for (int f = 0; f < kFunctionCount; ++f) {
-			calls[f] += p.fnCalls[f];
-			ns[f] += p.fnNs[f];
-			bytes[f] += p.fnBytes[f];
+			t.calls[f] += p.fnCalls[f];
+			t.ns[f] += p.fnNs[f];
+			t.bytes[f] += p.fnBytes[f];
 		}
 		for (int k = 0; k < kOpKinds; ++k)
 			for (int b = 0; b < kHistogramBins; ++b)
-				hist[k][b] += p.histogram[k][b];
+				t.hist[k][b] += p.histogram[k][b];
 	}
-	std::fprintf(out, "malleo PMPI profile: %s, job %s, %zu of %d ranks (%s), ended by %s\n",
-		     h.app.c_str(), h.job.c_str(), ranks.size(), h.worldSize, h.mode, h.ended);
-	std::fprintf(out, "MPI library: %s\n", h.mpiLibrary.c_str());
-	const AppTimes app = appTimes(ranks);
-	std::fprintf(out,
-		     "wall time %.3f s (slowest rank); time in MPI %.3f s summed over ranks = %.1f "
-		     "%% of rank time\n",
-		     seconds(wall), seconds(mpi),
-		     wallSum ? 100.0 * double(mpi) / double(wallSum) : 0.0);
-	std::fprintf(out,
-		     "MPI_Init %.3f s (slowest rank); MPI_Finalize not timed (the report is "
-		     "written inside it)\n",
-		     seconds(app.slowestInit));
-	std::fprintf(out,
-		     "between MPI_Init and MPI_Finalize: %.3f s (slowest rank); time in MPI %.3f s "
-		     "summed over ranks "
-		     "= %.1f %% of rank time\n\n",
-		     seconds(app.slowest), seconds(app.mpiSum), app.percent());
+	return t;
+}
 
-	std::fprintf(out, "Time per rank\n  %6s %-20s %12s %12s %12s %7s\n", "rank", "host",
-		     "MPI_Init [s]", "app [s]", "MPI [s]", "% MPI");
-	for (const RankProfile &p : ranks)
-		std::fprintf(out, "  %6d %-20s %12.6f %12.6f %12.6f %6.1f%%\n", p.rank,
-			     p.host.c_str(), seconds(p.initNs()), seconds(p.appNs),
-			     seconds(p.appMpiNs()),
-			     p.appNs ? 100.0 * double(p.appMpiNs()) / double(p.appNs) : 0.0);
-
-	std::vector<int> order;
-	for (int f = 0; f < kFunctionCount; ++f)
-		if (calls[f] && !isInit(f))
-			order.push_back(f);
-	std::sort(order.begin(), order.end(), [&](int a, int b) { return ns[a] > ns[b]; });
-	std::fprintf(out,
-		     "\nTime in MPI by function (all ranks, between MPI_Init and MPI_Finalize)\n"
-		     "  %-28s %12s %12s %7s %12s\n",
-		     "function", "calls", "time [s]", "% MPI", "bytes");
-	for (int f : order)
-		std::fprintf(out, "  %-28s %12" PRIu64 " %12.6f %6.1f%% %12s\n", kFunctions[f].name,
-			     calls[f], seconds(ns[f]),
-			     app.mpiSum ? 100.0 * double(ns[f]) / double(app.mpiSum) : 0.0,
-			     humanBytes(bytes[f]).c_str());
-
+// The message sizes of each kind of operation that sent any, all ranks together.
+void writeHistograms(std::FILE *out, const uint64_t (&hist)[kOpKinds][kHistogramBins])
+{
 	for (int k = 0; k < kOpKinds; ++k) {
 		bool any = false;
 		for (int b = 0; b < kHistogramBins; ++b)
@@ -373,29 +340,33 @@ void writeSummary(std::FILE *out, const ReportHeader &h, const std::vector<RankP
 				    humanBytes(b ? (uint64_t(1) << (b - 1)) * 2 - 1 : 0).c_str(),
 				    hist[k][b]);
 	}
+}
 
-	if (h.complete && !ranks.empty() && !ranks[0].peerMessages.empty()) {
-		std::fprintf(
-		    out,
-		    "\nPoint-to-point bytes sent, row = sender, column = receiver (world ranks)\n");
-		if (h.worldSize > 16) {
-			std::fprintf(out, "  (%d ranks: see matrix_bytes in the JSON report)\n",
-				     h.worldSize);
-		} else {
-			std::fprintf(out, "  %6s", "");
-			for (int i = 0; i < h.worldSize; ++i)
-				std::fprintf(out, " %10d", i);
-			std::fprintf(out, "\n");
-			for (const RankProfile &p : ranks) {
-				std::fprintf(out, "  %6d", p.rank);
-				for (int i = 0; i < h.worldSize; ++i)
-					std::fprintf(out, " %10s",
-						     humanBytes(p.peerBytes[size_t(i)]).c_str());
-				std::fprintf(out, "\n");
-			}
-		}
+// The point-to-point bytes between every pair of ranks, when the report has every rank and at most 16 of them.
+void writeMatrix(std::FILE *out, const ReportHeader &h, const std::vector<RankProfile> &ranks)
+{
+	if (!h.complete || ranks.empty() || ranks[0].peerMessages.empty())
+		return;
+	std::fprintf(out, "\nPoint-to-point bytes sent, row = sender, column = receiver (world ranks)\n");
+	if (h.worldSize > 16) {
+		std::fprintf(out, "  (%d ranks: see matrix_bytes in the JSON report)\n", h.worldSize);
+		return;
 	}
+	std::fprintf(out, "  %6s", "");
+	for (int i = 0; i < h.worldSize; ++i)
+		std::fprintf(out, " %10d", i);
+	std::fprintf(out, "\n");
+	for (const RankProfile &p : ranks) {
+		std::fprintf(out, "  %6d", p.rank);
+		for (int i = 0; i < h.worldSize; ++i)
+			std::fprintf(out, " %10s", humanBytes(p.peerBytes[size_t(i)]).c_str());
+		std::fprintf(out, "\n");
+	}
+}
 
+// Each rank's iteration times, from its iteration markers.
+void writeIterations(std::FILE *out, const std::vector<RankProfile> &ranks)
+{
 	std::fprintf(out, "\nIteration times\n");
 	for (const RankProfile &p : ranks) {
 		if (p.iterationNs.empty()) {
@@ -416,6 +387,57 @@ void writeSummary(std::FILE *out, const ReportHeader &h, const std::vector<RankP
 			     seconds(sorted[sorted.size() / 2]), seconds(sorted.back()),
 			     total ? 100.0 * double(inMpi) / double(total) : 0.0);
 	}
+}
+
+} // namespace
+
+void writeSummary(std::FILE *out, const ReportHeader &h, const std::vector<RankProfile> &ranks)
+{
+	const JobTotals t = totalsOf(ranks);
+	std::fprintf(out, "malleo PMPI profile: %s, job %s, %zu of %d ranks (%s), ended by %s\n",
+		     h.app.c_str(), h.job.c_str(), ranks.size(), h.worldSize, h.mode, h.ended);
+	std::fprintf(out, "MPI library: %s\n", h.mpiLibrary.c_str());
+	const AppTimes app = appTimes(ranks);
+	std::fprintf(out,
+		     "wall time %.3f s (slowest rank); time in MPI %.3f s summed over ranks = %.1f "
+		     "%% of rank time\n",
+		     seconds(t.wall), seconds(t.mpi),
+		     t.wallSum ? 100.0 * double(t.mpi) / double(t.wallSum) : 0.0);
+	std::fprintf(out,
+		     "MPI_Init %.3f s (slowest rank); MPI_Finalize not timed (the report is "
+		     "written inside it)\n",
+		     seconds(app.slowestInit));
+	std::fprintf(out,
+		     "between MPI_Init and MPI_Finalize: %.3f s (slowest rank); time in MPI %.3f s "
+		     "summed over ranks "
+		     "= %.1f %% of rank time\n\n",
+		     seconds(app.slowest), seconds(app.mpiSum), app.percent());
+
+	std::fprintf(out, "Time per rank\n  %6s %-20s %12s %12s %12s %7s\n", "rank", "host",
+		     "MPI_Init [s]", "app [s]", "MPI [s]", "% MPI");
+	for (const RankProfile &p : ranks)
+		std::fprintf(out, "  %6d %-20s %12.6f %12.6f %12.6f %6.1f%%\n", p.rank,
+			     p.host.c_str(), seconds(p.initNs()), seconds(p.appNs),
+			     seconds(p.appMpiNs()),
+			     p.appNs ? 100.0 * double(p.appMpiNs()) / double(p.appNs) : 0.0);
+
+	std::vector<int> order;
+	for (int f = 0; f < kFunctionCount; ++f)
+		if (t.calls[f] && !isInit(f))
+			order.push_back(f);
+	std::sort(order.begin(), order.end(), [&](int a, int b) { return t.ns[a] > t.ns[b]; });
+	std::fprintf(out,
+		     "\nTime in MPI by function (all ranks, between MPI_Init and MPI_Finalize)\n"
+		     "  %-28s %12s %12s %7s %12s\n",
+		     "function", "calls", "time [s]", "% MPI", "bytes");
+	for (int f : order)
+		std::fprintf(out, "  %-28s %12" PRIu64 " %12.6f %6.1f%% %12s\n", kFunctions[f].name,
+			     t.calls[f], seconds(t.ns[f]),
+			     app.mpiSum ? 100.0 * double(t.ns[f]) / double(app.mpiSum) : 0.0,
+			     humanBytes(t.bytes[f]).c_str());
+	writeHistograms(out, t.hist);
+	writeMatrix(out, h, ranks);
+	writeIterations(out, ranks);
 }
 
 } // namespace malleo::pmpi

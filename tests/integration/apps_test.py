@@ -18,7 +18,8 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEO, SKIP, check, wait_for
+from testkit import skip
+from harness import check, cluster_cli, wait_for
 
 REPORT_INTERVAL = "30"
 # Well under the report interval: only a report sent when the state changed arrives in time.
@@ -26,8 +27,7 @@ PROMPT = 5
 
 
 def cli(cluster_dir, *args, timeout=60):
-    return subprocess.run([MALLEO, "--cluster-dir", cluster_dir, *args], capture_output=True, text=True,
-                          timeout=timeout)
+    return cluster_cli(cluster_dir, *args, timeout=timeout)
 
 
 def apps_json(cluster_dir, *node):
@@ -63,8 +63,7 @@ def mpmd_command(program, lib, nodes, work):
 def main():
     program, lib = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     if not os.path.exists(program) or not os.path.exists(lib) or shutil.which("mpirun.openmpi") is None:
-        print(f"skip: {program}, {lib} or mpirun.openmpi missing")
-        return SKIP
+        skip(f"{program}, {lib} or mpirun.openmpi missing")
     cluster_dir = tempfile.mkdtemp(prefix="malleo-apps-")
     work = tempfile.mkdtemp(prefix="malleo-apps-work-")
     up = cli(cluster_dir, "cluster", "up", "--nodes", "2")

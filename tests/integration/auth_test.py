@@ -24,10 +24,6 @@ config = {"modules": {"profiling": "static", "decision": "none"}, "static": stat
 ctx = zmq.Context.instance()
 
 
-def counter(agent, name):
-    return agent.counters().get(name, 0)
-
-
 def log_lines(agent, text):
     with open(os.path.join(agent.run_dir, "malleod.log")) as f:
         return [line for line in f if text in line]
@@ -60,14 +56,14 @@ with Cluster() as cluster:
         g.write(f.read())
     intruder = cluster.add("intruder", {**config, "security": {"secret_key": os.path.join(outside, "intruder.key"),
                                                                "allowed_keys": outside}}, seeds=[n1.endpoint])
-    check(wait_for(lambda: counter(n1, "auth.refused.peer") >= 1, 10),
+    check(wait_for(lambda: n1.counter("auth.refused.peer") >= 1, 10),
           f"n1 refuses the intruder's key at the handshake ({n1.counters().get('auth.refused.peer')})")
     # Further attempts from the same address, each a new connection with a new key.
     n1_key = read_key(os.path.join(cluster.keys_dir, "n1.pub"))
-    before = counter(n1, "auth.refused.peer")
+    before = n1.counter("auth.refused.peer")
     tries = [stranger_hello(n1.endpoint, n1_key) for _ in range(5)]
-    check(wait_for(lambda: counter(n1, "auth.refused.peer") >= before + 5, 10),
-          f"every refused handshake is counted ({before} -> {counter(n1, 'auth.refused.peer')})")
+    check(wait_for(lambda: n1.counter("auth.refused.peer") >= before + 5, 10),
+          f"every refused handshake is counted ({before} -> {n1.counter('auth.refused.peer')})")
     for s in tries:
         s.close()
     r = n1.cli("status", "--json")
@@ -87,7 +83,7 @@ with Cluster() as cluster:
     spoof.connect(n1.endpoint)
     sink = ctx.socket(zmq.ROUTER)
     sink_endpoint = f"tcp://127.0.0.1:{sink.bind_to_random_port('tcp://127.0.0.1')}"
-    mismatch = counter(n1, "rejected.peer.from_mismatch")
+    mismatch = n1.counter("rejected.peer.from_mismatch")
     spoof.send_multipart(frames(envelope("leave", "n2", 1)))
     spoof.send_multipart(frames(envelope("unlink", "n2", 2)))
     spoof.send_multipart(frames(envelope("heartbeat", "n2", 3, endpoint=sink_endpoint, profile=wire_profile,
@@ -97,21 +93,21 @@ with Cluster() as cluster:
     spoof.send_multipart(frames(envelope("hello", "n3", 4, endpoint=sink_endpoint, agent_version="1",
                                          profile=wire_profile)))
     check(wait_for(lambda: "n3" in n1.peers_via_cli(), 10), "a hello in the sender's own name is accepted")
-    check(counter(n1, "rejected.peer.from_mismatch") == mismatch + 3,
-          f"the leave, unlink and heartbeat in n2's name are refused ({counter(n1, 'rejected.peer.from_mismatch')})")
+    check(n1.counter("rejected.peer.from_mismatch") == mismatch + 3,
+          f"the leave, unlink and heartbeat in n2's name are refused ({n1.counter('rejected.peer.from_mismatch')})")
     peers = n1.request("peers")["peers"]
     n2_entry = [p for p in peers if p["id"] == "n2"]
     check(n2_entry and n2_entry[0]["endpoint"] == n2.endpoint,
           f"n2 is still n1's peer, at its own endpoint ({n2_entry})")
-    check(counter(n1, "rx.leave") == 0 and counter(n1, "rx.unlink") == 0, "no leave or unlink was taken")
-    beats = counter(n1, "rx.heartbeat")
-    check(wait_for(lambda: counter(n1, "rx.heartbeat") >= beats + 5 and "n2" in n1.peers_via_cli(), 10),
+    check(n1.counter("rx.leave") == 0 and n1.counter("rx.unlink") == 0, "no leave or unlink was taken")
+    beats = n1.counter("rx.heartbeat")
+    check(wait_for(lambda: n1.counter("rx.heartbeat") >= beats + 5 and "n2" in n1.peers_via_cli(), 10),
           "n2's own heartbeats keep arriving")
     spoof.close()
     sink.close()
 
     # 3. A plain client (no CURVE) is not heard at all on an authenticated inbox.
-    hellos = counter(n1, "rx.hello")
+    hellos = n1.counter("rx.hello")
     plain = ctx.socket(zmq.DEALER)
     plain.setsockopt(zmq.LINGER, 0)
     plain.connect(n1.endpoint)
@@ -125,7 +121,7 @@ with Cluster() as cluster:
     probe.send_multipart(frames(envelope("hello", "n4", 1, endpoint="tcp://127.0.0.1:9", agent_version="1",
                                          profile=wire_profile)))
     check(wait_for(lambda: "n4" in n1.peers_via_cli(), 10), "an allowed node's hello arrives")
-    check("plainly" not in n1.peers_via_cli() and counter(n1, "rx.hello") == hellos + 1,
+    check("plainly" not in n1.peers_via_cli() and n1.counter("rx.hello") == hellos + 1,
           "the plain client's hello is never read")
     plain.close()
     probe.close()
@@ -154,9 +150,9 @@ with Cluster() as cluster:
             s.close()
     public, secret = zmq.curve_keypair()
     check(poll(secret, public) is None, "a stranger's poll on the remote endpoint gets no answer")
-    check(wait_for(lambda: counter(n1, "auth.refused.remote") >= 1, 5),
-          f"it is refused at the handshake and counted ({counter(n1, 'auth.refused.remote')})")
-    check(counter(n1, "rx.remote.poll") == 0, "no poll was read")
+    check(wait_for(lambda: n1.counter("auth.refused.remote") >= 1, 5),
+          f"it is refused at the handshake and counted ({n1.counter('auth.refused.remote')})")
+    check(n1.counter("rx.remote.poll") == 0, "no poll was read")
     n2_secret = read_key(os.path.join(cluster.keys_dir, "n2.key"))
     taken = poll(n2_secret, zmq.curve_public(n2_secret))
     check(taken and taken.get("type") == "command" and taken.get("op") == "merge",
@@ -182,19 +178,19 @@ with Cluster() as cluster:
     def app_poll(seq):
         app.send_multipart(frames(envelope("poll", "malleo-pcm", seq, app="cool", iteration=seq, size=1)))
         return msgpack.unpackb(app.recv_multipart()[1]) if app.poll(5000) else None
-    hellos = counter(n1, "rx.hello")
+    hellos = n1.counter("rx.hello")
     peer.send_multipart(frames(envelope("hello", "n4", 20, endpoint="tcp://127.0.0.1:9", agent_version="1",
                                         profile=wire_profile)))
-    check(wait_for(lambda: counter(n1, "rx.hello") == hellos + 1, 10), "n4, allowed, is heard on its connection")
+    check(wait_for(lambda: n1.counter("rx.hello") == hellos + 1, 10), "n4, allowed, is heard on its connection")
     answer = app_poll(1)
     check(answer and answer.get("type") != "error", f"n4's key polls the remote endpoint ({answer})")
     os.remove(os.path.join(cluster.keys_dir, "n4.pub"))
     peer.send_multipart(frames(envelope("hello", "n4", 21, endpoint="tcp://127.0.0.1:9", agent_version="1",
                                         profile=wire_profile)))
-    check(wait_for(lambda: counter(n1, "rejected.peer.revoked") == 1, 10),
+    check(wait_for(lambda: n1.counter("rejected.peer.revoked") == 1, 10),
           f"after its .pub is removed, n4's next message on the same connection is refused as revoked "
-          f"({counter(n1, 'rejected.peer.revoked')})")
-    check(counter(n1, "rx.hello") == hellos + 1, "and not taken")
+          f"({n1.counter('rejected.peer.revoked')})")
+    check(n1.counter("rx.hello") == hellos + 1, "and not taken")
     answer = app_poll(2)
     check(answer and answer.get("type") == "error" and answer.get("code") == "revoked",
           f"so is its next poll on the remote endpoint's open connection ({answer})")

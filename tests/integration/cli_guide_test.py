@@ -9,18 +9,17 @@ the bash completion in cli/malleo.bash-completion, sourced in a non-interactive 
 readline would set them, completes subcommands (`malleo sta<TAB>` -> status), cluster's subcommands, options with
 the global ones (`malleo force --<TAB>` has --wait and --node), and leaves an option's value and `run --`'s
 program to bash's file names."""
+import json
 import os
 import subprocess
-import sys
+import tempfile
+
+from testkit import Problems, verdict
 
 MALLEO = os.environ["MALLEO"]
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "cli", "malleo.bash-completion")
-errors = []
-
-
-def check(ok, what):
-    if not ok:
-        errors.append(what)
+errors = Problems()
+check = errors.check
 
 
 def malleo(*args):
@@ -101,7 +100,22 @@ check({"--wait", "--weights", "--json", "--node", "--timeout"} <= set(forced), f
 check(complete("malleo --node n1 force --w") == ["--wait", "--weights"],
       f"malleo --node n1 force --w<TAB>: {complete('malleo --node n1 force --w')}")
 check(complete("malleo report --json --c") == ["--cluster-dir"], f"malleo report --json --c<TAB>: {complete('malleo report --json --c')}")
-check(complete("malleo --node ") == [], f"an option's value: {complete('malleo --node ')}")
+# `--node <TAB>` and `drain <TAB>`: the virtual cluster's node names, from the cluster file of --cluster-dir or
+# MALLEO_CLUSTER_DIR; without a cluster, nothing (bash then offers file names).
+with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryDirectory() as up:
+    os.environ["MALLEO_CLUSTER_DIR"] = empty
+    check(complete("malleo --node ") == [], f"--node <TAB> with no cluster up: {complete('malleo --node ')}")
+    check(complete("malleo --agent ") == [], f"another option's value: {complete('malleo --agent ')}")
+    with open(os.path.join(up, "cluster.json"), "w") as f:
+        json.dump({"nodes": [{"name": n, "pid": 1} for n in ("n1", "n2", "gpu7")]}, f)
+    check(complete(f"malleo --cluster-dir {up} --node ") == ["gpu7", "n1", "n2"],
+          f"--node <TAB> names the nodes of --cluster-dir: {complete(f'malleo --cluster-dir {up} --node ')}")
+    check(complete(f"malleo --cluster-dir={up} --node n") == ["n1", "n2"],
+          f"--node n<TAB>: {complete(f'malleo --cluster-dir={up} --node n')}")
+    os.environ["MALLEO_CLUSTER_DIR"] = up
+    check(complete("malleo drain ") == ["gpu7", "n1", "n2"], f"drain <TAB>: {complete('malleo drain ')}")
+    check(complete("malleo --node g") == ["gpu7"], f"--node g<TAB> from MALLEO_CLUSTER_DIR: {complete('malleo --node g')}")
+    del os.environ["MALLEO_CLUSTER_DIR"]
 check(complete("malleo run -n 2 -- ") == [], f"run's program: {complete('malleo run -n 2 -- ')}")
 
 # docs/cli.md cannot fall behind the binary: its synopsis lists every subcommand, and it names every option of each.
@@ -115,7 +129,5 @@ for command in ("status", "peers", "apps", "force", "drain", "events", "top", "c
     for option in complete(f"malleo {command} --"):
         check(f"`{option}" in doc or f"{option} " in doc, f"docs/cli.md does not document {command} {option}")
 
-if errors:
-    print("\n".join(errors), file=sys.stderr)
-    sys.exit(1)
-print("ok: malleo help, typos and the bash completion")
+verdict(errors, f"{len(errors)} problems with malleo help, typos or the bash completion",
+        "malleo help, typos and the bash completion")

@@ -14,12 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness import MALLEO, check, wait_for
-
-
-def cli(cluster_dir, *args, timeout=30):
-    return subprocess.run([MALLEO, "--cluster-dir", cluster_dir, *args], capture_output=True, text=True,
-                          timeout=timeout)
+from harness import MALLEO, check, cluster_cli, wait_for
 
 
 def one_line_refusal(r, status):
@@ -27,7 +22,7 @@ def one_line_refusal(r, status):
 
 
 def peer_ids(cluster_dir, node):
-    r = cli(cluster_dir, "--node", node, "peers", "--json")
+    r = cluster_cli(cluster_dir, "--node", node, "peers", "--json")
     return [p["id"] for p in json.loads(r.stdout)["peers"]] if r.returncode == 0 else []
 
 
@@ -48,25 +43,25 @@ def main():
     cluster_dir = tempfile.mkdtemp(prefix="malleo-add-")
     work = tempfile.mkdtemp(prefix="malleo-add-work-")
     try:
-        r = cli(cluster_dir, "cluster", "add")
+        r = cluster_cli(cluster_dir, "cluster", "add")
         check(one_line_refusal(r, 1) and "no cluster is up" in r.stderr,
               f"no cluster up: one line, status 1 ({r.returncode}: {r.stderr.strip()})")
 
         base = os.path.join(work, "base.json")
         with open(base, "w") as f:
             json.dump({"agent": {"profile_interval": 0.25}}, f)
-        r = cli(cluster_dir, "cluster", "up", "--nodes", "1", "--config", base, "--decision", "ios", "--json")
+        r = cluster_cli(cluster_dir, "cluster", "up", "--nodes", "1", "--config", base, "--decision", "ios", "--json")
         check(r.returncode == 0, f"cluster up --nodes 1 ({r.stderr.strip()})")
         n1 = json.loads(r.stdout)["nodes"][0]
 
         for bad in ("x", "1-0", "100000"):
-            r = cli(cluster_dir, "cluster", "add", "--cpus", bad)
+            r = cluster_cli(cluster_dir, "cluster", "add", "--cpus", bad)
             check(one_line_refusal(r, 2) and "--cpus" in r.stderr,
                   f"--cpus {bad}: one line, status 2 ({r.returncode}: {r.stderr.strip()})")
-        check(len(json.loads(cli(cluster_dir, "cluster", "status", "--json").stdout)["nodes"]) == 1,
+        check(len(json.loads(cluster_cli(cluster_dir, "cluster", "status", "--json").stdout)["nodes"]) == 1,
               "a refused add leaves the cluster as it was")
 
-        r = cli(cluster_dir, "cluster", "add", "--json")
+        r = cluster_cli(cluster_dir, "cluster", "add", "--json")
         check(r.returncode == 0, f"cluster add ({r.stderr.strip()})")
         n2 = json.loads(r.stdout)
         usable = sorted(os.sched_getaffinity(0))
@@ -83,25 +78,25 @@ def main():
 
         check(wait_for(lambda: "n1" in peer_ids(cluster_dir, "n2"), 10), "n2's agent joins n1")
         check(wait_for(lambda: "n2" in peer_ids(cluster_dir, "n1"), 10), "n1 knows n2")
-        status = json.loads(cli(cluster_dir, "cluster", "status", "--json").stdout)
+        status = json.loads(cluster_cli(cluster_dir, "cluster", "status", "--json").stdout)
         check([(n["name"], n["running"]) for n in status["nodes"]] == [("n1", True), ("n2", True)],
               f"cluster status lists n2, running ({status['nodes']})")
 
         # n2 leaves; the next node is n3 all the same, on the CPUs asked for.
-        r = cli(cluster_dir, "--node", "n2", "drain", "--wait", "20")
+        r = cluster_cli(cluster_dir, "--node", "n2", "drain", "--wait", "20")
         check(r.returncode == 0 and wait_for(lambda: not running(n2["pid"]), 10),
               f"n2 drains and its agent exits ({r.stdout.strip()} {r.stderr.strip()})")
         cpus = f"{usable[0]}" if len(usable) == 1 else f"{usable[0]},{usable[1]}"
-        r = cli(cluster_dir, "cluster", "add", "--cpus", cpus, "--json")
+        r = cluster_cli(cluster_dir, "cluster", "add", "--cpus", cpus, "--json")
         check(r.returncode == 0, f"cluster add --cpus {cpus} ({r.stderr.strip()})")
         n3 = json.loads(r.stdout)
         check(n3["name"] == "n3" and ",".join(map(str, n3["cpus"])) == cpus and allowed_cpus(n3["pid"]) in
               (cpus, cpus.replace(",", "-")), f"a node added after n2 left is n3, on --cpus {cpus} ({n3})")
         check(wait_for(lambda: "n1" in peer_ids(cluster_dir, "n3"), 10), "n3 joins n1")
 
-        r = cli(cluster_dir, "cluster", "add")
+        r = cluster_cli(cluster_dir, "cluster", "add")
         check(r.returncode == 0 and "n4 joined" in r.stdout, f"cluster add, text ({r.stdout} {r.stderr.strip()})")
-        n4 = json.loads(cli(cluster_dir, "cluster", "status", "--json").stdout)["nodes"][-1]
+        n4 = json.loads(cluster_cli(cluster_dir, "cluster", "status", "--json").stdout)["nodes"][-1]
         lines = r.stdout.splitlines()
         nexts = lines[lines.index("next:") + 1:] if "next:" in lines else []
         check(len(nexts) >= 2 and all(n.startswith("  malleo --cluster-dir ") and "|" not in n and ";" not in n and
@@ -113,14 +108,14 @@ def main():
             check(pasted.returncode == 0 and "n4" in pasted.stdout and running(n4["pid"]),
                   f"pasted, `{line.strip()}` succeeds, n4 still runs ({pasted.returncode}: {pasted.stderr.strip()})")
 
-        r = cli(cluster_dir, "cluster", "down", "--json")
+        r = cluster_cli(cluster_dir, "cluster", "down", "--json")
         down = json.loads(r.stdout) if r.returncode == 0 else {}
         check({n["name"]: n["result"] for n in down.get("nodes", [])} ==
               {"n1": "stopped", "n2": "not_running", "n3": "stopped", "n4": "stopped"},
               f"cluster down stops the added nodes too ({r.stdout.strip()} {r.stderr.strip()})")
         check(not running(n3["pid"]), "n3's agent is gone")
     finally:
-        cli(cluster_dir, "cluster", "down")
+        cluster_cli(cluster_dir, "cluster", "down")
         shutil.rmtree(cluster_dir, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
     return 0

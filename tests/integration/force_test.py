@@ -15,7 +15,6 @@ root agent (n1's) under the application's id, through the agent's remote endpoin
 (tcp://), as a coordinator on another host must: n1's ipc:// is on n1 alone.
 
 usage: force_test.py --mpi openmpi|mpich [--spawn] HEAT2D"""
-import argparse
 import contextlib
 import json
 import os
@@ -26,7 +25,8 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEO, SKIP, Cluster, check, envelope, local_request, wait_for
+from testkit import checksum, heat2d_args, heat2d_parser, kill, run_env
+from harness import MALLEO, Cluster, check, envelope, local_request, wait_for
 
 # The run must outlive the commands (a few seconds of them) with margin. A fixed iteration count cannot time it: MPICH
 # runs hundreds of iterations per second with 2 processes but, busy-waiting, only a few with 3 or 4 on 2 cores. So
@@ -36,18 +36,6 @@ from harness import MALLEO, SKIP, Cluster, check, envelope, local_request, wait_
 ITERATIONS = 400
 PACE_MS = 20
 RUN_TIMEOUT = 600
-
-
-def run_env(mpi):
-    env = dict(os.environ)
-    if mpi == "openmpi":
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    return env
-
-
-def checksum(output):
-    found = re.findall(r"^checksum ([0-9a-f]+)$", output, re.M)
-    return found[-1] if found else None
 
 
 def apps(agent):
@@ -85,9 +73,7 @@ def paced_run(agent, a, work, grid, ranks, env):
     try:
         yield run
     finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
+        kill(run)
 
 
 def ended(run, processes):
@@ -125,14 +111,9 @@ def one_line(r):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
+    parser = heat2d_parser()
     parser.add_argument("--spawn", action="store_true", help="spawn mode (Open MPI)")
-    parser.add_argument("heat2d")
-    a = parser.parse_args()
-    if not os.path.exists(a.heat2d):
-        print(f"skip: {a.heat2d} not built")
-        return SKIP
+    a = heat2d_args(parser)
     # The runs' profiles: removed when every check passed, kept (a check exits) to look at when one failed.
     work = tempfile.mkdtemp(prefix="malleo-force-")
     status = spawn_mode(a, work) if a.spawn else pool_mode(a, work)

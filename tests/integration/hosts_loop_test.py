@@ -27,9 +27,11 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEO, SKIP, TIME_SCALE, check, wait_for
-from hosts_test import (HostCluster, apps, checksum, finish, netns_of, processes_here, registered_app, run_env,
-                        static_checksum, stop, unavailable, write_json)
+import testkit
+from testkit import skip
+from harness import MALLEO, TIME_SCALE, check, wait_for
+from hosts_test import (HostCluster, apps, check_checksum, finish, netns_of, processes_here, registered_app, run_env,
+                        stop, unavailable, write_json)
 
 HOLD_DOWN = 4.0
 
@@ -47,19 +49,11 @@ def agent_config(cpu, work_stealing=None, **ios):
 
 def events(cluster, node, type_=None):
     """A node's event log (events.jsonl in its run directory), of one type or all."""
-    found = []
     try:
-        with open(os.path.join(cluster.nodes()[node]["run_dir"], "events.jsonl")) as f:
-            for line in f:
-                try:
-                    event = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line being written
-                if type_ is None or event.get("type") == type_:
-                    found.append(event)
+        run_dir = cluster.nodes()[node]["run_dir"]
     except (FileNotFoundError, KeyError):
-        pass
-    return found
+        return []
+    return testkit.events(run_dir, type_)
 
 
 def results_of(cluster, node, **match):
@@ -166,8 +160,7 @@ def drain(a, work):
     final = re.findall(r"^final: .*$", output, re.M)
     check(final and final[-1].startswith(f"final: {2 - len(merges)} processes"),
           f"heat2d ends on its 2 processes, less those merges took ({final}, {len(merges)} merges)")
-    got, want = checksum(output), static_checksum(a, grid, work)
-    check(got is not None and got == want, f"checksum after the drain across hosts {got} == static {want}")
+    check_checksum(a, output, grid, work, "the drain across hosts")
     return 0
 
 
@@ -220,8 +213,7 @@ def load(a, work):
             stop(run)
         no_force_used(cluster, "n1", "n2")
     print(f"reconfigurations: {everything}")
-    got, want = checksum(output), static_checksum(a, grid, work)
-    check(got is not None and got == want, f"checksum after the load across hosts {got} == static {want}")
+    check_checksum(a, output, grid, work, "the load across hosts")
     return 0
 
 
@@ -253,8 +245,7 @@ def merge(a, work):
     check(not others, f"nothing else was reconfigured ({others})")
     final = re.findall(r"^final: .*$", output, re.M)
     check(final and final[-1].startswith("final: 2 processes"), f"heat2d ends on 2 processes ({final})")
-    got, want = checksum(output), static_checksum(a, grid, work)
-    check(got is not None and got == want, f"checksum after the merge across hosts {got} == static {want}")
+    check_checksum(a, output, grid, work, "the merge across hosts")
     return 0
 
 
@@ -269,11 +260,9 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     why = unavailable()
     if why:
-        print(f"SKIP: {why}: no hosts can be made here")
-        return SKIP
+        skip(f"{why}: no hosts can be made here")
     if len(os.sched_getaffinity(0)) < 2:
-        print("SKIP: the scenarios need two CPUs, one per host")
-        return SKIP
+        skip("the scenarios need two CPUs, one per host")
     work = tempfile.mkdtemp(prefix="malleo-hosts-loop-")
     try:
         return {"drain": drain, "load": load, "merge": merge}[a.scenario](a, work)

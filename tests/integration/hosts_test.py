@@ -33,7 +33,6 @@ usage: hosts_test.py --scenario overlay|slice|slice_share|join|pool|partition [-
 import argparse
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -41,7 +40,10 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEO, SKIP, TIME_SCALE, check, static_profile, wait_for
+import testkit
+from testkit import checksum, skip
+import harness
+from harness import MALLEO, TIME_SCALE, check, static_profile, wait_for
 
 RUN_TIMEOUT = 300 * TIME_SCALE
 
@@ -212,16 +214,7 @@ def write_json(path, value):
 
 
 def run_env(mpi):
-    env = dict(os.environ)
-    if mpi == "openmpi":
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    env.setdefault("MALLEO_POLL_INTERVAL", "0.1")
-    return env
-
-
-def checksum(output):
-    found = re.findall(r"^checksum ([0-9a-f]+)$", output, re.M)
-    return found[-1] if found else None
+    return testkit.run_env(mpi, poll_interval="0.1")
 
 
 def apps(cluster, node):
@@ -236,14 +229,7 @@ def processes_here(cluster, node, app, active=True):
 
 
 def registered_app(cluster, heat2d):
-    def registered():
-        for app_id, app in apps(cluster, "n1").items():
-            if app_id.startswith(os.path.basename(heat2d) + "-") and app["malleable"]:
-                return app_id
-        return None
-    app = wait_for(registered, 60, 0.2)
-    check(app is not None, "the application registers with n1's agent")
-    return app
+    return harness.registered_app(cluster, heat2d, lambda c: apps(c, "n1"), "the application registers with n1's agent")
 
 
 def static_checksum(a, grid, work):
@@ -251,6 +237,12 @@ def static_checksum(a, grid, work):
                              a.heat2d, *grid], capture_output=True, text=True, env=run_env(a.mpi), timeout=RUN_TIMEOUT)
     check(static.returncode == 0, f"the static run ends well\n{static.stdout}{static.stderr}")
     return checksum(static.stdout)
+
+
+def check_checksum(a, output, grid, work, after):
+    """heat2d's checksum in `output` equals a static run's of the same grid: the data survived `after`."""
+    got, want = checksum(output), static_checksum(a, grid, work)
+    check(got is not None and got == want, f"checksum after {after} {got} == static {want}")
 
 
 def on_host(cluster, node, app, message, timeout=90):
@@ -310,8 +302,7 @@ def join(a, work):
     # How many processes it ends on is not asked: n2's static profile says idle even while it runs the split's
     # processes, so its later work requests may take n1's piece too (a transfer); what is asked is that the split
     # reached n2's host, checked above, and that the result is exact.
-    got, want = checksum(output), static_checksum(a, grid, work)
-    check(got is not None and got == want, f"checksum after the split across hosts {got} == static {want}")
+    check_checksum(a, output, grid, work, "the split across hosts")
     return 0
 
 
@@ -393,8 +384,7 @@ def pool(a, work):
             output = finish(run)
         finally:
             stop(run)
-    got, want = checksum(output), static_checksum(a, grid, work)
-    check(got is not None and got == want, f"checksum after the split across hosts {got} == static {want}")
+    check_checksum(a, output, grid, work, "the split across hosts")
     return 0
 
 
@@ -417,11 +407,10 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def slices_possible():
-    if all(os.path.exists(p) for p in ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpuacct/cpuacct.usage")):
-        return True
-    print("SKIP: no cgroup v1 cpu and cpuacct hierarchies under /sys/fs/cgroup: no CPU slices here")
-    return False
+def require_slices():
+    needed = ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpuacct/cpuacct.usage")
+    if not all(os.path.exists(p) for p in needed):
+        skip("no cgroup v1 cpu and cpuacct hierarchies under /sys/fs/cgroup: no CPU slices here")
 
 
 def slice(a):
@@ -436,8 +425,7 @@ def slice(a):
 
 
 def slice_checks(a, keep):
-    if not slices_possible():
-        return SKIP
+    require_slices()
     with HostCluster("--hosts", "2", "--host-cpu-quota", "0.25") as cluster:
         nodes = cluster.nodes()
         with open(os.path.join(cluster.dir, "hosts.json")) as f:
@@ -517,8 +505,7 @@ def slice_checks(a, keep):
 
 
 def slice_share(a, work):
-    if not slices_possible():
-        return SKIP
+    require_slices()
     grid = ["--rows", "512", "--columns", "512", "--iterations", "1000000"]
     config = write_json(os.path.join(work, "base.json"), agent_config(modules={"decision": "none"}))
     with HostCluster("--hosts", "1", "--host-cpu-quota", "0.25", "--config", config) as cluster:
@@ -561,8 +548,7 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     why = unavailable()
     if why:
-        print(f"SKIP: {why}: no hosts can be made here")
-        return SKIP
+        skip(f"{why}: no hosts can be made here")
     work = tempfile.mkdtemp(prefix="malleo-hosts-work-")
     try:
         if a.scenario == "overlay":

@@ -12,16 +12,14 @@ import subprocess
 import sys
 import tempfile
 
+from testkit import Problems, verdict
+
 BUILD_ROOT = os.environ["MALLEO_BUILD_ROOT"]
 MESON = os.environ.get("MESON", "meson")
 MALLEO = os.environ["MALLEO"]
 MALLEOD = os.environ["MALLEOD"]
-errors = []
-
-
-def check(ok, what):
-    if not ok:
-        errors.append(what)
+errors = Problems()
+check = errors.check
 
 
 def find(root, relative_end):
@@ -111,7 +109,5 @@ with tempfile.TemporaryDirectory(prefix="malleo-install-") as d:
                            timeout=20, env=env)
         check(r.stdout.strip() == "status", f"installed completion of 'malleo sta': {r.stdout!r} {r.stderr!r}")
 
-if errors:
-    print("\n".join(errors), file=sys.stderr)
-    sys.exit(1)
-print("ok: installed man pages render with every subcommand and option; the completion is installed")
+verdict(errors, f"{len(errors)} problems with the installed documentation",
+        "installed man pages render with every subcommand and option; the completion is installed")

@@ -9,19 +9,13 @@ usage: load_test.py"""
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
-from harness import MALLEO, check, wait_for
+from harness import check, cluster_cli, wait_for
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def cli(cluster_dir, *args, timeout=30):
-    return subprocess.run([MALLEO, "--cluster-dir", cluster_dir, *args], capture_output=True, text=True,
-                          timeout=timeout)
 
 
 def one_line_refusal(r, status):
@@ -57,14 +51,14 @@ def allowed_cpus(pid):
 
 
 def upw(cluster_dir, node):
-    r = cli(cluster_dir, "--node", node, "status", "--json")
+    r = cluster_cli(cluster_dir, "--node", node, "status", "--json")
     if r.returncode != 0:
         return None
     return json.loads(r.stdout).get("profile", {}).get("upw")
 
 
 def start_load(cluster_dir, *args):
-    r = cli(cluster_dir, "load", *args, "--json")
+    r = cluster_cli(cluster_dir, "load", *args, "--json")
     check(r.returncode == 0, f"malleo load {' '.join(args)} starts ({r.stderr.strip()})")
     return json.loads(r.stdout)
 
@@ -78,12 +72,12 @@ def main():
     other_dir = tempfile.mkdtemp(prefix="malleo-load-none-")
 
     # No cluster up: --node is refused, in one line, and nothing starts.
-    r = cli(other_dir, "load", "--node", "n2")
+    r = cluster_cli(other_dir, "load", "--node", "n2")
     check(one_line_refusal(r, 1) and "no virtual cluster is up" in r.stderr,
           f"load --node without a cluster: one line, exit 1 ({r.stderr.strip()})")
     check(not os.path.exists(os.path.join(other_dir, "load.json")), "and nothing was recorded")
 
-    up = cli(cluster_dir, "cluster", "up", "--nodes", "2")
+    up = cluster_cli(cluster_dir, "cluster", "up", "--nodes", "2")
     check(up.returncode == 0, f"a virtual cluster of 2 nodes starts ({up.stderr.strip()})")
     burners = []
     try:
@@ -95,7 +89,7 @@ def main():
                            (["--node", "n2", "--for", "0"], "--for 0"), (["--node", "n2", "--for", "-2"], "--for -2"),
                            (["--node", "n2", "--cpu-list", "0"], "--node with --cpu-list"),
                            (["--cpu-list", "0-"], "a malformed --cpu-list")]:
-            r = cli(cluster_dir, "load", *args)
+            r = cluster_cli(cluster_dir, "load", *args)
             check(one_line_refusal(r, 2), f"load with {what}: one line, exit 2 ({r.stderr.strip()})")
         check(not os.path.exists(os.path.join(cluster_dir, "n2", "load.json")), "none of them started a load")
 
@@ -123,17 +117,17 @@ def main():
         busy = wait_for(lambda: (upw(cluster_dir, "n2") or 0) >= 0.9 or None, 10, 0.2)
         check(busy, f"n2's agent sees its CPU busy: UPW {before} before the load, {upw(cluster_dir, 'n2')} now")
 
-        r = cli(cluster_dir, "load", "--node", "n2")
+        r = cluster_cli(cluster_dir, "load", "--node", "n2")
         check(one_line_refusal(r, 1) and "--stop" in r.stderr, f"a second load on n2 is refused ({r.stderr.strip()})")
 
-        r = cli(cluster_dir, "load", "--stop", "--node", "n2", "--json")
+        r = cluster_cli(cluster_dir, "load", "--stop", "--node", "n2", "--json")
         check(r.returncode == 0, f"load --stop --node n2 ({r.stderr.strip()})")
         stopped = json.loads(r.stdout)["loads"]
         check(len(stopped) == 1 and all(b["result"] in ("stopped", "killed") for b in stopped[0]["burners"]),
               f"--stop says it ended n2's busy processes ({stopped})")
         check(wait_for(lambda: not any(running(p) for p in burners), 5), "they are gone")
         check(not os.path.exists(os.path.join(cluster_dir, "n2", "load.json")), "and so is n2/load.json")
-        r = cli(cluster_dir, "load", "--stop", "--node", "n2")
+        r = cluster_cli(cluster_dir, "load", "--stop", "--node", "n2")
         check(r.returncode == 0 and "no load" in r.stdout, f"a second --stop finds nothing ({r.stdout.strip()})")
 
         # --for: they end by themselves, on time, with nobody calling --stop.
@@ -150,7 +144,7 @@ def main():
         burners = [b["pid"] for b in load["burners"]]
         check(load["end"] is None and all(running(p) for p in burners), "load --node n1 without --for runs")
     finally:
-        down = cli(cluster_dir, "cluster", "down", "--json")
+        down = cluster_cli(cluster_dir, "cluster", "down", "--json")
     check(down.returncode == 0, f"the cluster stops ({down.stderr.strip()})")
     ended = {l["node"]: {b["result"] for b in l["burners"]} for l in json.loads(down.stdout)["loads"]}
     check(ended.get("n1") == {"stopped"}, f"cluster down ends n1's load ({ended})")
@@ -161,7 +155,7 @@ def main():
     load = start_load(other_dir, "--cpu-list", str(cpu), "--for", "20")
     burners = [b["pid"] for b in load["burners"]]
     check(load["node"] is None and allowed_cpus(burners[0]) == str(cpu), f"--cpu-list {cpu}: pinned to CPU {cpu}")
-    r = cli(other_dir, "load", "--stop")
+    r = cluster_cli(other_dir, "load", "--stop")
     check(r.returncode == 0 and "this machine: ended 1 busy process" in r.stdout,
           f"load --stop ends it ({r.stdout.strip()})")
     check(wait_for(lambda: not running(burners[0]), 5), "the busy process is gone")

@@ -39,7 +39,6 @@ and no MALLEO_FORCE anywhere. Each scenario ends with heat2d's checksum compared
   with its reason.
 
 usage: loop_test.py --scenario join|drain|load|merge|weights|refusal|merge_ranks|share|paced --mpi openmpi|mpich [--sigterm] HEAT2D"""
-import argparse
 import json
 import os
 import re
@@ -53,91 +52,24 @@ import types
 
 import zmq
 
-from harness import MALLEO, SKIP, TIME_SCALE, Cluster, check, envelope, frames, static_profile, wait_for
+import testkit
+from testkit import checksum, heat2d_args, heat2d_parser, skip
+from harness import (HOLD_DOWN, MALLEO, TIME_SCALE, Cluster, active_here, apps, check, envelope, frames,
+                     ios_agent_config, launch, launch_pool, registered_app, static_profile, wait_for)
 
 RUN_TIMEOUT = 600 * TIME_SCALE
-HOLD_DOWN = 4.0
 # Iterations timed on each side of the join's split, at the least, for the rates it compares.
 RATE_SAMPLES = 20
 
 
-def agent_config(cpu, **ios):
-    """An agent that measures CPU `cpu` alone, decides every half second with `ios`, and holds an application for
-    HOLD_DOWN seconds after each of its reconfigurations. It asks for work when its CPU is at least 90 % idle: a paced
-    heat2d leaves a busy node's CPU partly idle, and the scenarios want a node that runs a process to keep it."""
-    return {"agent": {"decision_interval": 0.5, "profile_interval": 0.5},
-            "work_stealing": {"idle_threshold": 0.9},
-            "modules": {"decision": "ios"},
-            "host": {"cpus": [cpu]},
-            "ios": ios,
-            "actions": {"hold_down": HOLD_DOWN, "drain_deadline": 60}}
-
-
 def run_env(mpi, nodes):
-    env = dict(os.environ)
-    if mpi == "openmpi":
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    env.update(nodes)
-    env.setdefault("MALLEO_POLL_INTERVAL", "0.1")
-    return env
-
-
-def checksum(output):
-    found = re.findall(r"^checksum ([0-9a-f]+)$", output, re.M)
-    return found[-1] if found else None
+    return testkit.run_env(mpi, nodes, poll_interval="0.1")
 
 
 def iteration_times(output):
     """(iteration, seconds, processes) of each of rank 0's --times lines, in order."""
     return [(int(i), float(s), int(p)) for i, s, p in
             re.findall(r"^time: iteration (\d+) ([0-9.]+) s on (\d+) processes", output, re.M)]
-
-
-def apps(agent):
-    r = agent.cli("apps", "--json")
-    if r.returncode != 0:
-        return {}
-    return {a["id"]: a for a in json.loads(r.stdout)["apps"]}
-
-
-def active_here(agent, app):
-    return [p["rank"] for p in apps(agent).get(app, {}).get("processes", []) if p["active"]]
-
-
-def events(agent, type_=None):
-    """The agent's event log (events.jsonl in its run directory), of one type or all."""
-    path = os.path.join(agent.run_dir, "events.jsonl")
-    found = []
-    try:
-        with open(path) as f:
-            for line in f:
-                try:
-                    event = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line being written
-                if type_ is None or event.get("type") == type_:
-                    found.append(event)
-    except FileNotFoundError:
-        pass
-    return found
-
-
-def registered_app(agent, heat2d):
-    def registered():
-        for app_id, app in apps(agent).items():
-            if app_id.startswith(os.path.basename(heat2d) + "-") and app["malleable"]:
-                return app_id
-        return None
-    app = wait_for(registered, 60, 0.2)
-    check(app is not None, "the application registers and its bridge polls the agent")
-    return app
-
-
-def launch(agent, mpi, ranks, heat2d, grid, env, work):
-    return subprocess.Popen(
-        [MALLEO, "--agent", agent.local, "run", "--mpi", mpi, *ranks, "--profile-dir", work, "--", heat2d, *grid,
-         "--times"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
 
 
 def finish(run):
@@ -148,7 +80,7 @@ def finish(run):
 
 def static_agent_config(apw, pw, **ios):
     """agent_config with the static profiling module: the node's APW and power fixed, whatever its CPU does."""
-    c = agent_config(0, **ios)
+    c = ios_agent_config(0, **ios)
     del c["host"]
     c["modules"]["profiling"] = "static"
     c["static"] = static_profile(apw, pw)
@@ -180,7 +112,7 @@ def check_checksum(a, output, grid, env, work, after):
 
 def no_force_used(*agents):
     for agent in agents:
-        forced = [e for e in events(agent) if e.get("trigger") == "force"]
+        forced = [e for e in agent.events() if e.get("trigger") == "force"]
         check(not forced, f"{agent.name}: no reconfiguration was forced ({forced[:1]})")
 
 
@@ -203,7 +135,7 @@ def join(a, work):
         pool = {"n_max": 2, "tolerance": 1.0} if a.mpi == "mpich" else {}
 
         def config(cpu):
-            c = agent_config(cpu, evacuate_load=0, **pool)
+            c = ios_agent_config(cpu, evacuate_load=0, **pool)
             if pool:
                 c["host"]["pw"] = 1.0
             return c
@@ -225,8 +157,8 @@ def join(a, work):
             # progress events, a second each, from its coordinator's polls, and as many iterations as the rate below
             # needs (the first 5 and the last on one process are not counted). A second is not that many iterations
             # in a slow build on a busy machine (the sanitizer build at a load of 40: 22).
-            check(wait_for(lambda: len(events(n1, "app_progress")) >= 3
-                           and max(e.get("iteration", 0) for e in events(n1, "app_progress")) >= RATE_SAMPLES + 6,
+            check(wait_for(lambda: len(n1.events("app_progress")) >= 3
+                           and max(e.get("iteration", 0) for e in n1.events("app_progress")) >= RATE_SAMPLES + 6,
                            30, 0.1),
                   f"n1 reports the application's progress, past iteration {RATE_SAMPLES + 6}")
             joined = time.monotonic()
@@ -234,7 +166,7 @@ def join(a, work):
             arrived = wait_for(lambda: active_here(n2, app), 60, 0.1)
             took = time.monotonic() - joined
             check(arrived, f"within {took:.1f} s of n2's join a process of the application runs on n2 ({arrived})")
-            results = wait_for(lambda: [e for e in events(n1, "reconf_result") if e.get("ok")], 30, 0.1) or []
+            results = wait_for(lambda: [e for e in n1.events("reconf_result") if e.get("ok")], 30, 0.1) or []
             check(results and results[0]["op"] == "split" and results[0].get("node") == "n2" and
                   results[0]["trigger"] == "wrm" and results[0]["decision"] == "ios",
                   f"n1's decision on n2's work request split the application onto n2 ({results[:1]})")
@@ -259,22 +191,6 @@ def join(a, work):
     return 0
 
 
-def launch_pool(a, blocks, grid, env):
-    """heat2d as one MPI job of one process per block (node, agent), in that order, each with the profiler preloaded
-    and its own MALLEO_NODE and MALLEO_AGENT: world rank i runs on blocks[i]'s node and reports to its agent."""
-    library = os.path.join(os.path.dirname(MALLEO), "..", "pmpi_profiler", f"libmalleo_pmpi_{a.mpi}.so")
-    if a.mpi == "openmpi":
-        command = ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "--mca", "pml", "ob1"]
-    else:
-        command = ["mpiexec.mpich"]
-    for i, (node, agent) in enumerate(blocks):
-        if i:
-            command.append(":")
-        command += ["-n", "1", "env", f"LD_PRELOAD={os.path.realpath(library)}", f"MALLEO_NODE={node}",
-                    f"MALLEO_AGENT={agent.local}", a.heat2d, *grid, "--times"]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-
-
 def send_in_order(cluster, sender, receiver, messages):
     """Messages one after the other on one connection, as a peer's DEALER sends them: they arrive in order. Sent
     with the key of node `sender` to the agent `receiver`, as that peer's would be."""
@@ -291,12 +207,12 @@ def send_in_order(cluster, sender, receiver, messages):
 
 def verdicts_on(agent, origin):
     """What `agent` did with `origin`'s work requests: answered, expired, a dead end or passed on."""
-    return [e for e in events(agent) if e.get("type") in ("wrm_answered", "wrm_expired", "wrm_dead_end",
+    return [e for e in agent.events() if e.get("type") in ("wrm_answered", "wrm_expired", "wrm_dead_end",
                                                           "wrm_forwarded") and e.get("origin") == origin]
 
 
 def results_of(agent, **match):
-    return [e for e in events(agent, "reconf_result") if all(e.get(k) == v for k, v in match.items())]
+    return [e for e in agent.events("reconf_result") if all(e.get(k) == v for k, v in match.items())]
 
 
 def drain(a, work):
@@ -304,8 +220,8 @@ def drain(a, work):
     n1, which hosts rank 0: the second is refused, the application busy with the first. Then `malleo drain n2`."""
     grid = ["--rows", "1024", "--columns", "2048", "--iterations", "2500", "--pace", "8"]
     with Cluster() as cluster:
-        n1 = cluster.add("n1", agent_config(0, evacuate_load=0))
-        n2 = cluster.add("n2", agent_config(1, evacuate_load=0), seeds=[n1.endpoint])
+        n1 = cluster.add("n1", ios_agent_config(0, evacuate_load=0))
+        n2 = cluster.add("n2", ios_agent_config(1, evacuate_load=0), seeds=[n1.endpoint])
         check(wait_for(lambda: "n1" in n2.peers_via_cli(), 10), "n2 joins n1")
         env = run_env(a.mpi, {"MALLEO_NODES": "n1=0;n2=1", "MALLEO_POOL_ACTIVE": "2", "MALLEO_PROFILE_DIR": work})
         run = launch_pool(a, [("n1", n1), ("n2", n2), ("n1", n1), ("n2", n2)], grid, env)
@@ -350,7 +266,7 @@ def drain(a, work):
             check(moved and moved[0]["op"] in ("merge", "migrate") and moved[0]["from_node"] == "n2" and
                   moved[0]["origin"] == "n2" and moved[0]["decision"] == "ios",
                   f"n2's decision took its process away, through n1 ({moved[:1]})")
-            last_active = [e for e in events(n2) if e.get("type") in ("drained", "drain_deadline")]
+            last_active = [e for e in n2.events() if e.get("type") in ("drained", "drain_deadline")]
             check(last_active and last_active[-1]["type"] == "drained",
                   f"n2 left drained, not at its deadline, {took:.1f} s after {'SIGTERM' if a.sigterm else 'malleo drain'}")
             # A migration activates n1's spare (world rank 2); a merge leaves rank 0 alone.
@@ -383,8 +299,8 @@ def load(a, work):
     with Cluster() as cluster:
         # The load must last 3 s before processes leave: a build on the machine is load too, but a passing one. n1
         # does not leave its CPU for load: on a machine shared with builds it could find some on CPU 0 too.
-        n1 = cluster.add("n1", agent_config(0, evacuate_load=0))
-        n2 = cluster.add("n2", agent_config(1, evacuate_ticks=6), seeds=[n1.endpoint])
+        n1 = cluster.add("n1", ios_agent_config(0, evacuate_load=0))
+        n2 = cluster.add("n2", ios_agent_config(1, evacuate_ticks=6), seeds=[n1.endpoint])
         check(wait_for(lambda: "n1" in n2.peers_via_cli(), 10), "n2 joins n1")
         env = run_env(a.mpi, {"MALLEO_NODES": "n1=0;n2=1", "MALLEO_POOL_ACTIVE": "2", "MALLEO_PROFILE_DIR": work})
         run = launch_pool(a, [("n1", n1), ("n2", n2), ("n1", n1), ("n2", n2)], grid, env)
@@ -431,7 +347,7 @@ def merge(a, work):
     changes: ios's merge rule (a stable node, more processes than cores, many context switches) folds them."""
     grid = ["--rows", "1024", "--columns", "2048", "--iterations", "4000", "--pace", "5"]
     with Cluster() as cluster:
-        n1 = cluster.add("n1", agent_config(0, evacuate_load=0, ctxsw_threshold=100, stability_window=6))
+        n1 = cluster.add("n1", ios_agent_config(0, evacuate_load=0, ctxsw_threshold=100, stability_window=6))
         env = run_env(a.mpi, {"MALLEO_NODES": "n1=0", "MALLEO_POOL_ACTIVE": "2", "MALLEO_PROFILE_DIR": work})
         run = launch_pool(a, [("n1", n1)] * 4, grid, env)
         try:
@@ -470,7 +386,7 @@ def weights(a, work):
         run = launch_pool(a, [("n1", n1), ("n2", n2)], grid, env)
         try:
             registered_app(n1, a.heat2d)
-            results = wait_for(lambda: [e for e in events(n1, "reconf_result") if e.get("ok")], 60, 0.1) or []
+            results = wait_for(lambda: [e for e in n1.events("reconf_result") if e.get("ok")], 60, 0.1) or []
             check(results and results[0]["op"] == "split" and results[0].get("node") == "n2" and
                   results[0]["trigger"] == "wrm" and results[0]["after"] == 2,
                   f"n1's decision on n2's work request splits the application in two onto n2 ({results[:1]})")
@@ -527,9 +443,9 @@ def refusal(a, work):
             if run.poll() is None:
                 run.kill()
         no_force_used(n1, n2)
-        results = [e for e in events(n1, "command_result") if e.get("app") == app]
+        results = [e for e in n1.events("command_result") if e.get("app") == app]
         told = [e for e in results_of(n1, app=app) if e.get("code") == "failed"]
-        wanted = [e for e in events(n1, "action") if e.get("kind") == "split" and e.get("app") == app]
+        wanted = [e for e in n1.events("action") if e.get("kind") == "split" and e.get("app") == app]
     summary = [(e["op"], e["count"], e.get("node"), e["ok"], (e.get("refusal") or {}).get("kind")) for e in results]
     print(f"n1's commands: {summary}; splits ios chose: {[w['params'].get('r') for w in wanted]}")
     refusals = [e for e in results if not e["ok"]]
@@ -554,7 +470,7 @@ def merge_ranks(a, work):
     retry = 2.0
 
     def config(cpu, **ios):
-        c = agent_config(cpu, evacuate_load=0, merge_retry=retry, **ios)
+        c = ios_agent_config(cpu, evacuate_load=0, merge_retry=retry, **ios)
         # Nothing but the merge rule decides: no work requests (n2's CPU is partly idle under a paced heat2d).
         c["work_stealing"]["enabled"] = False
         return c
@@ -575,7 +491,7 @@ def merge_ranks(a, work):
 
             # Ten of the application's progress events after the refusal, one a second: five merge_retry periods.
             def progress_after():
-                return [e for e in events(n1, "app_progress") if e.get("app") == app and e["t"] > refused[0]["t"]]
+                return [e for e in n1.events("app_progress") if e.get("app") == app and e["t"] > refused[0]["t"]]
             check(wait_for(lambda: len(progress_after()) >= 10, 60, 0.1),
                   f"the application runs on after the refusal ({len(progress_after())} progress events)")
             output = finish(run)
@@ -583,8 +499,8 @@ def merge_ranks(a, work):
             if run.poll() is None:
                 run.kill()
         no_force_used(n1, n2)
-        results = [e for e in events(n1, "command_result") if e.get("app") == app]
-        merges = [e for e in events(n1, "action") if e.get("kind") == "merge" and e.get("app") == app]
+        results = [e for e in n1.events("command_result") if e.get("app") == app]
+        merges = [e for e in n1.events("action") if e.get("kind") == "merge" and e.get("app") == app]
     print(f"n1's commands: {[(e['op'], e['count'], e['ok'], (e.get('refusal') or {}).get('kind')) for e in results]}; "
           f"merges proposed at t = {[round(e['t'], 1) for e in merges]}")
     check(len(results) == 1 and not results[0]["ok"],
@@ -623,8 +539,8 @@ def share(a, work):
             if run.poll() is None:
                 run.kill()
         no_force_used(n1, n2)
-        actions = [e for e in events(n1, "action") if e.get("app") == app]
-        results = [e for e in events(n1, "command_result") if e.get("app") == app]
+        actions = [e for e in n1.events("action") if e.get("app") == app]
+        results = [e for e in n1.events("command_result") if e.get("app") == app]
     weighed = [next(c for c in e["reasons"]["apps"] if c.get("app") == app) for e in verdicts[settled + 1:]]
     print(f"n1 weighed {len(weighed)} of n2's requests: {[(c.get('n_i'), c.get('n_j'), c.get('outcome')) for c in weighed[:3]]}")
     check(all(c.get("n_i") == 1 and c.get("n_j") == 1 for c in weighed),
@@ -647,7 +563,7 @@ def paced(a, work):
     grid = ["--iterations", "1500", "--pace", "20"]
     with Cluster() as cluster:
         # ios's defaults but the load rule, which a machine shared with builds sets off (as in join).
-        n1 = cluster.add("n1", agent_config(0, evacuate_load=0))
+        n1 = cluster.add("n1", ios_agent_config(0, evacuate_load=0))
         n2_local = f"ipc://{os.path.join(cluster.dir, 'n2')}/agent.sock"
         env = run_env(a.mpi, {"MALLEO_PCM_MODE": "spawn", "MALLEO_NODE": "n1", "MALLEO_NODES": "n1=0;n2=1",
                               "MALLEO_NODE_AGENTS": f"n1={n1.local};n2={n2_local}"})
@@ -655,11 +571,11 @@ def paced(a, work):
         try:
             app = registered_app(n1, a.heat2d)
             # Its CPU measured: two progress events, a second each.
-            check(wait_for(lambda: len(events(n1, "app_progress")) >= 2, 30, 0.1), "n1 reports the progress")
-            n2 = cluster.add("n2", agent_config(1), seeds=[n1.endpoint])
+            check(wait_for(lambda: len(n1.events("app_progress")) >= 2, 30, 0.1), "n1 reports the progress")
+            n2 = cluster.add("n2", ios_agent_config(1), seeds=[n1.endpoint])
 
             def declined():
-                return [e for e in events(n1) if e.get("origin") == "n2" and "reasons" in e
+                return [e for e in n1.events() if e.get("origin") == "n2" and "reasons" in e
                         and e.get("type") != "wrm_answered"
                         and any("would not pay" in p.get("outcome", "") for p in e["reasons"].get("apps", []))]
             check(wait_for(lambda: declined(), 60, 0.2),
@@ -672,9 +588,9 @@ def paced(a, work):
         finally:
             if run.poll() is None:
                 run.kill()
-        answered = [e for e in events(n1, "wrm_answered") if e.get("origin") == "n2"]
-        splits = [e for e in events(n1, "action") + events(n2, "action") if e.get("kind") in ("split", "transfer")]
-        results = events(n1, "reconf_result")
+        answered = [e for e in n1.events("wrm_answered") if e.get("origin") == "n2"]
+        splits = [e for e in n1.events("action") + n2.events("action") if e.get("kind") in ("split", "transfer")]
+        results = n1.events("reconf_result")
         no_force_used(n1, n2)
     check(not answered, f"n1 answered none of n2's work requests; it declined {len(declines)} ({answered[:1]})")
     check(not splits and not results, f"nothing reconfigured: {len(splits)} actions, {len(results)} results "
@@ -684,19 +600,13 @@ def paced(a, work):
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = heat2d_parser()
     parser.add_argument("--scenario", required=True, choices=["join", "drain", "load", "merge", "weights", "refusal",
                                                                  "merge_ranks", "share", "paced"])
-    parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
     parser.add_argument("--sigterm", action="store_true", help="drain: by SIGTERM to the agent, not `malleo drain`")
-    parser.add_argument("heat2d")
-    a = parser.parse_args()
-    if not os.path.exists(a.heat2d):
-        print(f"skip: {a.heat2d} not built")
-        return SKIP
+    a = heat2d_args(parser)
     if len(os.sched_getaffinity(0)) < 2:
-        print("skip: the scenarios need two CPUs, one per node")
-        return SKIP
+        skip("the scenarios need two CPUs, one per node")
     work = tempfile.mkdtemp(prefix="malleo-loop-")
     status = {"join": join, "drain": drain, "load": load, "merge": merge, "weights": weights,
               "refusal": refusal, "merge_ranks": merge_ranks, "share": share, "paced": paced}[a.scenario](a, work)

@@ -8,7 +8,6 @@ CURVE over real sockets:
 - a connection that claims n2's routing id on n1's peer inbox (an allowed key, n3's, and with no key at all on a plain
   cluster) does not make n1 drop n2: n2's heartbeats keep arriving and n2 stays n1's peer over a window of many
   failure timeouts."""
-import json
 import os
 import time
 
@@ -21,15 +20,6 @@ config = {"modules": {"profiling": "static", "decision": "none"}, "static": stat
           "work_stealing": {"enabled": False},
           "membership": {"heartbeat_interval": 0.1, "failure_timeout": 1.0}}
 ctx = zmq.Context.instance()
-
-
-def counter(agent, name):
-    return agent.counters().get(name, 0)
-
-
-def events(agent, type_):
-    with open(os.path.join(agent.run_dir, "events.jsonl")) as f:
-        return [e for e in map(json.loads, f) if e.get("type") == type_]
 
 
 def heat(agent):
@@ -68,7 +58,7 @@ def commands_of(cluster, n1):
           f"n2's poll on n1's remote endpoint takes no command: {taken}")
     check(heat(n1)["command"]["state"] == "queued" and heat(n1)["size"] == 2,
           f"the split stays queued and heat's size is not n2's ({heat(n1)['command']}, size {heat(n1)['size']})")
-    check(counter(n1, "commands.polls_refused.not_coordinator") == 1, "the refused poll is counted")
+    check(n1.counter("commands.polls_refused.not_coordinator") == 1, "the refused poll is counted")
 
     # The real coordinator takes it.
     given = as_coordinator("poll", 2, iteration=2, size=2)
@@ -84,7 +74,7 @@ def commands_of(cluster, n1):
     check(app["command"]["state"] == "sent" and app["last_result"] is None and app["size"] == 2
           and app["redistribution_cost"] is None,
           f"n1's state does not record it ({app['command']}, {app['last_result']}, {app['size']})")
-    check(counter(n1, "commands.results_refused.not_coordinator") == 1 and counter(n1, "commands.ok") == 0,
+    check(n1.counter("commands.results_refused.not_coordinator") == 1 and n1.counter("commands.ok") == 0,
           "the refusal is counted, no result taken")
 
     # The coordinator's own report is taken, once; its text loses the escapes.
@@ -94,7 +84,7 @@ def commands_of(cluster, n1):
     app = heat(n1)
     check(app["last_result"]["after"] == 4 and app["last_result"]["text"] == "split [31mdone" and app["size"] == 4,
           f"it is heat's last result, text without controls ({app['last_result']})")
-    results = wait_for(lambda: events(n1, "command_result"), 5)
+    results = wait_for(lambda: n1.events("command_result"), 5)
     check(results and len(results) == 1 and results[0]["after"] == 4 and "\x1b" not in results[0]["text"],
           f"n1's event log has one command_result, the real one ({results})")
     remote.close()
@@ -103,7 +93,7 @@ def commands_of(cluster, n1):
 def clash(cluster, n1, n2, claimer):
     """Connections that claim n2's routing id on n1's peer inbox, from `claimer`'s key (None: no key), for a window
     of several failure timeouts; n2 must stay n1's peer throughout."""
-    beats = counter(n1, "rx.heartbeat")
+    beats = n1.counter("rx.heartbeat")
     claims = []
     for i in range(4):
         s = ctx.socket(zmq.DEALER)
@@ -127,11 +117,11 @@ def clash(cluster, n1, n2, claimer):
         time.sleep(0.1)
     for s in claims:
         s.close()
-    drops = [e for e in events(n1, "peer_down") if e.get("peer") == "n2"]
+    drops = [e for e in n1.events("peer_down") if e.get("peer") == "n2"]
     check(seen and not drops, f"n2 stays n1's peer through {window:g} s of claims of its routing id "
                               f"(failure timeout 1 s; peer_down: {drops})")
-    check(counter(n1, "rx.heartbeat") >= beats + 20,
-          f"n2's heartbeats kept arriving ({counter(n1, 'rx.heartbeat') - beats} in the window)")
+    check(n1.counter("rx.heartbeat") >= beats + 20,
+          f"n2's heartbeats kept arriving ({n1.counter('rx.heartbeat') - beats} in the window)")
 
 
 with Cluster() as cluster:
@@ -142,8 +132,8 @@ with Cluster() as cluster:
     commands_of(cluster, n1)
     cluster.key_file("n3")  # an allowed node of the cluster that claims to be n2
     clash(cluster, n1, n2, "n3")
-    check(wait_for(lambda: counter(n1, "rejected.peer.routing_id_mismatch") >= 4, 5),
-          f"what n3 sent under n2's routing id is refused ({counter(n1, 'rejected.peer.routing_id_mismatch')})")
+    check(wait_for(lambda: n1.counter("rejected.peer.routing_id_mismatch") >= 4, 5),
+          f"what n3 sent under n2's routing id is refused ({n1.counter('rejected.peer.routing_id_mismatch')})")
 
 with Cluster(plain=True) as cluster:
     n1 = cluster.add("n1", config)

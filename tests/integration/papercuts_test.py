@@ -18,12 +18,12 @@ import subprocess
 import sys
 import tempfile
 
-from harness import MALLEO, SKIP, check
+from testkit import skip
+from harness import MALLEO, check
 
 HEAT2D, MALLEO_PMPI = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 if not shutil.which("mpirun.openmpi"):
-    print("SKIP: mpirun.openmpi is not installed", file=sys.stderr)
-    sys.exit(SKIP)
+    skip("mpirun.openmpi is not installed")
 env = {k: v for k, v in os.environ.items() if not k.startswith("MALLEO_") and k != "LD_PRELOAD"}
 env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_mpi_yield_when_idle="1",
            OMPI_MCA_pml="ob1")

@@ -18,7 +18,6 @@
             to a static run's.
 
 usage: policy_loop_test.py --scenario sweetspot|swap --mpi openmpi|mpich HEAT2D"""
-import argparse
 import os
 import re
 import shutil
@@ -27,8 +26,9 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEO, SKIP, TIME_SCALE, Cluster, check, static_profile, wait_for
-from loop_test import (active_here, apps, check_checksum, events, finish, launch, launch_pool, no_force_used,
+from testkit import heat2d_args, heat2d_parser, skip
+from harness import MALLEO, TIME_SCALE, Cluster, check, static_profile, wait_for
+from loop_test import (active_here, apps, check_checksum, finish, launch, launch_pool, no_force_used,
                        registered_app, results_of, run_env)
 
 UNMEASURED_COST = 3.0
@@ -73,7 +73,7 @@ def sweetspot_run(a, n1, iterations, work, nodes="n1=0"):
         shown = n1.cli("apps").stdout
         check(re.search(r"^  remaining  \d+ iterations \(said by the application\)$", shown, re.M),
               f"and `malleo apps` says them\n{shown}")
-        decided = wait_for(lambda: [e for e in events(n1, "action") if e.get("app") == app], 30, 0.05)
+        decided = wait_for(lambda: [e for e in n1.events("action") if e.get("app") == app], 30, 0.05)
         check(decided, f"sweetspot decides on the {iterations}-iteration run while it runs")
         if decided[0]["kind"] == "grow":
             # What the growth cost, as the bridge measured it, is what the agent weighs the next resize against.
@@ -199,7 +199,8 @@ def swap(a, work):
             check(swapped[0]["t"] - refused[0]["t"] < MIN_RESIDENCE / 2,
                   f"at once after the refusal, not a residence period later "
                   f"({swapped[0]['t'] - refused[0]['t']:.1f} s)")
-            action = [e for e in events(n2, "action") if e.get("kind") == "swap" and e["params"]["activate_agent"] == "n1"]
+            action = [e for e in n2.events("action")
+                      if e.get("kind") == "swap" and e["params"]["activate_agent"] == "n1"]
             check(action and action[0]["reasons"]["side"] == "active" and
                   action[0]["reasons"]["ratio"] > 1.25, f"decided on the measured load ({action[0]['reasons']['why']})")
             check(wait_for(lambda: active_here(n1, app) == [1] and not active_here(n2, app), 10, 0.1),
@@ -237,17 +238,11 @@ def swap(a, work):
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = heat2d_parser()
     parser.add_argument("--scenario", required=True, choices=["sweetspot", "swap"])
-    parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
-    parser.add_argument("heat2d")
-    a = parser.parse_args()
-    if not os.path.exists(a.heat2d):
-        print(f"skip: {a.heat2d} not built")
-        return SKIP
+    a = heat2d_args(parser)
     if a.scenario == "swap" and len(os.sched_getaffinity(0)) < 2:
-        print("skip: the swap scenario needs two CPUs, one per node")
-        return SKIP
+        skip("the swap scenario needs two CPUs, one per node")
     work = tempfile.mkdtemp(prefix="malleo-policy-")
     status = {"sweetspot": sweetspot, "swap": swap}[a.scenario](a, work)
     shutil.rmtree(work, ignore_errors=True)

@@ -7,8 +7,6 @@ The agent must, within a few profile intervals: say `process_gone` for each kill
 them, list no application, and then leave at once when asked to drain (SIGTERM), with no processes left to move.
 
 usage: process_gone_test.py --mpi openmpi|mpich HEAT2D"""
-import argparse
-import json
 import os
 import shutil
 import signal
@@ -17,27 +15,13 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEO, SKIP, Cluster, check, wait_for
-from force_test import apps, run_env
-
-
-def events(agent, type_):
-    try:
-        with open(os.path.join(agent.run_dir, "events.jsonl")) as f:
-            lines = [json.loads(line) for line in f if line.strip()]
-    except FileNotFoundError:
-        return []
-    return [e for e in lines if e["type"] == type_]
+from harness import MALLEO, Cluster, check, wait_for
+from testkit import heat2d_args, kill, run_env
+from force_test import apps
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
-    parser.add_argument("heat2d")
-    a = parser.parse_args()
-    if not os.path.exists(a.heat2d):
-        print(f"skip: {a.heat2d} not built")
-        return SKIP
+    a = heat2d_args()
     work = tempfile.mkdtemp(prefix="malleo-gone-")
     with Cluster() as cluster, open(os.path.join(work, "run.txt"), "w") as out:
         # The default drain deadline (60 s): what a drain would wait for processes it still believes in.
@@ -63,10 +47,10 @@ def main():
             killed = time.monotonic()
             check(wait_for(lambda: not apps(n1), 10, 0.1),
                   f"n1 forgets the killed application ({time.monotonic() - killed:.1f} s after the kill)")
-            gone = events(n1, "process_gone")
+            gone = n1.events("process_gone")
             check(sorted(e["pid"] for e in gone) == sorted(pids) and all(e["app"] == app for e in gone),
                   f"one process_gone per killed rank, with its pid ({gone})")
-            check(len([e for e in events(n1, "app_gone") if e["app"] == app]) == 1, "and app_gone once")
+            check(len([e for e in n1.events("app_gone") if e["app"] == app]) == 1, "and app_gone once")
             check(n1.counters().get("apps.processes_gone") == 3, "counted: apps.processes_gone = 3")
             run.wait(timeout=30)
             check(run.returncode != 0, f"malleo run reports the killed launch ({run.returncode})")
@@ -76,9 +60,7 @@ def main():
             took = time.monotonic() - asked
             check(took < 5, f"a drain then has nothing to wait for: n1 leaves in {took:.1f} s, not at its 60 s deadline")
         finally:
-            if run.poll() is None:
-                run.kill()
-                run.wait()
+            kill(run)
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

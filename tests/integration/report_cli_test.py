@@ -7,16 +7,13 @@ import glob
 import json
 import os
 import subprocess
-import sys
 import tempfile
 
+from testkit import Problems, verdict
+
 MALLEO = os.environ["MALLEO"]
-errors = []
-
-
-def check(ok, what):
-    if not ok:
-        errors.append(what)
+errors = Problems()
+check = errors.check
 
 
 def report(app, job):
@@ -81,7 +78,5 @@ with tempfile.TemporaryDirectory(prefix="malleo-report-") as d:
     check(r.returncode == 2 and "job-two" in r.stdout and r.stderr.count("\n") == 1,
           f"a bad and a good argument: status {r.returncode}, stdout {r.stdout[:200]!r}, stderr {r.stderr!r}")
 
-if errors:
-    print("\n".join(errors), file=sys.stderr)
-    sys.exit(1)
-print("ok: malleo report of several files, of a directory, and of what is no report")
+verdict(errors, f"{len(errors)} problems with malleo report",
+        "malleo report of several files, of a directory, and of what is no report")

@@ -13,8 +13,6 @@ application runs, at each step of a reconfiguration; real malleod, real `malleo 
 Throughout, the run computes on: its checksum at the end equals a static run's.
 
 usage: restart_test.py --mpi openmpi|mpich HEAT2D"""
-import argparse
-import json
 import os
 import re
 import shutil
@@ -24,21 +22,12 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEO, SKIP, Cluster, check, wait_for
-from force_test import apps, checksum, run_env, static_checksum
+from harness import MALLEO, Cluster, check, wait_for
+from testkit import checksum, heat2d_args, kill, run_env
+from force_test import apps, static_checksum
 
 ITERATIONS = 2500
 PACE_MS = 20  # 50 s of computing at most, whatever the process count: the phases take about 30 s
-
-
-def events(agent, type_=None):
-    """The events of the agent's run directory's log: those of every agent that ran there."""
-    try:
-        with open(os.path.join(agent.run_dir, "events.jsonl")) as f:
-            lines = [json.loads(line) for line in f if line.strip()]
-    except FileNotFoundError:
-        return []
-    return [e for e in lines if type_ is None or e["type"] == type_]
 
 
 def known(agent, app):
@@ -76,13 +65,7 @@ def force_waiting(agent, app, *args):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
-    parser.add_argument("heat2d")
-    a = parser.parse_args()
-    if not os.path.exists(a.heat2d):
-        print(f"skip: {a.heat2d} not built")
-        return SKIP
+    a = heat2d_args()
     work = tempfile.mkdtemp(prefix="malleo-restart-")
     env = run_env(a.mpi)
     env["MALLEO_FAULT"] = "stall-agree@*,stall-redistribute@*"
@@ -113,7 +96,7 @@ def main():
             os.kill(coordinator, signal.SIGSTOP)
             try:
                 waiting = force_waiting(n1, app, "merge", "1")
-                queued = wait_for(lambda: [e for e in events(n1, "command_queued") if e["op"] == "merge"], 10)
+                queued = wait_for(lambda: [e for e in n1.events("command_queued") if e["op"] == "merge"], 10)
                 check(queued, "2. the merge is queued")
                 killed = time.monotonic()
                 n1.proc.kill()
@@ -127,7 +110,7 @@ def main():
                       f"2. force --wait notices the dead agent at once ({noticed:.2f} s, exit {waiting.returncode}: "
                       f"{err.strip()})")
                 n1 = cluster.restart("n1")
-                lost = wait_for(lambda: events(n1, "command_lost"), 5)
+                lost = wait_for(lambda: n1.events("command_lost"), 5)
                 check(lost and lost[0]["command"] == queued[0]["command"] and not lost[0]["sent"],
                       f"2. the new agent reports the queued command lost: it never ran ({lost})")
             finally:
@@ -152,11 +135,11 @@ def main():
                 waiting.communicate(timeout=10)
                 check(waiting.returncode == 1, f"{step}. force --wait ends as the agent dies")
                 n1 = cluster.restart("n1")
-                recovered = wait_for(lambda: events(n1, "command_recovered"), 5)
+                recovered = wait_for(lambda: n1.events("command_recovered"), 5)
                 check(recovered and recovered[-1]["op"] == op,
                       f"{step}. the new agent knows the {op} was in flight ({recovered and recovered[-1]})")
                 command = recovered[-1]["command"]
-                outcome = wait_for(lambda: [e for e in events(n1) if e.get("command") == command and
+                outcome = wait_for(lambda: [e for e in n1.events() if e.get("command") == command and
                                             e["type"] in ("command_result", "command_lost")], 30, 0.2)
                 check(outcome, f"{step}. and then its result or that it is lost ({outcome})")
                 size = wait_for(lambda: settled(n1, app), 20, 0.2)
@@ -173,9 +156,7 @@ def main():
 
             run.wait(timeout=300)
         finally:
-            if run.poll() is None:
-                run.kill()
-                run.wait()
+            kill(run)
     output = output_lines(out_path)
     if run.returncode != 0:
         print(output[-2000:])

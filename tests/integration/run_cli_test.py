@@ -17,7 +17,8 @@ import subprocess
 import sys
 import tempfile
 
-from harness import MALLEO, SKIP, check
+from testkit import skip
+from harness import MALLEO, check
 
 # A rank that prints a variable and the command line of its launcher: Open MPI's mpirun is the rank's parent,
 # MPICH's mpiexec the parent of the rank's hydra_pmi_proxy.
@@ -140,8 +141,7 @@ def main():
     heat2d_openmpi, heat2d_mpich = map(os.path.abspath, sys.argv[1:3])
     for program in (heat2d_openmpi, heat2d_mpich):
         if not os.path.exists(program):
-            print(f"skip: {program} not built")
-            return SKIP
+            skip(f"{program} not built")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     for key in [k for k in env if k.startswith("MALLEO_")]:
         env.pop(key)

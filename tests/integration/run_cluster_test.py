@@ -12,7 +12,6 @@ launcher, a real paced heat2d.
   refused in one line.
 
 usage: run_cluster_test.py --mpi openmpi|mpich HEAT2D"""
-import argparse
 import json
 import os
 import re
@@ -21,18 +20,14 @@ import subprocess
 import sys
 import tempfile
 
-from harness import MALLEO, SKIP, check, wait_for
+from testkit import heat2d_args, kill
+from harness import MALLEO, check, cluster_cli, wait_for, take_down
 
 PACE_MS = 20
 
 
-def cli(cluster_dir, *args, timeout=30, env=None):
-    return subprocess.run([MALLEO, "--cluster-dir", cluster_dir, *args], capture_output=True, text=True,
-                          timeout=timeout, env=env)
-
-
 def apps(cluster_dir, node):
-    r = cli(cluster_dir, "--node", node, "apps", "--json")
+    r = cluster_cli(cluster_dir, "--node", node, "apps", "--json")
     if r.returncode != 0:
         check(False, f"malleo --node {node} apps answers ({r.stderr.strip()})")
     return json.loads(r.stdout)["apps"]
@@ -133,9 +128,7 @@ def openmpi(a, cluster_dir, cluster, work, env):
         check(run.poll() is None, "the run outlived the checks")
         ended(run, 2)
     finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
+        kill(run)
 
     run = start(cluster_dir, dict(env, MALLEO_PCM_VERBOSE="1"), "--node", "n1", "run", "-n", "1", "--profile-dir",
                 work, "--", a.heat2d, *paced)
@@ -144,7 +137,8 @@ def openmpi(a, cluster_dir, cluster, work, env):
         # The bridge's first poll of the agent marks the application malleable: force is taken from then on.
         check(wait_for(lambda: any(x["id"] == app and x["malleable"] for x in apps(cluster_dir, "n1")), 30, 0.1),
               "the application's PCM bridge polls n1's agent")
-        r = cli(cluster_dir, "--node", "n1", "force", app, "split", "1", "--node", "n2", "--wait", "60", timeout=90)
+        r = cluster_cli(cluster_dir, "--node", "n1", "force", app, "split", "1", "--node", "n2", "--wait", "60",
+                        timeout=90)
         check(r.returncode == 0 and "1 -> 2 processes" in r.stdout,
               f"spawn mode: force split 1 --node n2: ok ({r.stdout.strip()} {r.stderr.strip()})")
         spawned = wait_for(lambda: processes(cluster_dir, "n2", program), 10, 0.25)
@@ -157,21 +151,19 @@ def openmpi(a, cluster_dir, cluster, work, env):
         check(len(named) == 2 and sum(".spawn" in n for n in named) == 1 and all(map(os.path.exists, named)),
               f"the run announces its launch's report and its spawned job's ({named})")
     finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
+        kill(run)
 
 
 def mpich(a, cluster_dir, cluster, work, env):
     program = os.path.basename(a.heat2d)
-    r = cli(cluster_dir, "--node", "n1", "run", "-n", "1", "--mode", "spawn", "--", a.heat2d, env=env)
+    r = cluster_cli(cluster_dir, "--node", "n1", "run", "-n", "1", "--mode", "spawn", "--", a.heat2d, env=env)
     check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "MPICH" in r.stderr,
           f"--mode spawn under MPICH: exit 2, one line ({r.stderr.strip()})")
-    r = cli(cluster_dir, "--node", "n1", "run", "-n", "1", "--max", "2", "--spares-on", "n2,n9", "--", a.heat2d,
+    r = cluster_cli(cluster_dir, "--node", "n1", "run", "-n", "1", "--max", "2", "--spares-on", "n2,n9", "--", a.heat2d,
             env=env)
     check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "n9" in r.stderr and "n1, n2, n3" in
           r.stderr, f"--spares-on an unknown node: exit 2, one line naming the nodes ({r.stderr.strip()})")
-    r = cli(cluster_dir, "--node", "n1", "run", "-n", "2", "--active-on", "n1,n9", "--", a.heat2d, env=env)
+    r = cluster_cli(cluster_dir, "--node", "n1", "run", "-n", "2", "--active-on", "n1,n9", "--", a.heat2d, env=env)
     check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--active-on n1,n9" in r.stderr and
           "n1, n2, n3" in r.stderr, f"--active-on an unknown node: exit 2, one line naming the nodes ({r.stderr.strip()})")
 
@@ -182,31 +174,22 @@ def mpich(a, cluster_dir, cluster, work, env):
         check(run.poll() is None, "the run outlived the checks")
         ended(run, 1)
     finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
+        kill(run)
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
-    parser.add_argument("heat2d")
-    a = parser.parse_args()
-    if not os.path.exists(a.heat2d):
-        print(f"skip: {a.heat2d} not built")
-        return SKIP
+    a = heat2d_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLEO_")}
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     cluster_dir = tempfile.mkdtemp(prefix="malleo-run-cluster-")
     work = tempfile.mkdtemp(prefix="malleo-run-cluster-work-")
-    up = cli(cluster_dir, "cluster", "up", "--nodes", "3", "--profiling", "static", "--json")
+    up = cluster_cli(cluster_dir, "cluster", "up", "--nodes", "3", "--profiling", "static", "--json")
     check(up.returncode == 0, f"a virtual cluster of 3 nodes starts ({up.stderr.strip()})")
     cluster = {n["name"]: n for n in json.loads(up.stdout)["nodes"]}
     try:
         (openmpi if a.mpi == "openmpi" else mpich)(a, cluster_dir, cluster, work, env)
     finally:
-        down = cli(cluster_dir, "cluster", "down")
-        check(down.returncode == 0, f"the cluster stops ({down.stderr.strip()})")
+        take_down(cluster_dir)
     shutil.rmtree(cluster_dir, ignore_errors=True)
     shutil.rmtree(work, ignore_errors=True)
     return 0

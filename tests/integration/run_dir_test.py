@@ -13,7 +13,8 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEOD, SKIP, check, plain_config, wait_for
+from testkit import skip
+from harness import MALLEOD, check, plain_config, wait_for
 
 
 def start(run_dir, *extra):
@@ -40,8 +41,7 @@ def refused(run_dir, what):
 
 def main():
     if os.geteuid() != 0:
-        print("skip: making a directory another user owns needs root")
-        return SKIP
+        skip("making a directory another user owns needs root")
     base = tempfile.mkdtemp(prefix="malleo-rundir-")
     os.chmod(base, 0o755)
     try:

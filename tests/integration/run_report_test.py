@@ -18,7 +18,8 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEO, SKIP, check
+from testkit import skip
+from harness import MALLEO, check
 
 
 def run(heat2d, ranks, cwd, env, *options):
@@ -43,8 +44,7 @@ def world_size(path):
 def main():
     heat2d = os.path.abspath(sys.argv[1])
     if not os.path.exists(heat2d):
-        print(f"skip: {heat2d} not built")
-        return SKIP
+        skip(f"{heat2d} not built")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLEO_")}
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     work = tempfile.mkdtemp(prefix="malleo-run-report-")

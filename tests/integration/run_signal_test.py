@@ -4,7 +4,6 @@ the launcher, which ends its ranks; `malleo run` waits for it and exits with 128
 job is left running, as /proc shows (issue 30, point 9). A real, paced heat2d under the real launcher.
 
 usage: run_signal_test.py --mpi openmpi|mpich HEAT2D"""
-import argparse
 import os
 import signal
 import subprocess
@@ -12,7 +11,8 @@ import sys
 import tempfile
 import shutil
 
-from harness import MALLEO, SKIP, check, wait_for
+from testkit import heat2d_args
+from harness import MALLEO, check, wait_for
 
 
 def stat(pid):
@@ -101,13 +101,7 @@ def interrupted_run(a, work, sig):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
-    parser.add_argument("heat2d")
-    a = parser.parse_args()
-    if not os.path.exists(a.heat2d):
-        print(f"skip: {a.heat2d} not built")
-        return SKIP
+    a = heat2d_args()
     work = tempfile.mkdtemp(prefix="malleo-run-signal-")
     for sig in (signal.SIGTERM, signal.SIGINT):
         interrupted_run(a, work, sig)

@@ -12,16 +12,12 @@ import subprocess
 import sys
 import tempfile
 
-from harness import MALLEO, SKIP, check, wait_for
-
-
-def cli(cluster_dir, *args, timeout=30):
-    return subprocess.run([MALLEO, "--cluster-dir", cluster_dir, *args], capture_output=True, text=True,
-                          timeout=timeout)
+from testkit import kill, skip
+from harness import MALLEO, check, cluster_cli, wait_for, take_down
 
 
 def apps(cluster_dir, node):
-    r = cli(cluster_dir, "--node", node, "apps", "--json")
+    r = cluster_cli(cluster_dir, "--node", node, "apps", "--json")
     if r.returncode != 0:
         check(False, f"malleo --node {node} apps answers ({r.stderr.strip()})")
     return json.loads(r.stdout)["apps"]
@@ -49,22 +45,19 @@ def node_named(cluster_dir, env, endpoint, heat2d, work):
         check(run.returncode == 0, f"the run ends well ({run.returncode})\n{output}")
         return node
     finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
+        kill(run)
         shutil.rmtree(elsewhere, ignore_errors=True)
 
 
 def main():
     heat2d = sys.argv[1]
     if not os.path.exists(heat2d):
-        print(f"skip: {heat2d} not built")
-        return SKIP
+        skip(f"{heat2d} not built")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     env.pop("MALLEO_AGENT", None)
     cluster_dir = tempfile.mkdtemp(prefix="malleo-run-target-")
     work = tempfile.mkdtemp(prefix="malleo-run-target-work-")
-    up = cli(cluster_dir, "cluster", "up", "--nodes", "2", "--profiling", "static", "--json")
+    up = cluster_cli(cluster_dir, "cluster", "up", "--nodes", "2", "--profiling", "static", "--json")
     check(up.returncode == 0, f"a virtual cluster of 2 nodes starts ({up.stderr.strip()})")
     try:
         # An unknown node: one line, nothing launched.
@@ -89,9 +82,7 @@ def main():
             output, _ = run.communicate(timeout=120)
             check(run.returncode == 0, f"the run ends well ({run.returncode})\n{output}")
         finally:
-            if run.poll() is None:
-                run.kill()
-                run.wait()
+            kill(run)
 
         # Outside a cluster the rank would name its host as its node, and a split n2's agent decided onto n2 would
         # find no spare process there.
@@ -101,8 +92,7 @@ def main():
         node = node_named(cluster_dir, dict(env, MALLEO_NODE="mine"), n2, heat2d, work)
         check(node == "mine", f"and a MALLEO_NODE the user set is kept ({node})")
     finally:
-        down = cli(cluster_dir, "cluster", "down")
-        check(down.returncode == 0, f"the cluster stops ({down.stderr.strip()})")
+        take_down(cluster_dir)
     shutil.rmtree(cluster_dir, ignore_errors=True)
     shutil.rmtree(work, ignore_errors=True)
     return 0

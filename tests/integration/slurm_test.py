@@ -20,7 +20,6 @@ installs slurm-wlm and munge).
 usage: slurm_test.py HEAT2D_OPENMPI [HEAT2D_MPICH]"""
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -29,7 +28,8 @@ import sys
 import tempfile
 import time
 
-from harness import MALLEO, MALLEOD, SKIP, TIME_SCALE, check, static_profile, wait_for
+from testkit import checksum, events, skip
+from harness import MALLEO, MALLEOD, TIME_SCALE, check, static_profile, wait_for
 
 NODES = 2
 CPUS = 2
@@ -159,27 +159,6 @@ def skip_reason():
     if missing:
         return f"Slurm cannot start: {', '.join(missing)} not installed (scripts/setup.sh installs slurm-wlm munge)"
     return None
-
-
-def checksum(output):
-    found = re.findall(r"^checksum ([0-9a-f]+)$", output, re.M)
-    return found[-1] if found else None
-
-
-def events(run_dir, type_):
-    found = []
-    try:
-        with open(os.path.join(run_dir, "events.jsonl")) as f:
-            for line in f:
-                try:
-                    event = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if event.get("type") == type_:
-                    found.append(event)
-    except FileNotFoundError:
-        pass
-    return found
 
 
 def apps(local):
@@ -338,8 +317,7 @@ def main():
     heat2d = ",".join(os.path.realpath(p) for p in sys.argv[1:])
     reason = skip_reason()
     if reason:
-        print(f"skipped: {reason}")
-        return SKIP
+        skip(f"{reason}")
     started = time.monotonic()
     work = tempfile.mkdtemp(prefix="malleo-slurm-")
     os.chmod(work, 0o755)  # munged wants every directory above its socket searchable by all

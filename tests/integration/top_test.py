@@ -8,35 +8,29 @@ usage: top_test.py"""
 import json
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
-from harness import MALLEO, check, wait_for
+from harness import check, cluster_cli, wait_for
 
 ROW = re.compile(r"^(\d\d:\d\d:\d\d\.\d{3})  (\S+)\s+(\S.*)$")
-
-
-def cli(cluster_dir, *args, timeout=30):
-    return subprocess.run([MALLEO, "--cluster-dir", cluster_dir, *args], capture_output=True, text=True,
-                          timeout=timeout)
 
 
 def main():
     cluster_dir = tempfile.mkdtemp(prefix="malleo-top-")
     try:
-        r = cli(cluster_dir, "cluster", "up", "--nodes", "3")
+        r = cluster_cli(cluster_dir, "cluster", "up", "--nodes", "3")
         check(r.returncode == 0, f"cluster up --nodes 3 ({r.stderr.strip()})")
 
         def all_joined():
             for node in ("n1", "n2", "n3"):
-                s = cli(cluster_dir, "--node", node, "peers", "--json")
+                s = cluster_cli(cluster_dir, "--node", node, "peers", "--json")
                 if s.returncode != 0 or len(json.loads(s.stdout)["peers"]) < 2:
                     return False
             return True
         check(wait_for(all_joined, 20), "every node sees the two others")
 
-        r = cli(cluster_dir, "top", "--duration", "2.5", "--interval", "1")
+        r = cluster_cli(cluster_dir, "top", "--duration", "2.5", "--interval", "1")
         check(r.returncode == 0, f"top --duration 2.5 piped ({r.stderr.strip()})")
         lines = r.stdout.splitlines()
         header = next((line.split() for line in lines if line.startswith("NODE")), [])
@@ -55,13 +49,13 @@ def main():
         check(seen_n1 and all(sorted(nodes.split(",")) == ["n2", "n3"] for nodes in seen_n1),
               f"'sees peer n1', said by n2 and n3, is one row naming both ({seen_n1})")
 
-        r = cli(cluster_dir, "top", "--duration", "1.5", "--json")
+        r = cluster_cli(cluster_dir, "top", "--duration", "1.5", "--json")
         frames = [json.loads(line) for line in r.stdout.splitlines()]
         events = [e for f in frames for e in f["events"]]
         check(r.returncode == 0 and events and all("type" in e and "seq" in e for e in events),
               f"--json keeps the raw events ({len(events)})")
     finally:
-        cli(cluster_dir, "cluster", "down")
+        cluster_cli(cluster_dir, "cluster", "down")
         shutil.rmtree(cluster_dir, ignore_errors=True)
     return 0
 

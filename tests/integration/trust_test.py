@@ -19,10 +19,6 @@ config = {"modules": {"profiling": "static", "decision": "none"},
 ctx = zmq.Context.instance()
 
 
-def counter(agent, name):
-    return agent.counters().get(name, 0)
-
-
 def serving(agent, what):
     check(agent.alive() and agent.status()["agent"]["id"] == agent.name, f"{what}: the agent keeps serving")
 
@@ -68,7 +64,7 @@ with Cluster(plain=True) as cluster:
     check(forwarded is not None, "the wrm is forwarded to the only peer")
     check("extra" not in forwarded and forwarded["origin"] == "o" and forwarded["ttl"] == 3,
           f"the forwarded wrm has the schema's fields only ({sorted(forwarded)})")
-    check(counter(agent, "fields.unknown_dropped") == 1, "the unknown field is counted as dropped")
+    check(agent.counter("fields.unknown_dropped") == 1, "the unknown field is counted as dropped")
 
     # 2. Ids outside the character set: an agent id, a group, an application id, a candidate's id.
     escape = "evil\x1b[2J\x1b]0;owned\x07"
@@ -76,11 +72,11 @@ with Cluster(plain=True) as cluster:
                                              profile=wire_profile)))
     send_raw(agent.endpoint, frames(envelope("hello", "", endpoint="tcp://127.0.0.1:9", agent_version="1",
                                              profile=wire_profile)))
-    check(wait_for(lambda: counter(agent, "rejected.peer.bad_envelope") == 2, 5),
+    check(wait_for(lambda: agent.counter("rejected.peer.bad_envelope") == 2, 5),
           "hellos from an id with escape sequences and from an empty id are bad envelopes")
     send_raw(agent.endpoint, frames(envelope("hello", "g", endpoint="tcp://127.0.0.1:9", agent_version="1",
                                              group="\x1b[31mred", profile=wire_profile)))
-    check(wait_for(lambda: counter(agent, "rejected.peer.bad_field") == 1, 5), "a group with an escape is a bad field")
+    check(wait_for(lambda: agent.counter("rejected.peer.bad_field") == 1, 5), "a group with an escape is a bad field")
     reply = local_request(agent.local, envelope("register", "test", app="app\x1b[2J", rank=0, pid=os.getpid(), size=1,
                                                 malleable=True))
     check(reply["type"] == "error" and reply["code"] == "bad_field", f"an app id with an escape is refused ({reply})")
@@ -91,7 +87,7 @@ with Cluster(plain=True) as cluster:
     check(peers.returncode == 0 and "\x1b" not in peers.stdout and "evil" not in peers.stdout,
           "malleo peers prints no escape sequence")
     send_raw(agent.endpoint, frames(envelope("tele\x1b[2Jport", "p")))
-    check(wait_for(lambda: counter(agent, "rejected.peer.unknown_type") == 1, 5), "an unknown type with an escape")
+    check(wait_for(lambda: agent.counter("rejected.peer.unknown_type") == 1, 5), "an unknown type with an escape")
     events = agent.cli("events", "--for", "0.5")
     check(events.returncode == 0 and "evil" in events.stdout and "tele" in events.stdout,
           f"malleo events shows the rejections ({events.returncode})")
@@ -104,7 +100,7 @@ with Cluster(plain=True) as cluster:
     for field, value in (("pw", 1e9), ("cores", 1e6), ("procs", 1e12)):
         send_raw(agent.endpoint, frames(envelope("hello", f"big-{field}", endpoint="tcp://127.0.0.1:9",
                                                  agent_version="1", profile=dict(wire_profile, **{field: value}))))
-    check(wait_for(lambda: counter(agent, "rejected.peer.bad_field") == 4, 5),
+    check(wait_for(lambda: agent.counter("rejected.peer.bad_field") == 4, 5),
           "hellos claiming pw 1e9, 1e6 cores or 1e12 processes are bad fields")
     check({x["id"] for x in agent.request("peers")["peers"]} == {"p"}, "none of them became a peer")
 
@@ -112,20 +108,20 @@ with Cluster(plain=True) as cluster:
     ipc = f"ipc://{agent.run_dir}/agent.sock"  # the agent's own local endpoint, the worst target
     send_raw(agent.endpoint, frames(envelope("hello", "q", endpoint=ipc, agent_version="1", profile=wire_profile)))
     send_raw(agent.endpoint, frames(dict(wrm, wrm_id=78, origin_endpoint=ipc)))
-    check(wait_for(lambda: counter(agent, "rejected.peer.endpoint_refused") == 2, 5),
+    check(wait_for(lambda: agent.counter("rejected.peer.endpoint_refused") == 2, 5),
           "a hello and a wrm naming an ipc:// endpoint are refused (endpoint_refused)")
     send_raw(agent.endpoint, frames(envelope("gossip", "p", peers=[
         {"id": "c-ipc", "endpoint": ipc, "age": 0.0},
         {"id": "c\x1b[1m", "endpoint": "tcp://127.0.0.1:9", "age": 0.0},
         {"id": "c-udp", "endpoint": "udp://127.0.0.1:9", "age": 0.0}])))
-    check(wait_for(lambda: counter(agent, "candidates.refused") == 3, 5),
+    check(wait_for(lambda: agent.counter("candidates.refused") == 3, 5),
           "candidates with an ipc endpoint, an escape in the id or another transport are refused")
     check(agent.status()["peers"]["candidates"] == 0, "no candidate was taken")
 
     # 5. Candidates past max_candidates (4): the oldest make room, each drop counted; 10 gossiped, oldest first.
     send_raw(agent.endpoint, frames(envelope("gossip", "p", peers=[
         {"id": f"cand{i}", "endpoint": f"tcp://127.0.0.2:{1000 + i}", "age": float(100 - i)} for i in range(10)])))
-    check(wait_for(lambda: counter(agent, "candidates.dropped") == 6, 5), "6 candidates past the cap dropped, counted")
+    check(wait_for(lambda: agent.counter("candidates.dropped") == 6, 5), "6 candidates past the cap dropped, counted")
     check(agent.status()["peers"]["candidates"] == 4, "the table holds max_candidates")
     serving(agent, "after the refusals")
 
@@ -138,21 +134,21 @@ with Cluster(plain=True) as cluster:
     flood.connect(agent.endpoint)
     for _ in range(2000):
         flood.send_multipart([HEADER.pack(MAGIC, 1, 0, 0, 1), b"\xc1" * 200])
-    check(wait_for(lambda: counter(agent, "rejected.peer.undecodable") == 2000, 20), "all 2000 counted")
+    check(wait_for(lambda: agent.counter("rejected.peer.undecodable") == 2000, 20), "all 2000 counted")
     lines = sum(1 for line in open(log_path) if "(undecodable)" in line) - before
     check(1 <= lines <= 5, f"2000 rejections logged in {lines} lines (at most 5 a kind per 10 s)")
     flood.close()
 
     # 7. A frame over ZeroMQ's limit (4 × max_message_bytes + 4 KiB = 266,240 bytes) ends its connection: counted.
-    disconnects = counter(agent, "inbox.peer.disconnects")
+    disconnects = agent.counter("inbox.peer.disconnects")
     big = ctx.socket(zmq.DEALER)
     big.setsockopt(zmq.LINGER, 0)
     big.connect(agent.endpoint)
     big.send_multipart([HEADER.pack(MAGIC, 1, 0, 0, 1), b"\x00" * 300000])
-    check(wait_for(lambda: counter(agent, "inbox.peer.disconnects") > disconnects, 10),
+    check(wait_for(lambda: agent.counter("inbox.peer.disconnects") > disconnects, 10),
           "the connection ZeroMQ cut for a 300 KB frame is counted (inbox.peer.disconnects)")
     big.close()
-    check(counter(agent, "rejected.peer.undecodable") == 2000, "the big frame never reached the decoder")
+    check(agent.counter("rejected.peer.undecodable") == 2000, "the big frame never reached the decoder")
     serving(agent, "after a frame over the limit")
 
     # 8. A subscriber that never reads: events past its queue are dropped and counted, the agent carries on.
@@ -161,20 +157,20 @@ with Cluster(plain=True) as cluster:
     lazy.setsockopt(zmq.RCVHWM, 1)
     lazy.setsockopt(zmq.RCVBUF, 4096)
     lazy.connect(agent.local)
-    subscribed = counter(agent, "rx.local.events")
+    subscribed = agent.counter("rx.local.events")
     lazy.send_multipart(frames(envelope("events", "test")))
-    check(wait_for(lambda: counter(agent, "rx.local.events") == subscribed + 1, 5), "the lazy subscriber subscribed")
+    check(wait_for(lambda: agent.counter("rx.local.events") == subscribed + 1, 5), "the lazy subscriber subscribed")
     noisy = ctx.socket(zmq.DEALER)  # every rejection is an event sent to the subscriber
     noisy.setsockopt(zmq.LINGER, 1000)
     noisy.setsockopt(zmq.SNDHWM, 0)
     noisy.connect(agent.endpoint)
     for _ in range(20000):
         noisy.send_multipart([HEADER.pack(MAGIC, 1, 0, 0, 1), b"\xc1" * 512])
-    check(wait_for(lambda: counter(agent, "replies.dropped.local") >= 1, 30),
-          f"events past the subscriber's queue are counted ({counter(agent, 'replies.dropped.local')})")
+    check(wait_for(lambda: agent.counter("replies.dropped.local") >= 1, 30),
+          f"events past the subscriber's queue are counted ({agent.counter('replies.dropped.local')})")
     # (the `malleo events` above, gone since, is dropped at its first event too)
-    check(wait_for(lambda: counter(agent, "events.subscribers_dropped") == 2, 10),
-          f"the subscriber that does not read is dropped ({counter(agent, 'events.subscribers_dropped')} of 2)")
+    check(wait_for(lambda: agent.counter("events.subscribers_dropped") == 2, 10),
+          f"the subscriber that does not read is dropped ({agent.counter('events.subscribers_dropped')} of 2)")
     noisy.close()
     lazy.close()
     serving(agent, "after a subscriber that never reads")

@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -20,32 +19,6 @@ import pmpi_launch
 
 RANKS = 2
 COUNT, SECONDS, BYTES = 15, 0.2, 1000
-
-
-def start_agent(malleod, run_dir):
-    config = os.path.join(run_dir, 'config.json')
-    with open(config, 'w', encoding='utf-8') as f:
-        # Only the local endpoint is used here; no peer will talk to the TCP inbox, so no keys for it.
-        json.dump({'modules': {'profiling': 'static'}, 'security': {'plain': True}}, f)
-    log = open(os.path.join(run_dir, 'malleod.log'), 'w', encoding='utf-8')
-    proc = subprocess.Popen([malleod, '--config', config, '--listen', 'tcp://127.0.0.1:*', '--run-dir', run_dir],
-                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f'FAIL: malleod exited with {proc.returncode}: {open(log.name, encoding="utf-8").read()}')
-        if os.path.exists(os.path.join(run_dir, 'agent.json')):
-            return proc
-        time.sleep(0.05)
-    proc.kill()
-    sys.exit('FAIL: malleod wrote no agent.json within 10 s')
-
-
-def apps(malleo, endpoint):
-    r = subprocess.run([malleo, '--agent', endpoint, 'apps', '--json'], capture_output=True, text=True, timeout=10)
-    if r.returncode != 0:
-        raise RuntimeError(f'malleo apps failed ({r.returncode}): {r.stderr.strip()}')
-    return json.loads(r.stdout)['apps']
 
 
 def launch(mpi, lib, program, args, out, agent):
@@ -73,14 +46,14 @@ def counts(report_dir):
 
 def watch(opts, errors):
     with tempfile.TemporaryDirectory(prefix='malleo-pmpi-agent-') as run_dir:
-        agent = start_agent(opts.malleod, run_dir)
+        agent = pmpi_launch.start_plain_agent(opts.malleod, run_dir)
         endpoint = f'ipc://{run_dir}/agent.sock'
         try:
             proc = launch(opts.mpi, opts.lib, opts.program, [COUNT, SECONDS, BYTES], run_dir, endpoint)
             best, seen = None, []
             deadline = time.monotonic() + 40
             while proc.poll() is None and time.monotonic() < deadline:
-                for app in apps(opts.malleo, endpoint):
+                for app in pmpi_launch.apps_at(opts.malleo, endpoint):
                     seen.append(app)
                     ranks = {p['rank'] for p in app['processes']}
                     if ranks == set(range(RANKS)) and app['iteration_times'] and \
@@ -93,7 +66,7 @@ def watch(opts, errors):
             stdout, stderr = proc.communicate()
             if proc.returncode != 0 or f'{COUNT} iterations done' not in stdout:
                 errors.append(f'the program failed ({proc.returncode}): {stderr[-2000:]}')
-            left = apps(opts.malleo, endpoint)
+            left = pmpi_launch.apps_at(opts.malleo, endpoint)
             if left:
                 errors.append(f'after the program ended the agent still lists {left}')
         finally:
@@ -157,10 +130,9 @@ def main():
     errors = []
     watch(opts, errors)
     without_agent(opts, errors)
-    if errors:
-        print('\n'.join(errors), file=sys.stderr)
-        sys.exit(f'FAIL: {len(errors)} problems ({opts.mpi})')
-    print(f'ok: the agent saw {RANKS} ranks, their iterations and bytes, and their deregistration under {opts.mpi}')
+    pmpi_launch.verdict(errors, f'{len(errors)} problems ({opts.mpi})',
+                        f'the agent saw {RANKS} ranks, their iterations and bytes, and their deregistration under '
+                        f'{opts.mpi}')
 
 
 if __name__ == '__main__':

@@ -6,7 +6,6 @@ counts; a job that ends without MPI_Finalize (exit from main, MPI_Abort) leaves 
 import argparse
 import glob
 import json
-import sys
 import tempfile
 
 import check_traffic
@@ -74,10 +73,8 @@ def main():
                     errors.append(f'{how}: {f} says complete={report["complete"]}, ended={report["ended"]}')
                 if rank['functions'].get('MPI_Sendrecv', {}).get('calls') != 1:
                     errors.append(f'{how}: {f} lacks the one MPI_Sendrecv')
-    if errors:
-        print('\n'.join(errors), file=sys.stderr)
-        sys.exit(f'FAIL: {len(errors)} problems ({opts.mpi})')
-    print(f'ok: off, summary, exit without MPI_Finalize and MPI_Abort behave under {opts.mpi}')
+    pmpi_launch.verdict(errors, f'{len(errors)} problems ({opts.mpi})',
+                        f'off, summary, exit without MPI_Finalize and MPI_Abort behave under {opts.mpi}')
 
 
 if __name__ == '__main__':

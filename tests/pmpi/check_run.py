@@ -104,10 +104,8 @@ def main():
             errors.append(f'malleo run of a program calling MPI_Abort(3): status {a.returncode}: {a.stderr[-2000:]}')
         if opts.mpi == 'openmpi':
             errors += check_pml_choice(opts.malleo, env, out)
-    if errors:
-        print('\n'.join(errors), file=sys.stderr)
-        sys.exit(f'FAIL: {len(errors)} problems ({opts.mpi})')
-    print(f'ok: malleo run and malleo report under {opts.mpi}')
+    pmpi_launch.verdict(errors, f'{len(errors)} problems ({opts.mpi})',
+                        f'malleo run and malleo report under {opts.mpi}')
 
 
 if __name__ == '__main__':

@@ -39,10 +39,8 @@ def main():
             errors.append(f'parent rank {rank["rank"]}: MPI_Comm_spawn not counted once')
     if children[0]['ranks'][0]['functions'].get('MPI_Recv', {}).get('calls') != 1:
         errors.append('child: MPI_Recv not counted once')
-    if errors:
-        print('\n'.join(errors), file=sys.stderr)
-        sys.exit('FAIL: spawn')
-    print('ok: parent and spawned child reported separately; the message to the child is outside the world')
+    pmpi_launch.verdict(errors, 'spawn',
+                        'parent and spawned child reported separately; the message to the child is outside the world')
 
 
 if __name__ == '__main__':

@@ -118,11 +118,9 @@ def main():
                                   f'{rank["wall_time_s"]} s')
                 if not rank['collectives']:
                     errors.append(f'rank {rank["rank"]}: no collectives recorded')
-    if errors:
-        print('\n'.join(errors), file=sys.stderr)
-        sys.exit(f'FAIL: {PROGRAM} under {opts.mpi}')
-    print(f'ok: {PROGRAM} on {RANKS} ranks gives the same verification results with the preload; report: '
-          f'{sum(map(sum, matrix))} bytes point-to-point, {len(report["functions"])} MPI functions used')
+    pmpi_launch.verdict(errors, f'{PROGRAM} under {opts.mpi}',
+                        f'{PROGRAM} on {RANKS} ranks gives the same verification results with the preload; report: '
+                        f'{sum(map(sum, matrix))} bytes point-to-point, {len(report["functions"])} MPI functions used')
 
 
 if __name__ == '__main__':

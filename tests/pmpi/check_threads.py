@@ -50,10 +50,8 @@ def main():
             errors.append(f'matrix row {r}: {report["matrix_bytes"][r]} != {want}')
         if rank['threads'] < THREADS:
             errors.append(f'rank {r}: counters of {rank["threads"]} threads, expected at least {THREADS}')
-    if errors:
-        print('\n'.join(errors), file=sys.stderr)
-        sys.exit(f'FAIL: {len(errors)} mismatches under {opts.mpi}')
-    print(f'ok: {n} ranks x {THREADS} threads under {opts.mpi}: exact totals')
+    pmpi_launch.verdict(errors, f'{len(errors)} mismatches under {opts.mpi}',
+                        f'{n} ranks x {THREADS} threads under {opts.mpi}: exact totals')
 
 
 if __name__ == '__main__':

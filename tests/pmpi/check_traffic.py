@@ -175,10 +175,8 @@ def main():
                         'Iteration times'):
             if heading not in summary:
                 errors.append(f'summary lacks "{heading}"')
-    if errors:
-        print('\n'.join(errors), file=sys.stderr)
-        sys.exit(f'FAIL: {len(errors)} mismatches ({opts.mpi}, {opts.lang}, {opts.ranks} ranks)')
-    print(f'ok: {opts.program} on {opts.ranks} ranks under {opts.mpi}: report matches the known traffic')
+    pmpi_launch.verdict(errors, f'{len(errors)} mismatches ({opts.mpi}, {opts.lang}, {opts.ranks} ranks)',
+                        f'{opts.program} on {opts.ranks} ranks under {opts.mpi}: report matches the known traffic')
 
 
 if __name__ == '__main__':

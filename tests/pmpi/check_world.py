@@ -8,7 +8,6 @@ same holds with MALLEO_PROFILE=off, which then writes no report."""
 import argparse
 import glob
 import json
-import sys
 import tempfile
 
 import pmpi_launch
@@ -56,10 +55,8 @@ def main():
                           f'{proc.stdout}\n{proc.stderr[-2000:]}')
         if glob.glob(f'{out}/malleo-profile-*'):
             errors.append('MALLEO_PROFILE=off wrote a report')
-    if errors:
-        print('\n'.join(errors), file=sys.stderr)
-        sys.exit(f'FAIL: world substitution under {opts.mpi}')
-    print(f'ok: MPI_COMM_WORLD substituted on ranks 1-{RANKS - 1} under {opts.mpi}, matrix in world ranks')
+    pmpi_launch.verdict(errors, f'world substitution under {opts.mpi}',
+                        f'MPI_COMM_WORLD substituted on ranks 1-{RANKS - 1} under {opts.mpi}, matrix in world ranks')
 
 
 if __name__ == '__main__':

@@ -16,7 +16,7 @@ import time
 import msgpack
 import zmq
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 from harness import HEADER, Cluster, check, envelope, frames, local_request, send_raw
 
 SIM = os.environ["MALLEO_SIM"]

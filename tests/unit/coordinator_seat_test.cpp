@@ -231,4 +231,42 @@ TEST_SUITE("coordinator_seat")
 		CHECK(checkResult({{"ok", true}, {"before", 3}, {"after", 4}}, command("migrate", 1), 2.0));
 		CHECK(checkResult({{"ok", true}, {"after", 0}}, command("merge", 1), 2.0));
 	}
+
+	// The component alone (agent/src/coordinator_seat.h), without a core around it.
+	TEST_CASE("seats alone: the first poller holds the seat, another waits for its silence or a migration")
+	{
+		Counters counters;
+		CoordinatorSeats seats(counters);
+		const Requester a = remote("n2", "c1");
+		const Requester b = remote("n3", "c1");
+		CHECK(seats.refusal("app", a, 0, 10.0) == "");
+		seats.take("app", a, 10.0);
+		CHECK(seats.refusal("app", a, 0, 11.0) == "");
+		CHECK(seats.refusal("app", kLocal, 0, 11.0) == ""); // this node's own processes always may
+		CHECK(seats.refusal("app", remote("n2", "c2"), 0, 11.0) == ""); // its node on a new connection
+		CHECK(seats.refusal("app", b, 0, 11.0).find("polls from node 'n2'") != std::string::npos);
+		CHECK(seats.refusal("app", b, 0, 41.0) == ""); // silent past kSeatQuietMin
+		CHECK(seats.refusal("app", remote("n2", "c2"), 4, 11.0).find("command 4 in flight") != std::string::npos);
+
+		seats.open("app", command("migrate", 1)); // onto any node
+		CHECK(seats.refusal("app", b, 0, 12.0) == "");
+		seats.take("app", b, 12.0);
+		CHECK(counters.get("commands.coordinator_moved") == 1);
+		CHECK(seats.refusal("app", a, 0, 13.0) != "");
+
+		seats.forget("app");
+		CHECK(seats.refusal("app", a, 0, 13.0) == "");
+	}
+
+	TEST_CASE("seats alone: a result comes from the requester its command was handed to")
+	{
+		const Requester to = remote("n2", "c1");
+		CHECK(CoordinatorSeats::resultRefusal(3, to, true, to) == "");
+		CHECK(CoordinatorSeats::resultRefusal(3, to, false, remote("n9", "x")) == ""); // a journal that did not say
+		CHECK(CoordinatorSeats::resultRefusal(3, remote("n2", ""), true, to) == ""); // any of that node's
+		CHECK(CoordinatorSeats::resultRefusal(3, to, true, remote("n2", "c2")).find("on another connection") !=
+		      std::string::npos);
+		CHECK(CoordinatorSeats::resultRefusal(3, to, true, kLocal).find("command 3 was handed to node 'n2'") !=
+		      std::string::npos);
+	}
 }

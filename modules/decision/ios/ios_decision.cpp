@@ -125,84 +125,68 @@ void IosDecision::learnConfigurationLifetime(const DecisionView &view)
 	lastReconfigurationSeen_ = std::move(seen);
 }
 
-std::vector<Action> IosDecision::onTick(const DecisionView &view)
+// The node's load for the merge policy: the processes the registry counts or, when the profile knows more
+// (non-registered ones), the profile's; and when the latest split here took effect.
+IosDecision::NodeLoad IosDecision::nodeLoad(const DecisionView &view, const NodeProfile &here)
 {
-	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
-	window_.push(here.apw);
-	policy::forgetGone(refusals_, view);
-	// A split's iteration time is measured from its first iteration (the agent discounts the one that held it);
-	// a few reports later its average tells.
-	predictions_.observe(view, 5.0, 120.0);
-	learnConfigurationLifetime(view);
-	if (std::vector<Action> leave = evacuate(view); !leave.empty())
-		return leave;
-
-	std::vector<double> peerSigmas;
-	for (const PeerEntry &peer : view.overlay.alive)
-		peerSigmas.push_back(peer.profile.sigma);
-	// The registry counts the processes that reported; the profile may know
-	// more (non-registered ones): the larger is the node's load.
-	int64_t processes = 0;
+	NodeLoad load;
 	// The hold-down after a split counts from the split's result (app.lastSplit), not from its proposal: a split
 	// proposed and never carried out does not hold merges back.
-	std::optional<double> lastSplit;
 	for (const ApplicationInfo &app : view.apps) {
-		processes += activeCount(app);
+		load.processes += activeCount(app);
 		if (app.lastSplit >= 0)
-			lastSplit = std::max(lastSplit.value_or(app.lastSplit), app.lastSplit);
+			load.lastSplit = std::max(load.lastSplit.value_or(app.lastSplit), app.lastSplit);
 	}
-	processes = std::max<int64_t>(processes, here.processes);
+	load.processes = std::max<int64_t>(load.processes, here.processes);
+	return load;
+}
 
-	policy::MergeInput input{peerSigmas,	 processes,	   here.cores,
-				 here.ctxswRate, view.overlay.now, lastSplit};
-	policy::MergeVerdict verdict = policy::decideMerge(window_, input, options_.merge);
+// How many of the application's processes the bridge said may leave (refusal_memory.h); no limit when it said
+// nothing.
+int64_t IosDecision::mayLeave(const DecisionView &view, const ApplicationInfo &app) const
+{
+	const auto cap = refusals_.removed(app.id, std::string(view.overlay.self), appState(app), view.overlay.now);
+	return cap ? cap->most : std::numeric_limits<int64_t>::max();
+}
 
-	// Forget proposals whose application changed size or left, and those the application did not carry out
-	// within merge_retry seconds (the root agent was busy with another command, or refused): propose again.
-	std::erase_if(mergeProposed_, [&](const auto &entry) {
-		auto it =
-		    std::find_if(view.apps.begin(), view.apps.end(),
-				 [&](const ApplicationInfo &a) { return a.id == entry.first; });
-		return it == view.apps.end() || activeCount(*it) != entry.second.processes ||
-		       view.overlay.now - entry.second.at >= options_.mergeRetry;
-	});
-	if (!verdict.merge || options_.migrationOnly)
-		return {};
-
-	// A merge the bridge said it cannot make (refusal_memory.h): at most the processes it said may leave.
-	auto mayLeave = [&](const ApplicationInfo &app) {
-		const auto cap = refusals_.removed(app.id, std::string(view.overlay.self), appState(app), view.overlay.now);
-		return cap ? cap->most : std::numeric_limits<int64_t>::max();
-	};
+// The malleable application with the most active processes here, at least two, not proposed a merge already and
+// with processes that may leave.
+const ApplicationInfo *IosDecision::mergeTarget(const DecisionView &view) const
+{
 	const ApplicationInfo *target = nullptr;
 	for (const ApplicationInfo &app : view.apps) {
 		int64_t count = activeCount(app);
-		if (!app.malleable || count < 2 || mergeProposed_.count(app.id) || mayLeave(app) <= 0)
+		if (!app.malleable || count < 2 || mergeProposed_.count(app.id) || mayLeave(view, app) <= 0)
 			continue;
 		if (!target || count > activeCount(*target))
 			target = &app;
 	}
-	if (!target)
-		return {};
+	return target;
+}
 
-	const int64_t count = activeCount(*target);
+// The merge of `target`'s processes here, enough of them to bring the node back to one process per core, with its
+// numbers.
+Action IosDecision::mergeAction(const DecisionView &view, const NodeProfile &here, const ApplicationInfo &target,
+				const policy::MergeVerdict &verdict, int64_t processes, size_t peers)
+{
+	const int64_t count = activeCount(target);
 	const int64_t excess = processes - here.cores;
 	const int64_t wanted = std::max<int64_t>(1, count - excess);
-	const int64_t into = std::max(wanted, count - mayLeave(*target));
+	const int64_t into = std::max(wanted, count - mayLeave(view, target));
 	nlohmann::json ranks = nlohmann::json::array();
-	for (const ProcessInfo &p : target->local)
+	for (const ProcessInfo &p : target.local)
 		if (p.active)
 			ranks.push_back(p.rank);
 	nlohmann::json reasons = {
 	    {"why", fmt::format("stable node (σ_i {:.3f}, σ {:.3f}): {} processes on {} cores, {:.0f} context "
 				"switches/s: {} of {} fold into {}",
 				verdict.sigmaLocal, verdict.sigmaPeers, processes, here.cores, here.ctxswRate,
-				target->id, count, into)},
+				target.id, count, into)},
 	    {"apw_i", here.apw},
 	    {"apw_mean", window_.mean()},
 	    {"sigma_i", verdict.sigmaLocal},
 	    {"sigma", verdict.sigmaPeers},
-	    {"peers", peerSigmas.size()},
+	    {"peers", peers},
 	    {"samples", verdict.samples},
 	    {"epsilon1", options_.merge.epsilon1},
 	    {"epsilon2", options_.merge.epsilon2},
@@ -219,11 +203,48 @@ std::vector<Action> IosDecision::onTick(const DecisionView &view)
 		reasons["into_wanted"] = wanted;
 		reasons["may_leave"] = count - into;
 	}
-	mergeProposed_[target->id] = {count, view.overlay.now};
-	return {Action{"merge",
-		       target->id,
-		       {{"app", target->id}, {"ranks", ranks}, {"from", count}, {"into", into}},
-		       std::move(reasons)}};
+	mergeProposed_[target.id] = {count, view.overlay.now};
+	return Action{"merge",
+		      target.id,
+		      {{"app", target.id}, {"ranks", ranks}, {"from", count}, {"into", into}},
+		      std::move(reasons)};
+}
+
+std::vector<Action> IosDecision::onTick(const DecisionView &view)
+{
+	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
+	window_.push(here.apw);
+	policy::forgetGone(refusals_, view);
+	// A split's iteration time is measured from its first iteration (the agent discounts the one that held it);
+	// a few reports later its average tells.
+	predictions_.observe(view, 5.0, 120.0);
+	learnConfigurationLifetime(view);
+	if (std::vector<Action> leave = evacuate(view); !leave.empty())
+		return leave;
+
+	std::vector<double> peerSigmas;
+	for (const PeerEntry &peer : view.overlay.alive)
+		peerSigmas.push_back(peer.profile.sigma);
+	const NodeLoad load = nodeLoad(view, here);
+	policy::MergeInput input{peerSigmas,	 load.processes,   here.cores,
+				 here.ctxswRate, view.overlay.now, load.lastSplit};
+	policy::MergeVerdict verdict = policy::decideMerge(window_, input, options_.merge);
+
+	// Forget proposals whose application changed size or left, and those the application did not carry out
+	// within merge_retry seconds (the root agent was busy with another command, or refused): propose again.
+	std::erase_if(mergeProposed_, [&](const auto &entry) {
+		auto it =
+		    std::find_if(view.apps.begin(), view.apps.end(),
+				 [&](const ApplicationInfo &a) { return a.id == entry.first; });
+		return it == view.apps.end() || activeCount(*it) != entry.second.processes ||
+		       view.overlay.now - entry.second.at >= options_.mergeRetry;
+	});
+	if (!verdict.merge || options_.migrationOnly)
+		return {};
+	const ApplicationInfo *target = mergeTarget(view);
+	if (!target)
+		return {};
+	return {mergeAction(view, here, *target, verdict, load.processes, peerSigmas.size())};
 }
 
 } // namespace malleo::ios

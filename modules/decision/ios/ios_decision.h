@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <malleo/decision_module.h>
@@ -64,6 +65,8 @@ public:
 
 private:
 	std::vector<Action> evacuate(const DecisionView &view);
+	std::pair<const PeerEntry *, double> bestPeerFor(const DecisionView &view, const ApplicationInfo &app,
+							 int64_t count, double speedHere) const;
 	AppPlan planFor(const DecisionView &view, const WorkRequest &request,
 			const ApplicationInfo &app) const;
 	// `spares`: what the bridge said of the origin's spare processes, if it still holds (refusal_memory.h).
@@ -71,11 +74,23 @@ private:
 			  const policy::SplitPlan &split, const policy::TransferInput &base,
 			  double bytesLocal, const GainWorth &worth, nlohmann::json reasons,
 			  const std::optional<policy::RefusalCap> &spares) const;
+	void migrateInstead(const WorkRequest &request, const ApplicationInfo &app, int64_t remote,
+			    nlohmann::json reasons, AppPlan &plan) const;
 	AppPlan planTransfer(const WorkRequest &request, const ApplicationInfo &app,
 			     policy::TransferInput input, const GainWorth &worth, nlohmann::json reasons,
 			     const std::optional<policy::RefusalCap> &spares) const;
 
 	void learnConfigurationLifetime(const DecisionView &view);
+	// The processes on this node, and when the latest split here took effect.
+	struct NodeLoad {
+		int64_t processes = 0;
+		std::optional<double> lastSplit;
+	};
+	static NodeLoad nodeLoad(const DecisionView &view, const NodeProfile &here);
+	int64_t mayLeave(const DecisionView &view, const ApplicationInfo &app) const;
+	const ApplicationInfo *mergeTarget(const DecisionView &view) const;
+	Action mergeAction(const DecisionView &view, const NodeProfile &here, const ApplicationInfo &target,
+			   const policy::MergeVerdict &verdict, int64_t processes, size_t peers);
 	policy::PaybackInput paybackOf(const ApplicationInfo &app) const;
 	std::string splitBelowTheta(double modelGain, double realizable) const;
 	std::optional<std::string> wouldNotPayBack(const GainWorth &worth, double gain, nlohmann::json &reasons) const;

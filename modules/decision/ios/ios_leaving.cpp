@@ -26,6 +26,31 @@ std::vector<const PeerEntry *> byFreePower(const DecisionView &view)
 
 } // namespace
 
+// The peer where each of the application's `count` processes here would get the most CPU, in cores of this node's
+// speed (`speedHere`, its power per core): its free cores, or a fair share beside the processes it runs, scaled by
+// its power per core. A peer whose pool the bridge said has no spare process for the application takes none.
+std::pair<const PeerEntry *, double> IosDecision::bestPeerFor(const DecisionView &view, const ApplicationInfo &app,
+							      int64_t count, double speedHere) const
+{
+	const PeerEntry *best = nullptr;
+	double bestShare = 0.0;
+	for (const PeerEntry &peer : view.overlay.alive) {
+		if (const auto spares = refusals_.added(app.id, peer.id, appState(app), view.overlay.now);
+		    spares && spares->most <= 0)
+			continue;
+		const double peerCores = std::max(peer.profile.cores, 1);
+		const double free = peer.profile.apw * peerCores / static_cast<double>(count);
+		const double fair = peerCores / static_cast<double>(peer.profile.processes + count);
+		const double share = std::min(1.0, std::max(free, fair)) * (peer.profile.pw / peerCores) /
+				     std::max(speedHere, 1e-9);
+		if (!best || share > bestShare) {
+			best = &peer;
+			bestShare = share;
+		}
+	}
+	return {best, bestShare};
+}
+
 std::vector<Action> IosDecision::evacuate(const DecisionView &view)
 {
 	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
@@ -54,24 +79,7 @@ std::vector<Action> IosDecision::evacuate(const DecisionView &view)
 		for (const ProcessInfo &p : app.local)
 			ownHere += p.active ? p.ownLoad : 0.0;
 		const double here_ = ownHere / static_cast<double>(count);
-		const double speedHere = here.pw / cores;
-		const PeerEntry *best = nullptr;
-		double bestShare = 0.0;
-		for (const PeerEntry &peer : view.overlay.alive) {
-			// A peer whose pool the bridge said has no spare process for this application takes none.
-			if (const auto spares = refusals_.added(app.id, peer.id, appState(app), view.overlay.now);
-			    spares && spares->most <= 0)
-				continue;
-			const double peerCores = std::max(peer.profile.cores, 1);
-			const double free = peer.profile.apw * peerCores / static_cast<double>(count);
-			const double fair = peerCores / static_cast<double>(peer.profile.processes + count);
-			const double share = std::min(1.0, std::max(free, fair)) * (peer.profile.pw / peerCores) /
-					     std::max(speedHere, 1e-9);
-			if (!best || share > bestShare) {
-				best = &peer;
-				bestShare = share;
-			}
-		}
+		const auto [best, bestShare] = bestPeerFor(view, app, count, here.pw / cores);
 		if (!best || !(bestShare > here_ * (1 + options_.theta)))
 			continue;
 		// Its iteration time, set by this process, falls as its CPU rises; a move that cannot pay back its stall

@@ -18,7 +18,7 @@
 //    Why not by default: in the simulator it stops the growth that N_i = 0
 //    gives by accident: two dual-core nodes each running one process both
 //    hold their share of eq. 1 and neither gets a second process (Fig. 14:
-//    441.1 s against 292.2 s; sim/README.md has the table).
+//    441.1 s against 292.2 s; docs/notes/sim-policies.md has the table).
 //  - ρ' = (Nb_j − Na_j) / N_j, the fraction of this node's units to give
 //    (ρ = A_i·PW_i / (A_i·PW_i + UPW_j·PW_j) when N_i = 0), and the split
 //    policy give the smallest n ≥ N_j that can be shared within the
@@ -123,6 +123,120 @@ std::vector<Action> splitActions(const std::string &app, const std::string &orig
 	return {std::move(s), std::move(t)};
 }
 
+// What the origin said it hosts of the application (an agent from before `hosted` says nothing): Nb_i, and the
+// cores its processes there use.
+HostedShare hostedThere(const WorkRequest &request, const std::string &app, bool originUnits)
+{
+	const auto hosted = request.hosted.find(app);
+	return hosted == request.hosted.end() || !originUnits ? HostedShare{} : hosted->second;
+}
+
+// ρ comes from UPW, the node's CPU use over the last profile interval: a process that started or arrived within it
+// (`since` seconds ago) is not (fully) in that figure, and a plan made now would misjudge what the node gives away.
+// Why no plan is made yet, or nothing once every process here has run `settle` seconds.
+std::optional<std::string> notSettled(double since, double settle)
+{
+	if (!(since < settle))
+		return std::nullopt;
+	return fmt::format("a process started here {:.1f} s ago: the node's load does not show it yet (settle {:g} s)",
+			   since, settle);
+}
+
+// The share of this node's units the origin is to get: ρ when it hosts none of the application, else the part of
+// this node's units that eq. 1-5 over both nodes' units say it lacks; nothing when it already holds its share
+// (within the tolerance), the outcome then in `summary`.
+std::optional<double> shareToGive(double rho, const policy::TransferShares &shares, int64_t unitsThere,
+				  int64_t unitsHere, double loadThere, double tolerance, nlohmann::json &summary)
+{
+	if (unitsThere == 0)
+		return rho;
+	summary["na_i"] = shares.targetRequester;
+	summary["load_i"] = loadThere;
+	if (!(shares.exactTransfer > tolerance * static_cast<double>(shares.nTotal))) {
+		summary["outcome"] = fmt::format("the origin already hosts its share ({} of {} units, its "
+						 "share {:.2f})",
+						 unitsThere, shares.nTotal, shares.targetRequester);
+		return std::nullopt;
+	}
+	return shares.exactTransfer / static_cast<double>(unitsHere);
+}
+
+// The numbers a plan for one application was made from.
+struct PlanNumbers {
+	const NodeProfile &origin;
+	const NodeProfile &here;
+	HostedShare there;
+	AppDemand demand;
+	double trust;
+	int64_t remoteMax;
+	int64_t unitsThere;
+	int64_t unitsHere;
+	int64_t elsewhere;
+	policy::TransferShares shares;
+	double rho;
+	double rhoGive;
+	policy::SplitPlan split;
+};
+
+// The plan's numbers as its actions show them.
+nlohmann::json planReasons(const PlanNumbers &n, const IosOptions &options)
+{
+	nlohmann::json reasons = {
+	    {"apw_i", n.origin.apw},
+	    {"pw_i", n.origin.pw},
+	    {"load_i", n.there.load},
+	    {"upw_j", n.here.upw},
+	    {"pw_j", n.here.pw},
+	    {"app_fraction_j", n.demand.fraction},
+	    {"app_cores_used", n.demand.usedCores},
+	    {"app_cores_reach", n.demand.reachCores},
+	    {"compute_share", n.demand.computeShare},
+	    {"split_trust", n.trust},
+	    {"r_max", n.remoteMax},
+	    {"n_i", n.unitsThere},
+	    {"n_j", n.unitsHere},
+	    {"n_total", n.shares.nTotal},
+	    {"na_i", n.shares.targetRequester},
+	    {"rho", n.rho},
+	    {"rho_give", n.rhoGive},
+	    {"tolerance", options.tolerance},
+	    {"n_max", options.nMax},
+	    {"processes_elsewhere", n.elsewhere},
+	    {"theta", options.theta},
+	    {"split_search", splitStatusName(n.split.status)},
+	};
+	if (n.split.status == policy::SplitStatus::Found) {
+		reasons["split_n"] = n.split.n;
+		reasons["split_needed"] = n.split.splitNeeded;
+		reasons["r_capped"] = n.split.remoteCapped;
+	}
+	return reasons;
+}
+
+// A transfer plan's numbers into `reasons`: the shares of eq. 1-5 and each process chosen. Returns the chosen ranks.
+nlohmann::json addTransferReasons(const policy::TransferPlan &tp, nlohmann::json &reasons)
+{
+	nlohmann::json chosen = nlohmann::json::array();
+	nlohmann::json ranks = nlohmann::json::array();
+	for (const policy::ChosenProcess &c : tp.chosen) {
+		chosen.push_back({{"rank", c.id},
+				  {"units", c.units},
+				  {"gain", c.gain},
+				  {"iteration_time_before", c.iterationTimeBefore},
+				  {"iteration_time_after", c.iterationTimeAfter}});
+		ranks.push_back(c.id);
+	}
+	reasons["na_i"] = tp.shares.targetRequester;
+	reasons["na_j"] = tp.shares.targetReceiver;
+	reasons["n_transfer_exact"] = tp.shares.exactTransfer;
+	reasons["n_transfer"] = tp.shares.nTransfer;
+	reasons["chosen"] = chosen;
+	reasons["stop"] = transferStopName(tp.stop);
+	if (tp.stop == policy::TransferStop::BelowThreshold)
+		reasons["best_rejected_gain"] = tp.bestRejectedGain;
+	return ranks;
+}
+
 } // namespace
 
 // Why a split whose gain is below theta is not made: where only part of the model's gain can come true, how much.
@@ -197,11 +311,7 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 	const NodeProfile here = view.overlay.local ? *view.overlay.local : NodeProfile{};
 	const NodeProfile &origin = request.originProfile;
 	const auto [unitsHere, bytesLocal, newest] = activeTotals(app);
-	// What the origin said it hosts of this application (an agent from before `hosted` says nothing): Nb_i, and the
-	// cores its processes there use.
-	const auto hosted = request.hosted.find(app.id);
-	const HostedShare there =
-	    hosted == request.hosted.end() || !options_.originUnits ? HostedShare{} : hosted->second;
+	const HostedShare there = hostedThere(request, app.id, options_.originUnits);
 	const int64_t unitsThere = std::max<int64_t>(0, there.units);
 	AppPlan plan;
 	plan.summary = {{"app", app.id}, {"n_i", unitsThere}, {"n_j", unitsHere}};
@@ -209,12 +319,8 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 		plan.summary["outcome"] = "no active process here";
 		return plan;
 	}
-	// ρ comes from UPW, the node's CPU use over the last profile interval: a process that started or arrived
-	// within it is not (fully) in that figure, and a plan made now would misjudge what the node gives away.
-	if (view.overlay.now - newest < options_.settle) {
-		plan.summary["outcome"] = fmt::format("a process started here {:.1f} s ago: the node's load does not "
-						      "show it yet (settle {:g} s)",
-						      view.overlay.now - newest, options_.settle);
+	if (std::optional<std::string> unsettled = notSettled(view.overlay.now - newest, options_.settle)) {
+		plan.summary["outcome"] = *unsettled;
 		return plan;
 	}
 
@@ -240,54 +346,20 @@ AppPlan IosDecision::planFor(const DecisionView &view, const WorkRequest &reques
 	// Nb_i = 0 that is ρ·Nb_j, as before; an origin that already holds its share (within the tolerance) gets nothing:
 	// it only looks idle, its processes waiting for this node's (a transfer back and forth, issue 27).
 	const policy::TransferShares shares = policy::transferShares(base.requester, base.receiver);
-	double rhoGive = rho;
-	if (unitsThere > 0) {
-		plan.summary["na_i"] = shares.targetRequester;
-		plan.summary["load_i"] = there.load;
-		if (!(shares.exactTransfer > options_.tolerance * static_cast<double>(shares.nTotal))) {
-			plan.summary["outcome"] = fmt::format("the origin already hosts its share ({} of {} units, its "
-							      "share {:.2f})",
-							      unitsThere, shares.nTotal, shares.targetRequester);
-			return plan;
-		}
-		rhoGive = shares.exactTransfer / static_cast<double>(unitsHere);
-	}
+	const std::optional<double> rhoGive =
+	    shareToGive(rho, shares, unitsThere, unitsHere, there.load, options_.tolerance, plan.summary);
+	if (!rhoGive)
+		return plan;
 	// n_max bounds the whole application: the pieces made here add to its processes on other nodes.
 	const int64_t activeHere = activeCount(app);
 	const int64_t elsewhere = std::max<int64_t>(app.totalProcesses, activeHere) - activeHere;
 	const int64_t nMaxHere = options_.nMax - elsewhere;
 	const int64_t remoteMax = remoteCapacity(origin, here);
-	policy::SplitPlan split = policy::planSplit({unitsHere, rhoGive, options_.tolerance, nMaxHere, remoteMax});
-	nlohmann::json reasons = {
-	    {"apw_i", origin.apw},
-	    {"pw_i", origin.pw},
-	    {"load_i", there.load},
-	    {"upw_j", here.upw},
-	    {"pw_j", here.pw},
-	    {"app_fraction_j", demand.fraction},
-	    {"app_cores_used", demand.usedCores},
-	    {"app_cores_reach", demand.reachCores},
-	    {"compute_share", demand.computeShare},
-	    {"split_trust", predictions_.trust()},
-	    {"r_max", remoteMax},
-	    {"n_i", unitsThere},
-	    {"n_j", unitsHere},
-	    {"n_total", shares.nTotal},
-	    {"na_i", shares.targetRequester},
-	    {"rho", rho},
-	    {"rho_give", rhoGive},
-	    {"tolerance", options_.tolerance},
-	    {"n_max", options_.nMax},
-	    {"processes_elsewhere", elsewhere},
-	    {"theta", options_.theta},
-	    {"split_search", splitStatusName(split.status)},
-	};
+	policy::SplitPlan split = policy::planSplit({unitsHere, *rhoGive, options_.tolerance, nMaxHere, remoteMax});
+	nlohmann::json reasons = planReasons({origin, here, there, demand, predictions_.trust(), remoteMax, unitsThere,
+					      unitsHere, elsewhere, shares, rho, *rhoGive, split},
+					     options_);
 	plan.summary["rho"] = rho;
-	if (split.status == policy::SplitStatus::Found) {
-		reasons["split_n"] = split.n;
-		reasons["split_needed"] = split.splitNeeded;
-		reasons["r_capped"] = split.remoteCapped;
-	}
 	const std::optional<policy::RefusalCap> spares =
 	    refusals_.added(app.id, request.origin, appState(app), view.overlay.now);
 	if (spares) {
@@ -364,22 +436,28 @@ AppPlan IosDecision::planSplit(const WorkRequest &request, const ApplicationInfo
 		return plan;
 	}
 	if (options_.migrationOnly) {
-		// Whole processes only: r of this node's processes move when it has more than r.
-		if (activeCount(app) <= remote) {
-			plan.summary["outcome"] = "migration only: too few whole processes here for r";
-			plan.gain = 0.0;
-			return plan;
-		}
-		plan.summary["outcome"] = "migration only: r whole processes move";
-		plan.actions = {Action{"migrate",
-				       app.id,
-				       {{"app", app.id}, {"count", remote}, {"target", request.origin}},
-				       std::move(reasons)}};
+		migrateInstead(request, app, remote, std::move(reasons), plan);
 		return plan;
 	}
 	plan.summary["outcome"] = "split and transfer";
 	plan.actions = splitActions(app.id, request.origin, split, remote, base.receiver.units, std::move(reasons));
 	return plan;
+}
+
+// Whole processes only (migration_only), instead of a split: r of this node's processes move when it has more than r.
+void IosDecision::migrateInstead(const WorkRequest &request, const ApplicationInfo &app, int64_t remote,
+				 nlohmann::json reasons, AppPlan &plan) const
+{
+	if (activeCount(app) <= remote) {
+		plan.summary["outcome"] = "migration only: too few whole processes here for r";
+		plan.gain = 0.0;
+		return;
+	}
+	plan.summary["outcome"] = "migration only: r whole processes move";
+	plan.actions = {Action{"migrate",
+			       app.id,
+			       {{"app", app.id}, {"count", remote}, {"target", request.origin}},
+			       std::move(reasons)}};
 }
 
 // Enough processes: eq. 1-5 and the gain of each candidate against θ.
@@ -406,24 +484,7 @@ AppPlan IosDecision::planTransfer(const WorkRequest &request, const ApplicationI
 			tp.unitsChosen += c.units;
 	}
 
-	nlohmann::json chosen = nlohmann::json::array();
-	nlohmann::json ranks = nlohmann::json::array();
-	for (const policy::ChosenProcess &c : tp.chosen) {
-		chosen.push_back({{"rank", c.id},
-				  {"units", c.units},
-				  {"gain", c.gain},
-				  {"iteration_time_before", c.iterationTimeBefore},
-				  {"iteration_time_after", c.iterationTimeAfter}});
-		ranks.push_back(c.id);
-	}
-	reasons["na_i"] = tp.shares.targetRequester;
-	reasons["na_j"] = tp.shares.targetReceiver;
-	reasons["n_transfer_exact"] = tp.shares.exactTransfer;
-	reasons["n_transfer"] = tp.shares.nTransfer;
-	reasons["chosen"] = chosen;
-	reasons["stop"] = transferStopName(tp.stop);
-	if (tp.stop == policy::TransferStop::BelowThreshold)
-		reasons["best_rejected_gain"] = tp.bestRejectedGain;
+	const nlohmann::json ranks = addTransferReasons(tp, reasons);
 
 	AppPlan plan;
 	plan.gain = tp.chosen.empty() ? 0.0 : tp.chosen.front().gain;

@@ -14,7 +14,7 @@
 //    own node look slower than an idle one; on a node of several cores it
 //    rated a spare on a node the application fills as fast as one on an empty
 //    core, and pulled processes onto it until it was oversubscribed
-//    (heterogeneous: swap 574.7 s against static's 534.2, sim/README.md). A
+//    (heterogeneous: swap 574.7 s against static's 534.2, docs/notes/sim-policies.md). A
 //    parked slot here never rates above an active one, so swapping within a
 //    node gains nothing. When the application has active processes
 //    elsewhere (totalProcesses > active here), each alive peer that reports
@@ -120,6 +120,9 @@ private:
 	std::vector<Action> planAway(const DecisionView &view, const ApplicationInfo &app);
 	bool pending(const std::string &key, double now, double lastChange) const;
 	bool noSpares(const DecisionView &view, const ApplicationInfo &app, const std::string &node) const;
+	Action swapAction(const ApplicationInfo &app, const NodeProfile &here, const policy::SwapPlan &plan,
+			  const policy::SwapPair &pair, const std::vector<policy::SwapSlot> &slots,
+			  const std::vector<SlotSource> &sources, double now);
 
 	policy::SwapParams params_;
 	std::map<std::string, double> proposed_; // "app/rank" or "app@agent" -> when
@@ -296,38 +299,46 @@ std::vector<Action> SwapDecision::planApp(const DecisionView &view, const Applic
 
 	policy::SwapPlan plan = policy::planSwaps(slots, now, params_);
 	std::vector<Action> actions;
-	for (const policy::SwapPair &pair : plan.swaps) {
-		const SlotSource &out = sources[pair.deactivate];
-		const SlotSource &in = sources[pair.activate];
-		nlohmann::json params = {
-		    {"app", app.id},
-		    {"deactivate", out.rank ? nlohmann::json(*out.rank) : nlohmann::json(nullptr)},
-		    {"deactivate_agent", out.agent},
-		    {"activate", *in.rank},
-		    {"activate_agent", in.agent},
-		};
-		nlohmann::json reasons = {
-		    {"slow_performance", pair.slowPerformance},
-		    {"fast_performance", pair.fastPerformance},
-		    {"ratio", pair.slowPerformance > 0
-				  ? nlohmann::json(pair.fastPerformance / pair.slowPerformance)
-				  : nlohmann::json(nullptr)},
-		    {"hysteresis", params_.hysteresis},
-		    {"min_residence", params_.minResidence},
-		    {"slow", loadJson(slots[pair.deactivate].load, pair.slowPerformance)},
-		    {"fast", loadJson(slots[pair.activate].load, pair.fastPerformance)},
-		    {"pw_j", here.pw},
-		    {"upw_j", here.upw},
-		    {"cores_j", here.cores},
-		    {"held_by_residence", plan.heldByResidence},
-		    {"held_by_hysteresis", plan.heldByHysteresis},
-		};
-		proposed_[app.id + "/" + std::to_string(*in.rank)] = now;
-		proposed_[out.rank ? app.id + "/" + std::to_string(*out.rank)
-				   : app.id + "@" + out.agent] = now;
-		actions.push_back({"swap", app.id, std::move(params), std::move(reasons)});
-	}
+	for (const policy::SwapPair &pair : plan.swaps)
+		actions.push_back(swapAction(app, here, plan, pair, slots, sources, now));
 	return actions;
+}
+
+// The swap of one of the plan's pairs, with its numbers; the rank it activates and the one it deactivates (or the
+// peer standing for it) are pending from now.
+Action SwapDecision::swapAction(const ApplicationInfo &app, const NodeProfile &here, const policy::SwapPlan &plan,
+				const policy::SwapPair &pair, const std::vector<policy::SwapSlot> &slots,
+				const std::vector<SlotSource> &sources, double now)
+{
+	const SlotSource &out = sources[pair.deactivate];
+	const SlotSource &in = sources[pair.activate];
+	nlohmann::json params = {
+	    {"app", app.id},
+	    {"deactivate", out.rank ? nlohmann::json(*out.rank) : nlohmann::json(nullptr)},
+	    {"deactivate_agent", out.agent},
+	    {"activate", *in.rank},
+	    {"activate_agent", in.agent},
+	};
+	nlohmann::json reasons = {
+	    {"slow_performance", pair.slowPerformance},
+	    {"fast_performance", pair.fastPerformance},
+	    {"ratio", pair.slowPerformance > 0
+			  ? nlohmann::json(pair.fastPerformance / pair.slowPerformance)
+			  : nlohmann::json(nullptr)},
+	    {"hysteresis", params_.hysteresis},
+	    {"min_residence", params_.minResidence},
+	    {"slow", loadJson(slots[pair.deactivate].load, pair.slowPerformance)},
+	    {"fast", loadJson(slots[pair.activate].load, pair.fastPerformance)},
+	    {"pw_j", here.pw},
+	    {"upw_j", here.upw},
+	    {"cores_j", here.cores},
+	    {"held_by_residence", plan.heldByResidence},
+	    {"held_by_hysteresis", plan.heldByHysteresis},
+	};
+	proposed_[app.id + "/" + std::to_string(*in.rank)] = now;
+	proposed_[out.rank ? app.id + "/" + std::to_string(*out.rank)
+			   : app.id + "@" + out.agent] = now;
+	return {"swap", app.id, std::move(params), std::move(reasons)};
 }
 
 } // namespace

@@ -45,6 +45,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -104,6 +105,25 @@ private:
 	int64_t maxProcessors(const DecisionView &view) const;
 	std::pair<std::string, double> idlestNode(const DecisionView &view, const ApplicationInfo &app) const;
 	int64_t sparesSaid(const DecisionView &view, const ApplicationInfo &app, const std::string &node) const;
+
+	// What the policy is given of one application.
+	struct Inputs {
+		std::vector<policy::SizeSample> history;
+		int64_t remaining = 0;
+		bool measured = false;
+		double cost = 0.0;
+	};
+	void forgetGoneApps(const DecisionView &view);
+	bool waiting(const DecisionView &view, const ApplicationInfo &app) const;
+	Inputs inputsOf(const ApplicationInfo &app) const;
+	static nlohmann::json reasonsOf(const ApplicationInfo &app, const Inputs &in, const policy::SizeDecision &d,
+					const policy::SweetSpotParams &params);
+	Action declinedAction(const ApplicationInfo &app, const Inputs &in, const policy::SizeDecision &d,
+			      nlohmann::json reasons);
+	std::optional<std::string> boundByPool(const DecisionView &view, const ApplicationInfo &app,
+					       policy::SizeDecision &d, nlohmann::json &reasons);
+	std::optional<Action> decideApp(const DecisionView &view, const ApplicationInfo &app,
+					const policy::SweetSpotParams &params);
 
 	policy::SweetSpotParams params_;
 	int64_t unknownHorizon_ = 100;
@@ -170,9 +190,9 @@ std::pair<std::string, double> SweetSpotDecision::idlestNode(const DecisionView 
 	return {best, bestIdle};
 }
 
-std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
+// The applications that left are forgotten with what was remembered of them.
+void SweetSpotDecision::forgetGoneApps(const DecisionView &view)
 {
-	std::vector<Action> actions;
 	const auto gone = [&](const auto &entry) {
 		return std::none_of(view.apps.begin(), view.apps.end(),
 				    [&](const ApplicationInfo &a) { return a.id == entry.first; });
@@ -181,119 +201,159 @@ std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
 	std::erase_if(declinedAt_, gone);
 	std::erase_if(retryAt_, gone);
 	policy::forgetGone(refusals_, view);
+}
+
+// Whether the application is not to be decided for this tick: a resize under way, its size already acted on, or a
+// refused resize not yet due again.
+bool SweetSpotDecision::waiting(const DecisionView &view, const ApplicationInfo &app) const
+{
+	const int64_t current = app.sizes.back().processes;
+	if (app.totalProcesses > 0 && app.totalProcesses != current)
+		return true; // resized, the new size not measured yet
+	if (auto it = actedAt_.find(app.id); it != actedAt_.end() && it->second == current)
+		return true; // already acted on this size
+	if (auto it = retryAt_.find(app.id); it != retryAt_.end() && view.overlay.now < it->second)
+		return true; // refused: decided again later
+	return false;
+}
+
+// What the policy is given of the application: its sizes, the iterations left and the cost of a resize.
+SweetSpotDecision::Inputs SweetSpotDecision::inputsOf(const ApplicationInfo &app) const
+{
+	Inputs in;
+	for (const IterationSample &s : app.sizes)
+		in.history.push_back({s.processes, s.seconds});
+	in.remaining = app.remainingIterations >= 0 ? app.remainingIterations : unknownHorizon_;
+	in.measured = app.redistributionCost > 0;
+	in.cost = in.measured ? app.redistributionCost : unmeasuredCost_;
+	return in;
+}
+
+// The numbers of a decision, shown with its action.
+nlohmann::json SweetSpotDecision::reasonsOf(const ApplicationInfo &app, const Inputs &in,
+					    const policy::SizeDecision &d, const policy::SweetSpotParams &params)
+{
+	nlohmann::json sizes = nlohmann::json::array();
+	for (const policy::SizeSample &s : in.history)
+		sizes.push_back({{"processes", s.processors}, {"seconds", s.iterationTime}});
+	return {
+	    {"reason", policy::sizeReasonName(d.reason)},
+	    {"current", d.current},
+	    {"target", d.target},
+	    {"points", d.model.points},
+	    {"slope", d.model.slope},
+	    {"normalized_slope", d.model.normalizedSlope},
+	    {"slope_threshold", params.slopeThreshold},
+	    {"gain_per_iteration", d.gainPerIteration},
+	    {"remaining_iterations", in.remaining},
+	    {"remaining_known", app.remainingIterations >= 0},
+	    {"horizon_gain", d.horizonGain},
+	    {"cost", d.cost},
+	    {"cost_measured", in.measured},
+	    {"min_improvement", params.minImprovement},
+	    {"max_processors", params.maxProcessors},
+	    {"sizes", std::move(sizes)},
+	};
+}
+
+// A resize the model wanted and its cost stopped: a `stay` action that says so, shown, not carried out.
+Action SweetSpotDecision::declinedAction(const ApplicationInfo &app, const Inputs &in,
+					 const policy::SizeDecision &d, nlohmann::json reasons)
+{
+	const int64_t current = app.sizes.back().processes;
+	declinedAt_[app.id] = current;
+	reasons["declined"] = d.declined == policy::SizeAction::Grow ? "grow" : "shrink";
+	reasons["declined_size"] = d.declinedTarget;
+	reasons["why"] = fmt::format(
+	    "{} to {} processes would save {:.2f} s over the {} iterations left, "
+	    "not more than the {:.2f} s a "
+	    "resize costs ({})",
+	    d.declined == policy::SizeAction::Grow ? "growing" : "shrinking back", d.declinedTarget, d.horizonGain,
+	    in.remaining, d.cost, in.measured ? "measured" : "not measured yet");
+	return {"stay", app.id, {{"app", app.id}, {"size", current}}, std::move(reasons)};
+}
+
+// The node a growth goes to ("": none named) with its target capped by what the bridge said of the pool, or a
+// shrink's target capped by the processes it said may leave; nothing when the bridge said none can be added or
+// removed (the resize waits `retry_after`).
+std::optional<std::string> SweetSpotDecision::boundByPool(const DecisionView &view, const ApplicationInfo &app,
+							  policy::SizeDecision &d, nlohmann::json &reasons)
+{
+	std::string node;
+	if (d.action == policy::SizeAction::Grow) {
+		// A whole idle core at least (0.9: a profile's APW is never exactly 1 on a real node).
+		const auto [idlest, idle] = idlestNode(view, app);
+		reasons["idlest_node"] = idlest;
+		reasons["idle_cores"] = idle;
+		if (!idlest.empty() && idle >= 0.9)
+			node = idlest;
+		// What the bridge said of the pool there (its whole pool when no node is named) caps the growth.
+		if (const int64_t spares = sparesSaid(view, app, node); spares == 0) {
+			retryAt_[app.id] = view.overlay.now + retryAfter_;
+			return std::nullopt; // no spare process to grow onto, the bridge said: wait for the pool to change
+		} else if (spares > 0 && d.target > d.current + spares) {
+			d.target = d.current + spares;
+			reasons["target"] = d.target;
+			reasons["spares"] = spares;
+		}
+	} else if (const auto cap = refusals_.removed(app.id, {}, policy::appState(app), view.overlay.now)) {
+		// A shrink the bridge refused: at most the processes it said may leave.
+		if (cap->most == 0) {
+			retryAt_[app.id] = view.overlay.now + retryAfter_;
+			return std::nullopt;
+		}
+		d.target = std::max(d.target, d.current - cap->most);
+		reasons["target"] = d.target;
+	}
+	return node;
+}
+
+// The application's grow, shrink or declined growth this tick, if any.
+std::optional<Action> SweetSpotDecision::decideApp(const DecisionView &view, const ApplicationInfo &app,
+						   const policy::SweetSpotParams &params)
+{
+	const int64_t current = app.sizes.back().processes;
+	const Inputs in = inputsOf(app);
+	policy::SizeDecision d = policy::decideSize({in.history, in.remaining, in.cost, in.cost}, params);
+	// A growth declined for its cost is said once per size; other stays are the model's own quiet.
+	const bool declined = d.declined != policy::SizeAction::Stay;
+	if (d.action == policy::SizeAction::Stay) {
+		auto it = declinedAt_.find(app.id);
+		if (!declined || (it != declinedAt_.end() && it->second == current))
+			return std::nullopt;
+	}
+	nlohmann::json reasons = reasonsOf(app, in, d, params);
+	if (declined)
+		return declinedAction(app, in, d, std::move(reasons));
+	const std::optional<std::string> node = boundByPool(view, app, d, reasons);
+	if (!node)
+		return std::nullopt;
+	reasons["why"] = fmt::format(
+	    "{} {} -> {} processes ({}): {} {:.2f} s over the {} iterations left, against "
+	    "the {:.2f} s a resize "
+	    "costs ({})",
+	    d.action == policy::SizeAction::Grow ? "growing" : "shrinking back", d.current, d.target,
+	    policy::sizeReasonName(d.reason), d.action == policy::SizeAction::Grow ? "saves up to" : "staying loses",
+	    d.horizonGain, in.remaining, d.cost, in.measured ? "measured" : "not measured yet");
+	actedAt_[app.id] = current;
+	nlohmann::json actionParams = {{"app", app.id}, {"from", d.current}, {"size", d.target}};
+	if (!node->empty())
+		actionParams["node"] = *node;
+	return Action{d.action == policy::SizeAction::Grow ? "grow" : "shrink", app.id, std::move(actionParams),
+		      std::move(reasons)};
+}
+
+std::vector<Action> SweetSpotDecision::onTick(const DecisionView &view)
+{
+	forgetGoneApps(view);
 	policy::SweetSpotParams params = params_;
 	params.maxProcessors = maxProcessors(view);
-
+	std::vector<Action> actions;
 	for (const ApplicationInfo &app : view.apps) {
-		if (!app.malleable || app.rootAgent != view.overlay.self || app.sizes.empty())
+		if (!app.malleable || app.rootAgent != view.overlay.self || app.sizes.empty() || waiting(view, app))
 			continue;
-		const int64_t current = app.sizes.back().processes;
-		if (app.totalProcesses > 0 && app.totalProcesses != current)
-			continue; // resized, the new size not measured yet
-		if (auto it = actedAt_.find(app.id); it != actedAt_.end() && it->second == current)
-			continue; // already acted on this size
-		if (auto it = retryAt_.find(app.id); it != retryAt_.end() && view.overlay.now < it->second)
-			continue; // refused: decided again later
-		std::vector<policy::SizeSample> history;
-		for (const IterationSample &s : app.sizes)
-			history.push_back({s.processes, s.seconds});
-		const int64_t remaining =
-		    app.remainingIterations >= 0 ? app.remainingIterations : unknownHorizon_;
-		const bool measured = app.redistributionCost > 0;
-		const double cost = measured ? app.redistributionCost : unmeasuredCost_;
-		policy::SizeDecision d =
-		    policy::decideSize({history, remaining, cost, cost}, params);
-		// A growth declined for its cost is said once per size; other stays are the model's
-		// own quiet.
-		const bool declined = d.declined != policy::SizeAction::Stay;
-		if (d.action == policy::SizeAction::Stay) {
-			auto it = declinedAt_.find(app.id);
-			if (!declined || (it != declinedAt_.end() && it->second == current))
-				continue;
-		}
-
-		nlohmann::json sizes = nlohmann::json::array();
-		for (const policy::SizeSample &s : history)
-			sizes.push_back(
-			    {{"processes", s.processors}, {"seconds", s.iterationTime}});
-		nlohmann::json reasons = {
-		    {"reason", policy::sizeReasonName(d.reason)},
-		    {"current", d.current},
-		    {"target", d.target},
-		    {"points", d.model.points},
-		    {"slope", d.model.slope},
-		    {"normalized_slope", d.model.normalizedSlope},
-		    {"slope_threshold", params.slopeThreshold},
-		    {"gain_per_iteration", d.gainPerIteration},
-		    {"remaining_iterations", remaining},
-		    {"remaining_known", app.remainingIterations >= 0},
-		    {"horizon_gain", d.horizonGain},
-		    {"cost", d.cost},
-		    {"cost_measured", measured},
-		    {"min_improvement", params.minImprovement},
-		    {"max_processors", params.maxProcessors},
-		    {"sizes", std::move(sizes)},
-		};
-		if (declined) {
-			declinedAt_[app.id] = current;
-			reasons["declined"] =
-			    d.declined == policy::SizeAction::Grow ? "grow" : "shrink";
-			reasons["declined_size"] = d.declinedTarget;
-			reasons["why"] = fmt::format(
-			    "{} to {} processes would save {:.2f} s over the {} iterations left, "
-			    "not more than the {:.2f} s a "
-			    "resize costs ({})",
-			    d.declined == policy::SizeAction::Grow ? "growing" : "shrinking back",
-			    d.declinedTarget, d.horizonGain, remaining, d.cost,
-			    measured ? "measured" : "not measured yet");
-			actions.push_back({"stay",
-					   app.id,
-					   {{"app", app.id}, {"size", current}},
-					   std::move(reasons)});
-			continue;
-		}
-		std::string node;
-		if (d.action == policy::SizeAction::Grow) {
-			// A whole idle core at least (0.9: a profile's APW is never exactly 1 on a real node).
-			const auto [idlest, idle] = idlestNode(view, app);
-			reasons["idlest_node"] = idlest;
-			reasons["idle_cores"] = idle;
-			if (!idlest.empty() && idle >= 0.9)
-				node = idlest;
-			// What the bridge said of the pool there (its whole pool when no node is named) caps the growth.
-			if (const int64_t spares = sparesSaid(view, app, node); spares == 0) {
-				retryAt_[app.id] = view.overlay.now + retryAfter_;
-				continue; // no spare process to grow onto, the bridge said: wait for the pool to change
-			} else if (spares > 0 && d.target > d.current + spares) {
-				d.target = d.current + spares;
-				reasons["target"] = d.target;
-				reasons["spares"] = spares;
-			}
-		} else if (const auto cap = refusals_.removed(app.id, {}, policy::appState(app), view.overlay.now)) {
-			// A shrink the bridge refused: at most the processes it said may leave.
-			if (cap->most == 0) {
-				retryAt_[app.id] = view.overlay.now + retryAfter_;
-				continue;
-			}
-			d.target = std::max(d.target, d.current - cap->most);
-			reasons["target"] = d.target;
-		}
-		reasons["why"] = fmt::format(
-		    "{} {} -> {} processes ({}): {} {:.2f} s over the {} iterations left, against "
-		    "the {:.2f} s a resize "
-		    "costs ({})",
-		    d.action == policy::SizeAction::Grow ? "growing" : "shrinking back", d.current,
-		    d.target, policy::sizeReasonName(d.reason),
-		    d.action == policy::SizeAction::Grow ? "saves up to" : "staying loses",
-		    d.horizonGain, remaining, d.cost, measured ? "measured" : "not measured yet");
-		actedAt_[app.id] = current;
-		nlohmann::json params = {{"app", app.id}, {"from", d.current}, {"size", d.target}};
-		if (!node.empty())
-			params["node"] = node;
-		actions.push_back({d.action == policy::SizeAction::Grow ? "grow" : "shrink",
-				   app.id,
-				   std::move(params),
-				   std::move(reasons)});
+		if (std::optional<Action> action = decideApp(view, app, params))
+			actions.push_back(std::move(*action));
 	}
 	return actions;
 }

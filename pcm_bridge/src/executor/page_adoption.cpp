@@ -102,6 +102,39 @@ Run splitRun(std::int64_t from, std::int64_t to, std::int64_t count, std::int64_
 	return run;
 }
 
+// Collective: every process's offer, in rank order.
+int gatherOffers(MPI_Comm comm, const Offer& mine, std::vector<Offer>& offers)
+{
+	int size = 0;
+	MPI_Comm_size(comm, &size);
+	std::vector<std::int64_t> words(static_cast<std::size_t>(size) * kOfferWords);
+	const int rc =
+	    MPI_Allgather(encode(mine).data(), kOfferWords, MPI_INT64_T, words.data(), kOfferWords, MPI_INT64_T, comm);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	for (int r = 0; r < size; ++r)
+		offers.push_back(decode(words.data() + static_cast<std::size_t>(r) * kOfferWords));
+	return MPI_SUCCESS;
+}
+
+// Collective: for each transfer of the schedule, whether its receiver takes its pages over (1). The receiver says;
+// one reduction tells the senders.
+int agreeTakes(MPI_Comm comm, int rank, const Schedule& schedule, const Offer& mine,
+	       const std::vector<Offer>& offers, TakenPages& taken, std::vector<int>& takes)
+{
+	takes.assign(schedule.transfers.size(), 0);
+	for (std::size_t i = 0; i < schedule.transfers.size(); ++i) {
+		const Transfer& transfer = schedule.transfers[i];
+		const Offer& sender = offers[static_cast<std::size_t>(transfer.from)];
+		if (transfer.to != rank || !mine.accepts || !sender.offers || sender.host != mine.host)
+			continue;
+		takes[i] = std::all_of(sender.pieces.begin(), sender.pieces.end(), [&](const FilePiece& piece) {
+			return taken.canOpen(static_cast<pid_t>(sender.pid), piece);
+		});
+	}
+	return MPI_Allreduce(MPI_IN_PLACE, takes.data(), static_cast<int>(takes.size()), MPI_INT, MPI_MAX, comm);
+}
+
 } // namespace
 
 int takePages(MPI_Comm comm, int rank, const Schedule& schedule, const void* old_elements, std::int64_t old_count,
@@ -119,28 +152,12 @@ int takePages(MPI_Comm comm, int rank, const Schedule& schedule, const void* old
 	mine.offers = eb > 0 && old_count > 0 &&
 		      describeShared(old_elements, static_cast<std::size_t>(old_count * eb), kMostPieces, mine.pieces);
 
-	int size = 0;
-	MPI_Comm_size(comm, &size);
-	std::vector<std::int64_t> words(static_cast<std::size_t>(size) * kOfferWords);
-	int rc = MPI_Allgather(encode(mine).data(), kOfferWords, MPI_INT64_T, words.data(), kOfferWords, MPI_INT64_T, comm);
+	std::vector<Offer> offers;
+	int rc = gatherOffers(comm, mine, offers);
 	if (rc != MPI_SUCCESS)
 		return rc;
-	std::vector<Offer> offers;
-	for (int r = 0; r < size; ++r)
-		offers.push_back(decode(words.data() + static_cast<std::size_t>(r) * kOfferWords));
-
-	// The receiver of each transfer says whether it takes it over; one reduction tells the senders.
-	std::vector<int> takes(schedule.transfers.size(), 0);
-	for (std::size_t i = 0; i < schedule.transfers.size(); ++i) {
-		const Transfer& transfer = schedule.transfers[i];
-		const Offer& sender = offers[static_cast<std::size_t>(transfer.from)];
-		if (transfer.to != rank || !mine.accepts || !sender.offers || sender.host != mine.host)
-			continue;
-		takes[i] = std::all_of(sender.pieces.begin(), sender.pieces.end(), [&](const FilePiece& piece) {
-			return taken.canOpen(static_cast<pid_t>(sender.pid), piece);
-		});
-	}
-	rc = MPI_Allreduce(MPI_IN_PLACE, takes.data(), static_cast<int>(takes.size()), MPI_INT, MPI_MAX, comm);
+	std::vector<int> takes;
+	rc = agreeTakes(comm, rank, schedule, mine, offers, taken, takes);
 	if (rc != MPI_SUCCESS)
 		return rc;
 

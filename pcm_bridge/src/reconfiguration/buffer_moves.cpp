@@ -38,101 +38,120 @@ BufferMoves::BufferMoves(std::vector<BufferMove> &moves, const Participants &par
 {
 }
 
+// Collective: the buffer's layouts before and after the plan, from every participant's count, and its new count here
+// (`error` set when its buffer has no room for it). Whether any participant makes shared blocks: if one does, all of
+// them look for pages to take over (a collective, so the setting of one process decides for all).
+bool BufferMoves::layouts(BufferMove &move, Layout &from, Layout &to, int &error, std::string &why) const
+{
+	const int new_slot = participants_.newSlot;
+	std::vector<std::int64_t> counts(2 * participants_.all.size(), 0);
+	const bool shares = sharesPages() || insideShared(move.oldData, 1) || insideShared(move.newData, 1);
+	const std::int64_t mine[2] = {participants_.joiner ? 0 : move.oldCount, shares};
+	MPI_Allgather(mine, 2, MPI_INT64_T, counts.data(), 2, MPI_INT64_T, participants_.comm);
+	bool any_shares = false;
+	for (std::size_t r = 0; r < participants_.all.size(); ++r)
+		any_shares = any_shares || counts[2 * r + 1];
+	from.distribution = to.distribution = move.spec.distribution;
+	for (int w : plan_.before) {
+		from.ranks.push_back(participants_.rankOf(w));
+		from.counts.push_back(counts[2 * static_cast<std::size_t>(participants_.rankOf(w))]);
+		from.globalCount += from.counts.back();
+	}
+	for (int w : plan_.after)
+		to.ranks.push_back(participants_.rankOf(w));
+	to.globalCount = from.globalCount;
+	to.counts = targetCounts(to.globalCount, static_cast<int>(plan_.after.size()), plan_.weights);
+	move.newCount = new_slot < 0 ? 0 : to.counts[static_cast<std::size_t>(new_slot)];
+	if (new_slot >= 0 && move.newData && move.capacity >= 0 && move.newCount > move.capacity) {
+		error = 1;
+		why = move.spec.name + " needs room for " + std::to_string(move.newCount) + " elements, the buffer holds " +
+		      std::to_string(move.capacity);
+	}
+	return any_shares;
+}
+
+// Where this process's new elements of the buffer go, when it has none given: its old block, kept in place (its
+// trailing halo saved when it grows), else a prepared block, else a fresh one.
+void BufferMoves::placeNew(PreparedBlocks &prepared, BufferMove &move, std::size_t index, const Layout &to,
+			   int &error, std::string &why)
+{
+	const int new_slot = participants_.newSlot;
+	const std::int64_t bytes = move.elementBytes();
+	const std::int64_t room = std::max(move.oldCount, move.oldCapacity);
+	if (new_slot >= 0 && !move.newData && move.inPlace && move.oldData && move.newCount <= room &&
+	    keepsInPlace(schedules_[index], participants_.me, move.oldCount)) {
+		move.newData = move.oldData;
+		if (move.newCount > move.oldCount) {
+			const auto *halo =
+			    static_cast<const unsigned char *>(move.pastHalo(move.oldData)) + move.oldCount * bytes;
+			overwrittenHalos_[index].assign(halo, halo + move.spec.halo * bytes);
+		}
+	} else if (new_slot >= 0 && !move.newData) {
+		move.newData = prepared.take(move);
+		prepared_ += move.newData ? move.newCount * bytes : 0;
+		if (!move.newData)
+			move.newData = allocateElements(move.newCount, move.spec.halo, bytes, false,
+							 firstElement(move.spec.distribution, to.counts, new_slot));
+		move.allocated = true;
+		if (!move.newData) {
+			error = 1;
+			why = "out of memory for " + move.spec.name;
+		}
+	}
+}
+
+// Collective: the buffer's elements move, pages taken over from shared blocks first when any participant makes
+// them, the executor's transfers for the rest.
+void BufferMoves::transfer(BufferMove &move, std::size_t index, bool anyShares, int &error, std::string &why)
+{
+	Schedule &schedule = schedules_[index];
+	MPI_Datatype element;
+	MPI_Type_contiguous(static_cast<int>(move.spec.elementLength), mpiType(move.spec.base), &element);
+	MPI_Type_commit(&element);
+	// A process that cannot take part (no memory, bad schedule) would leave its peers waiting for
+	// transfers that never come: all of them skip the move together.
+	int anyone = error;
+	MPI_Allreduce(MPI_IN_PLACE, &anyone, 1, MPI_INT, MPI_MAX, participants_.comm);
+	if (!anyone && anyShares) {
+		Schedule rest;
+		const int rc = takePages(participants_.comm, participants_.me, schedule, move.pastHalo(move.oldData),
+					 participants_.joiner ? 0 : move.oldCount, move.pastHalo(move.newData),
+					 move.newCount, static_cast<std::size_t>(move.elementBytes()), taken_[index], rest);
+		schedule = std::move(rest);  // what is left to copy, here and in finishLocal
+		if (rc != MPI_SUCCESS) {
+			error = 1;
+			why = "taking over the pages of " + move.spec.name + " failed";
+		}
+	}
+	if (!anyone) {
+		ExecuteOptions options;
+		options.deferLocal = move.discardOld;
+		options.held = move.oldCount;
+		const ExecuteResult result = execute(participants_.comm, schedule, move.pastHalo(move.oldData),
+						     move.pastHalo(move.newData), element, options);
+		sent_ += result.bytesSent;
+		if (result.mpiError != MPI_SUCCESS) {
+			error = 1;
+			why = "moving " + move.spec.name + " failed (MPI error " + std::to_string(result.mpiError) + ")";
+		}
+	}
+	MPI_Type_free(&element);
+}
+
 void BufferMoves::move(PreparedBlocks &prepared, int &error, std::string &why)
 {
-	const bool joiner = participants_.joiner;
-	const int new_slot = participants_.newSlot;
-	const int me = participants_.me;
 	for (auto &move : moves_) {
 		const std::size_t index = static_cast<std::size_t>(&move - moves_.data());
-		const std::int64_t bytes = move.elementBytes();
-		// Each process's count, and whether it makes shared blocks: if any does, all of them look for pages to
-		// take over (a collective, so the setting of one process decides for all).
-		std::vector<std::int64_t> counts(2 * participants_.all.size(), 0);
-		const bool shares = sharesPages() || insideShared(move.oldData, 1) || insideShared(move.newData, 1);
-		const std::int64_t mine[2] = {joiner ? 0 : move.oldCount, shares};
-		MPI_Allgather(mine, 2, MPI_INT64_T, counts.data(), 2, MPI_INT64_T, participants_.comm);
-		bool any_shares = false;
-		for (std::size_t r = 0; r < participants_.all.size(); ++r)
-			any_shares = any_shares || counts[2 * r + 1];
 		Layout from, to;
-		from.distribution = to.distribution = move.spec.distribution;
-		for (int w : plan_.before) {
-			from.ranks.push_back(participants_.rankOf(w));
-			from.counts.push_back(counts[2 * static_cast<std::size_t>(participants_.rankOf(w))]);
-			from.globalCount += from.counts.back();
-		}
-		for (int w : plan_.after)
-			to.ranks.push_back(participants_.rankOf(w));
-		to.globalCount = from.globalCount;
-		to.counts = targetCounts(to.globalCount, static_cast<int>(plan_.after.size()), plan_.weights);
-		move.newCount = new_slot < 0 ? 0 : to.counts[static_cast<std::size_t>(new_slot)];
-		if (new_slot >= 0 && move.newData && move.capacity >= 0 && move.newCount > move.capacity) {
-			error = 1;
-			why = move.spec.name + " needs room for " + std::to_string(move.newCount) + " elements, the buffer holds " +
-			      std::to_string(move.capacity);
-		}
-
-		Schedule &schedule = schedules_[index];
+		const bool any_shares = layouts(move, from, to, error, why);
 		try {
-			schedule = pcm::schedule(from, to);
+			schedules_[index] = pcm::schedule(from, to);
 		} catch (const std::exception &e) {
 			error = 1;
 			why = e.what();
 		}
-		const std::int64_t room = std::max(move.oldCount, move.oldCapacity);
-		if (new_slot >= 0 && !move.newData && move.inPlace && move.oldData && move.newCount <= room &&
-		    keepsInPlace(schedule, me, move.oldCount)) {
-			move.newData = move.oldData;
-			if (move.newCount > move.oldCount) {
-				const auto *halo = static_cast<const unsigned char *>(move.pastHalo(move.oldData)) +
-						   move.oldCount * bytes;
-				overwrittenHalos_[index].assign(halo, halo + move.spec.halo * bytes);
-			}
-		} else if (new_slot >= 0 && !move.newData) {
-			move.newData = prepared.take(move);
-			prepared_ += move.newData ? move.newCount * bytes : 0;
-			if (!move.newData)
-				move.newData = allocateElements(move.newCount, move.spec.halo, bytes, false,
-								 firstElement(move.spec.distribution, to.counts, new_slot));
-			move.allocated = true;
-			if (!move.newData) {
-				error = 1;
-				why = "out of memory for " + move.spec.name;
-			}
-		}
-		MPI_Datatype element;
-		MPI_Type_contiguous(static_cast<int>(move.spec.elementLength), mpiType(move.spec.base), &element);
-		MPI_Type_commit(&element);
-		// A process that cannot take part (no memory, bad schedule) would leave its peers waiting for
-		// transfers that never come: all of them skip the move together.
-		int anyone = error;
-		MPI_Allreduce(MPI_IN_PLACE, &anyone, 1, MPI_INT, MPI_MAX, participants_.comm);
-		if (!anyone && any_shares) {
-			Schedule rest;
-			const int rc = takePages(participants_.comm, me, schedule, move.pastHalo(move.oldData),
-						 joiner ? 0 : move.oldCount, move.pastHalo(move.newData), move.newCount,
-						 static_cast<std::size_t>(bytes), taken_[index], rest);
-			schedule = std::move(rest);  // what is left to copy, here and in finishLocal
-			if (rc != MPI_SUCCESS) {
-				error = 1;
-				why = "taking over the pages of " + move.spec.name + " failed";
-			}
-		}
-		if (!anyone) {
-			ExecuteOptions options;
-			options.deferLocal = move.discardOld;
-			options.held = move.oldCount;
-			const ExecuteResult result = execute(participants_.comm, schedule, move.pastHalo(move.oldData),
-							     move.pastHalo(move.newData), element, options);
-			sent_ += result.bytesSent;
-			if (result.mpiError != MPI_SUCCESS) {
-				error = 1;
-				why = "moving " + move.spec.name + " failed (MPI error " +
-				      std::to_string(result.mpiError) + ")";
-			}
-		}
-		MPI_Type_free(&element);
+		placeNew(prepared, move, index, to, error, why);
+		transfer(move, index, any_shares, error, why);
 	}
 }
 

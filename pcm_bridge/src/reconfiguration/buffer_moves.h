@@ -38,6 +38,11 @@ public:
 	void undo();
 
 private:
+	bool layouts(BufferMove &move, Layout &from, Layout &to, int &error, std::string &why) const;
+	void placeNew(PreparedBlocks &prepared, BufferMove &move, std::size_t index, const Layout &to, int &error,
+		      std::string &why);
+	void transfer(BufferMove &move, std::size_t index, bool anyShares, int &error, std::string &why);
+
 	std::vector<BufferMove> &moves_;
 	const Participants &participants_;
 	const Plan &plan_;

@@ -55,24 +55,8 @@ int Reconfigurator::start(int *argc, char ***argv)
 		}
 		return MPI_SUCCESS;
 	};
-	settings_ = readSettings();
-	int initialized = 0;
-	MPI_Initialized(&initialized);
-	// What MPI_Comm_spawn needs to start this program again; MPI_Init may consume arguments.
-	if (argc && argv && *argv)
-		arguments_.assign(*argv + std::min(*argc, 1), *argv + *argc);
-	// readlink does not terminate the path: its length is all there is (the bytes after it are the stack's).
-	char exe[4096];
-	if (const auto length = readlink("/proc/self/exe", exe, sizeof exe); length > 0)
-		program_.assign(exe, static_cast<std::size_t>(length));
-	if (!initialized) {
-		// A background spawn calls MPI on a helper thread while the application's thread goes on using it.
-		int provided = MPI_THREAD_SINGLE;
-		const int rc = settings_.backgroundSpawn ? MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided)
-						       : MPI_Init(argc, argv);
-		if (rc != MPI_SUCCESS)
-			return rc;
-	}
+	if (const int rc = initialize(argc, argv); rc != MPI_SUCCESS)
+		return rc;
 	// The bridge's own use of MPI_COMM_WORLD below must reach the real one.
 	publishWorld(MPI_COMM_NULL);
 	self_ = thisThread();
@@ -90,15 +74,7 @@ int Reconfigurator::start(int *argc, char ***argv)
 
 	// Every process reads the same environment; only world rank 0 reports what is wrong with it.
 	const bool report = worldRank_ == 0;
-	if (report && !settings_.poolActiveText.empty())
-		std::fprintf(stderr, "malleo-pcm: MALLEO_POOL_ACTIVE=%s is not a positive integer; using %d\n",
-			     settings_.poolActiveText.c_str(), worldSize_);
-	const long wanted = settings_.poolActive > 0 ? settings_.poolActive : worldSize_;
-	const long active = std::min<long>(wanted, worldSize_);
-	if (report && wanted > active)
-		std::fprintf(stderr, "malleo-pcm: MALLEO_POOL_ACTIVE=%ld is more than the %d processes launched; "
-				     "all are active\n",
-			     wanted, worldSize_);
+	const long active = activeAtStart(report);
 	if (!configure(report)) {
 		// A schedule asked for and not run would pass for a run that did it (and exit 0). Every process reads
 		// the same MALLEO_FORCE, so each stops here alike, before the application computes anything.
@@ -127,6 +103,42 @@ int Reconfigurator::start(int *argc, char ***argv)
 	}
 
 	return parkUntilActivated();
+}
+
+// The settings, what MPI_Comm_spawn needs to start this program again, and MPI initialized (unless the program did).
+int Reconfigurator::initialize(int *argc, char ***argv)
+{
+	settings_ = readSettings();
+	int initialized = 0;
+	MPI_Initialized(&initialized);
+	// What MPI_Comm_spawn needs to start this program again; MPI_Init may consume arguments.
+	if (argc && argv && *argv)
+		arguments_.assign(*argv + std::min(*argc, 1), *argv + *argc);
+	// readlink does not terminate the path: its length is all there is (the bytes after it are the stack's).
+	char exe[4096];
+	if (const auto length = readlink("/proc/self/exe", exe, sizeof exe); length > 0)
+		program_.assign(exe, static_cast<std::size_t>(length));
+	if (initialized)
+		return MPI_SUCCESS;
+	// A background spawn calls MPI on a helper thread while the application's thread goes on using it.
+	int provided = MPI_THREAD_SINGLE;
+	return settings_.backgroundSpawn ? MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided)
+					 : MPI_Init(argc, argv);
+}
+
+// How many of the launched processes are active at the start: MALLEO_POOL_ACTIVE, at most all of them.
+long Reconfigurator::activeAtStart(bool report) const
+{
+	if (report && !settings_.poolActiveText.empty())
+		std::fprintf(stderr, "malleo-pcm: MALLEO_POOL_ACTIVE=%s is not a positive integer; using %d\n",
+			     settings_.poolActiveText.c_str(), worldSize_);
+	const long wanted = settings_.poolActive > 0 ? settings_.poolActive : worldSize_;
+	const long active = std::min<long>(wanted, worldSize_);
+	if (report && wanted > active)
+		std::fprintf(stderr, "malleo-pcm: MALLEO_POOL_ACTIVE=%ld is more than the %d processes launched; "
+				     "all are active\n",
+			     wanted, worldSize_);
+	return active;
 }
 
 bool Reconfigurator::configure(bool report)

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -96,6 +97,8 @@ private:
 	enum class ParkEnd { Joined, Exit };
 
 	// reconfigurator.cpp
+	int initialize(int *argc, char ***argv);
+	long activeAtStart(bool report) const;
 	// Applies the settings read at start() (only world rank 0 `report`s what is wrong with them).
 	bool configure(bool report); // false: MALLEO_FORCE is malformed
 	// Collective over the launch's processes: every one takes world rank 0's registration. A spawned process takes
@@ -111,12 +114,17 @@ private:
 	// agreement.cpp
 	bool agree();
 	bool participantVote(bool sleeping);
-	// `refusal`: its kind for the agent (command.h), when the plan refused the command; any other failure is `other`.
+	// `refusal`: its kind for the agent (plan/refusal.h), when the plan refused the command; any other failure is `other`.
 	void fail(const std::string &why, bool print, const Refusal &refusal = {});
 	void stall(const char *before);
 	// A command that failed before it had a plan (a spawn that failed, a busy refusal): reported as fail() does,
 	// printed by the coordinator.
 	void failUnplanned(Operation op, std::int64_t iteration, const std::string &why);
+
+	// decision.cpp
+	struct ProbeMessage;
+	void coordinatorMessage(std::int64_t iteration, const Command &resumed, bool spawned, ProbeMessage &m);
+	std::optional<Outcome> startFirst(const ProbeMessage &m, std::int64_t iteration);
 
 	// parked.cpp
 	ParkEnd park();

@@ -17,6 +17,72 @@ std::string mpiErrorText(int code)
 	return std::string(text, static_cast<std::size_t>(length));
 }
 
+// At the root: `count` processes running `words`, on `host` when it is named, and the communicator of the root
+// and them in `with_new`; the error's text when they could not be started.
+std::string spawnAtRoot(std::vector<std::string> &words, int count, const std::string &host, MPI_Comm *with_new)
+{
+	std::vector<char *> argv;
+	for (auto &word : words)
+		argv.push_back(word.data());
+	argv.push_back(nullptr);
+	char command[] = "/usr/bin/env";
+	// One spawn call for all `count` processes: a call costs about as much for 2 processes as for 1 (the
+	// launch dominates; ENVIRONMENT.md). Open MPI ties the processes of one call together at MPI_Finalize,
+	// which is harmless here because no process finalizes before the end of the run: a process that leaves
+	// parks until then.
+	MPI_Comm inter = MPI_COMM_NULL;
+	std::vector<int> errors(static_cast<std::size_t>(count), MPI_SUCCESS);
+	// The node's host, when it has one (a cluster of hosts): Open MPI starts the processes there, through the
+	// daemon of that host (the standard key "host"). The host must be in the job's allocation (the hostfile):
+	// Open MPI 4.1's "add-host", for one that is not, made ORTE lose its daemons and end the whole run.
+	MPI_Info info = MPI_INFO_NULL;
+	if (!host.empty()) {
+		MPI_Info_create(&info);
+		MPI_Info_set(info, "host", host.c_str());
+	}
+	// A spawn that fails is a refused operation, not the end of the run: errors return here, whatever the
+	// application chose for MPI_COMM_SELF, which gets its own handler back after.
+	MPI_Errhandler theirs = MPI_ERRHANDLER_NULL;
+	MPI_Comm_get_errhandler(MPI_COMM_SELF, &theirs);
+	MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+	int rc = MPI_Comm_spawn(command, argv.data(), count, info, 0, MPI_COMM_SELF, &inter, errors.data());
+	MPI_Comm_set_errhandler(MPI_COMM_SELF, theirs);
+	MPI_Errhandler_free(&theirs);
+	if (info != MPI_INFO_NULL)
+		MPI_Info_free(&info);
+	if (rc != MPI_SUCCESS)
+		return "MPI_Comm_spawn: " + mpiErrorText(rc);
+	rc = MPI_Intercomm_merge(inter, 0, with_new);
+	MPI_Comm_free(&inter);
+	if (rc != MPI_SUCCESS)
+		return "MPI_Intercomm_merge: " + mpiErrorText(rc);
+	return {};
+}
+
+// At the root: each new process's manifest and block counts, then its word that its blocks are prepared.
+void sendPreparation(MPI_Comm control, int count, const SpawnPreparation &preparation, MPI_Comm with_all)
+{
+	int parents = 0;
+	MPI_Comm_size(control, &parents);
+	const auto size = static_cast<std::int64_t>(preparation.manifest.size());
+	const std::size_t buffers = preparation.counts.size() / static_cast<std::size_t>(count);
+	for (int c = 0; c < count; ++c) {
+		MPI_Send(&size, 1, MPI_INT64_T, parents + c, kTagSpawnPrepare, with_all);
+		MPI_Send(preparation.manifest.data(), static_cast<int>(size), MPI_BYTE, parents + c, kTagSpawnPrepare,
+			 with_all);
+		MPI_Send(preparation.counts.data() + static_cast<std::size_t>(c) * buffers, static_cast<int>(buffers),
+			 MPI_INT64_T, parents + c, kTagSpawnPrepare, with_all);
+	}
+	// The spawn is done when the new processes have prepared their blocks: in the background, so that the
+	// operation does not wait for it in its agreement instead.
+	for (int c = 0; c < count; ++c) {
+		std::int64_t ready = 0;
+		MPI_Request request = MPI_REQUEST_NULL;
+		MPI_Irecv(&ready, 1, MPI_INT64_T, parents + c, kTagSpawnPrepare, with_all, &request);
+		waitSleeping(&request, MPI_STATUS_IGNORE, 1000);
+	}
+}
+
 } // namespace
 
 void ignoreBrokenPipes()
@@ -36,43 +102,7 @@ SpawnOutcome startProcesses(MPI_Comm control, int root, int count, std::vector<s
 	MPI_Comm with_new = MPI_COMM_NULL;  // at the root: the root and the new processes
 	std::int64_t started = 0;
 	if (world_rank == root) {
-		std::vector<char *> argv;
-		for (auto &word : words)
-			argv.push_back(word.data());
-		argv.push_back(nullptr);
-		char command[] = "/usr/bin/env";
-		// One spawn call for all `count` processes: a call costs about as much for 2 processes as for 1 (the
-		// launch dominates; ENVIRONMENT.md). Open MPI ties the processes of one call together at MPI_Finalize,
-		// which is harmless here because no process finalizes before the end of the run: a process that leaves
-		// parks until then.
-		MPI_Comm inter = MPI_COMM_NULL;
-		std::vector<int> errors(static_cast<std::size_t>(count), MPI_SUCCESS);
-		// The node's host, when it has one (a cluster of hosts): Open MPI starts the processes there, through the
-		// daemon of that host (the standard key "host"). The host must be in the job's allocation (the hostfile):
-		// Open MPI 4.1's "add-host", for one that is not, made ORTE lose its daemons and end the whole run.
-		MPI_Info info = MPI_INFO_NULL;
-		if (!host.empty()) {
-			MPI_Info_create(&info);
-			MPI_Info_set(info, "host", host.c_str());
-		}
-		// A spawn that fails is a refused operation, not the end of the run: errors return here, whatever the
-		// application chose for MPI_COMM_SELF, which gets its own handler back after.
-		MPI_Errhandler theirs = MPI_ERRHANDLER_NULL;
-		MPI_Comm_get_errhandler(MPI_COMM_SELF, &theirs);
-		MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-		int rc = MPI_Comm_spawn(command, argv.data(), count, info, 0, MPI_COMM_SELF, &inter, errors.data());
-		MPI_Comm_set_errhandler(MPI_COMM_SELF, theirs);
-		MPI_Errhandler_free(&theirs);
-		if (info != MPI_INFO_NULL)
-			MPI_Info_free(&info);
-		if (rc != MPI_SUCCESS) {
-			outcome.why = "MPI_Comm_spawn: " + mpiErrorText(rc);
-		} else {
-			rc = MPI_Intercomm_merge(inter, 0, &with_new);
-			MPI_Comm_free(&inter);
-			if (rc != MPI_SUCCESS)
-				outcome.why = "MPI_Intercomm_merge: " + mpiErrorText(rc);
-		}
+		outcome.why = spawnAtRoot(words, count, host, &with_new);
 		started = outcome.why.empty() ? 1 : 0;
 		int size = 0;
 		MPI_Comm_size(control, &size);
@@ -106,27 +136,8 @@ SpawnOutcome startProcesses(MPI_Comm control, int root, int count, std::vector<s
 	}
 	MPI_Comm_set_errhandler(outcome.control, MPI_ERRORS_RETURN);
 	outcome.places = gatherPlaces(outcome.control, self);
-	if (world_rank == root) {
-		int parents = 0;
-		MPI_Comm_size(control, &parents);
-		const auto size = static_cast<std::int64_t>(preparation.manifest.size());
-		const std::size_t buffers = preparation.counts.size() / static_cast<std::size_t>(count);
-		for (int c = 0; c < count; ++c) {
-			MPI_Send(&size, 1, MPI_INT64_T, parents + c, kTagSpawnPrepare, outcome.control);
-			MPI_Send(preparation.manifest.data(), static_cast<int>(size), MPI_BYTE, parents + c, kTagSpawnPrepare,
-				 outcome.control);
-			MPI_Send(preparation.counts.data() + static_cast<std::size_t>(c) * buffers, static_cast<int>(buffers),
-				 MPI_INT64_T, parents + c, kTagSpawnPrepare, outcome.control);
-		}
-		// The spawn is done when the new processes have prepared their blocks: in the background, so that the
-		// operation does not wait for it in its agreement instead.
-		for (int c = 0; c < count; ++c) {
-			std::int64_t ready = 0;
-			MPI_Request request = MPI_REQUEST_NULL;
-			MPI_Irecv(&ready, 1, MPI_INT64_T, parents + c, kTagSpawnPrepare, outcome.control, &request);
-			waitSleeping(&request, MPI_STATUS_IGNORE, 1000);
-		}
-	}
+	if (world_rank == root)
+		sendPreparation(control, count, preparation, outcome.control);
 	outcome.ok = true;
 	return outcome;
 }

@@ -8,16 +8,14 @@ generator and, taken together, go down to 1 process and up to more processes tha
 --shared, the stars live in shared blocks (MALLEO_PCM_SHARED_PAGES=on; give enough --stars for blocks of more than
 1 MiB, 16 bytes a star) and the operations together must have taken some over by their pages."""
 
-import argparse
 import json
 import os
-import random
 import re
 import sys
 import tempfile
 
 import pcm_launch
-from check_heat2d_sequences import sequence
+from check_heat2d_sequences import check_sizes_seen, chosen_sequences, judge, sequence, sequence_parser
 
 
 def result_lines(proc):
@@ -26,11 +24,7 @@ def result_lines(proc):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument('--mpi', required=True)
-    ap.add_argument('--sequences', type=int, required=True)
-    ap.add_argument('--seed', type=int, default=1)
-    ap.add_argument('--world', type=int, default=6, help='processes launched (the pool)')
+    ap = sequence_parser(__doc__)
     ap.add_argument('--stars', type=int, default=20000)
     ap.add_argument('--iterations', type=int, default=30)
     ap.add_argument('--models', type=int, default=1, help="astro's trial models an iteration")
@@ -50,15 +44,9 @@ def main():
     if not fit or abs(float(fit.group(1)) + 12.5) > 2 or abs(float(fit.group(2)) - 35) > 2:
         sys.exit(f'FAIL: the static fit is off: {want[0]}')
 
-    rng = random.Random(opts.seed)
     failures, seen, taken = [], set(), 0
-    for index in range(opts.sequences):
-        for _ in range(100):
-            force, ops, start, final, sizes = sequence(rng, opts.world, opts.iterations)
-            if index == 0 and min(sizes) != 1 or index == 1 and max(sizes) <= os.cpu_count():
-                continue
-            if ops:
-                break
+    for index, (force, ops, start, final, sizes) in chosen_sequences(
+            opts, lambda rng: sequence(rng, opts.world, opts.iterations)):
         seen.update(sizes)
         env = {'MALLEO_POOL_ACTIVE': start, 'MALLEO_FORCE': force, 'MALLEO_PCM_VERBOSE': 1,
                'MALLEO_PCM_SHARED_PAGES': 'on' if opts.shared else 'off'}
@@ -82,18 +70,12 @@ def main():
             problems.append(f'operations done {done} != asked {ops}')
         if 'failed' in proc.stderr:
             problems.append('an operation failed')
-        status = 'ok' if not problems else 'FAIL'
-        print(f'{status}: sequence {index} start {start} MALLEO_FORCE={force} sizes {sizes}')
-        if problems:
-            failures.append(f'sequence {index} ({force}): ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
-    if 1 not in seen or max(seen) <= os.cpu_count():
-        failures.append(f'the sequences saw sizes {sorted(seen)}: need 1 and more than {os.cpu_count()}')
+        judge(failures, index, start, force, sizes, problems, proc)
+    check_sizes_seen(failures, seen)
     if opts.shared and not taken:
         failures.append('--shared: no operation took any stars over as pages')
-    if failures:
-        print('\n'.join(failures), file=sys.stderr)
-        sys.exit(f'FAIL: {len(failures)} of {opts.sequences} sequences')
-    print(f'ok: {opts.sequences} sequences under {opts.mpi} gave the static fit, bit for bit: {want[2]}')
+    pcm_launch.verdict(failures, f'{len(failures)} of {opts.sequences} sequences',
+                       f'{opts.sequences} sequences under {opts.mpi} gave the static fit, bit for bit: {want[2]}')
 
 
 if __name__ == '__main__':

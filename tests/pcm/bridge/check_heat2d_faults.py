@@ -13,7 +13,6 @@ transfer failed, and the old blocks must still hold them after it."""
 
 import argparse
 import re
-import sys
 
 import pcm_launch
 
@@ -79,10 +78,8 @@ def main():
         print(f'{"ok" if not problems else "FAIL"}: {name}')
         if problems:
             failures.append(f'{name}: ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
-    if failures:
-        print('\n'.join(failures), file=sys.stderr)
-        sys.exit(f'FAIL: {len(failures)} of {len(cases)} fault cases')
-    print(f'ok: {len(cases)} failed reconfigurations left the run intact (checksum {want})')
+    pcm_launch.verdict(failures, f'{len(failures)} of {len(cases)} fault cases',
+                       f'{len(cases)} failed reconfigurations left the run intact (checksum {want})')
 
 
 if __name__ == '__main__':

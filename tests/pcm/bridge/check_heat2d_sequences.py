@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import random
-import sys
 import tempfile
 
 import pcm_launch
@@ -118,12 +117,47 @@ def kept_problems(records, kept, start):
     return problems, grown
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument('--mpi', required=True)
+def sequence_parser(doc, mpi_default=None):
+    """The options of a check by random sequences: the MPI, how many sequences, their seed, the pool's size."""
+    ap = argparse.ArgumentParser(description=doc)
+    ap.add_argument('--mpi', required=mpi_default is None, default=mpi_default)
     ap.add_argument('--sequences', type=int, required=True)
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--world', type=int, default=6, help='processes launched (the pool)')
+    return ap
+
+
+def chosen_sequences(opts, draw, attempts=100):
+    """(index, (force, ops, start, final, sizes)) for each of opts.sequences sequences drawn by draw(rng) from
+    opts.seed, each with an operation; the first two make sure the set reaches 1 process and more processes than
+    cores."""
+    rng = random.Random(opts.seed)
+    for index in range(opts.sequences):
+        for _ in range(attempts):
+            drawn = draw(rng)
+            sizes = drawn[4]
+            if index == 0 and min(sizes) != 1 or index == 1 and max(sizes) <= os.cpu_count():
+                continue
+            if drawn[1]:
+                break
+        yield index, drawn
+
+
+def judge(failures, index, start, force, sizes, problems, proc):
+    """Says how a sequence went; its problems and the run's output join `failures`."""
+    print(f'{"ok" if not problems else "FAIL"}: sequence {index} start {start} MALLEO_FORCE={force} sizes {sizes}')
+    if problems:
+        failures.append(f'sequence {index} ({force}): ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
+
+
+def check_sizes_seen(failures, seen):
+    """The sequences together must have reached 1 process and more processes than cores."""
+    if 1 not in seen or max(seen) <= os.cpu_count():
+        failures.append(f'the sequences saw sizes {sorted(seen)}: need 1 and more than {os.cpu_count()}')
+
+
+def main():
+    ap = sequence_parser(__doc__)
     ap.add_argument('--rows', type=int, default=24)
     ap.add_argument('--columns', type=int, default=30)
     ap.add_argument('--iterations', type=int, default=30)
@@ -137,16 +171,9 @@ def main():
 
     want = pcm_launch.static_checksum(opts.mpi, [opts.program] + grid)
 
-    rng = random.Random(opts.seed)
     failures, seen, grown_merges = [], set(), 0
-    for index in range(opts.sequences):
-        for _ in range(100):
-            force, ops, start, final, sizes = sequence(rng, opts.world, opts.iterations)
-            # The first two sequences make sure the set reaches 1 process and more processes than cores.
-            if index == 0 and min(sizes) != 1 or index == 1 and max(sizes) <= os.cpu_count():
-                continue
-            if ops:
-                break
+    for index, (force, ops, start, final, sizes) in chosen_sequences(
+            opts, lambda rng: sequence(rng, opts.world, opts.iterations)):
         seen.update(sizes)
         env = dict(pair.split('=', 1) for pair in opts.env)
         env.update({'MALLEO_POOL_ACTIVE': start, 'MALLEO_FORCE': force, 'MALLEO_PCM_VERBOSE': 1})
@@ -168,18 +195,12 @@ def main():
                     grown_merges += grown
                 if len(records) != len(ops):
                     problems.append(f'{len(records)} phase records for {len(ops)} operations')
-        status = 'ok' if not problems else 'FAIL'
-        print(f'{status}: sequence {index} start {start} MALLEO_FORCE={force} sizes {sizes}')
-        if problems:
-            failures.append(f'sequence {index} ({force}): ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
-    if 1 not in seen or max(seen) <= os.cpu_count():
-        failures.append(f'the sequences saw sizes {sorted(seen)}: need 1 and more than {os.cpu_count()}')
+        judge(failures, index, start, force, sizes, problems, proc)
+    check_sizes_seen(failures, seen)
     if opts.kept == 'pages' and not grown_merges:
         failures.append('--kept pages: no merge of the sequences could grow in place, so that was not checked')
-    if failures:
-        print('\n'.join(failures), file=sys.stderr)
-        sys.exit(f'FAIL: {len(failures)} of {opts.sequences} sequences')
-    print(f'ok: {opts.sequences} sequences under {opts.mpi} gave the static checksum {want}')
+    pcm_launch.verdict(failures, f'{len(failures)} of {opts.sequences} sequences',
+                       f'{opts.sequences} sequences under {opts.mpi} gave the static checksum {want}')
 
 
 if __name__ == '__main__':

@@ -18,10 +18,8 @@ for the ends of its transfers, between the launched and the spawned processes as
 import argparse
 import json
 import os
-import random
 import re
 import subprocess
-import sys
 import tempfile
 
 import check_heat2d_sequences
@@ -202,15 +200,9 @@ def main():
     grid = ['--rows', str(rows), '--columns', str(columns), '--iterations', '30']
     want = pcm_launch.static_checksum(opts.mpi, [opts.program] + grid)
 
-    rng = random.Random(opts.seed)
     failures, seen, spawning = [], set(), 0
-    for index in range(opts.sequences):
-        for _ in range(200):
-            force, ops, start, final, sizes = sequence(rng, opts.weights)
-            if index == 0 and min(sizes) != 1 or index == 1 and max(sizes) <= os.cpu_count():
-                continue
-            if ops:
-                break
+    for index, (force, ops, start, final, sizes) in check_heat2d_sequences.chosen_sequences(
+            opts, lambda rng: sequence(rng, opts.weights), 200):
         seen.update(sizes)
         env = dict(base_env(), MALLEO_FORCE=force, MALLEO_PCM_VERBOSE=1)
         if opts.shared:
@@ -266,10 +258,9 @@ def main():
         if problems:
             failures.append('binding: ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
 
-    if failures:
-        print('\n'.join(failures), file=sys.stderr)
-        sys.exit(f'FAIL: {len(failures)} problems')
-    print(f'ok: {opts.sequences} spawn-mode sequences (weights: {opts.weights}) gave the static checksum {want}')
+    pcm_launch.verdict(failures, f'{len(failures)} problems',
+                       f'{opts.sequences} spawn-mode sequences (weights: {opts.weights}) gave the static checksum '
+                       f'{want}')
 
 
 if __name__ == '__main__':

@@ -7,7 +7,6 @@ and a file that is no checkpoint must each be refused with one line and a non-ze
 
 import argparse
 import os
-import sys
 import tempfile
 
 import pcm_launch
@@ -72,10 +71,8 @@ def main():
         if bad.returncode == 0 or 'is not a heat2d checkpoint' not in bad.stderr:
             failures.append('a file that is no checkpoint was accepted\n' + pcm_launch.describe(bad))
         print(f"{'ok' if len(failures) == 0 else 'FAIL'}: bad checkpoints refused")
-    if failures:
-        print('\n'.join(failures), file=sys.stderr)
-        sys.exit(f'FAIL: {len(failures)} problems')
-    print(f'ok: every stop-restart under {opts.mpi} gave the static checksum {want}')
+    pcm_launch.verdict(failures, f'{len(failures)} problems',
+                       f'every stop-restart under {opts.mpi} gave the static checksum {want}')
 
 
 if __name__ == '__main__':

@@ -7,11 +7,8 @@ every operation and end at the size the sequence leads to. Then the same opt-in 
 says once that MPI_COMM_WORLD stays the launch's world, and heat2d, finding it is not the active processes'
 communicator, stops on every process with one line and exit code 2, printing no checksum."""
 
-import argparse
 import os
-import random
 import re
-import sys
 import tempfile
 
 import check_heat2d_sequences
@@ -22,11 +19,7 @@ NOT_PRELOADED = ("malleo-pcm: MALLEO_WORLD=malleable but libmalleo_pmpi is not p
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument('--mpi', required=True)
-    ap.add_argument('--sequences', type=int, required=True)
-    ap.add_argument('--seed', type=int, default=1)
-    ap.add_argument('--world', type=int, default=6, help='processes launched (the pool)')
+    ap = check_heat2d_sequences.sequence_parser(__doc__)
     ap.add_argument('--lib', required=True, help="the build tree's libmalleo_pmpi_<mpi>.so")
     ap.add_argument('program')
     opts = ap.parse_args()
@@ -35,16 +28,10 @@ def main():
 
     want = pcm_launch.static_checksum(opts.mpi, [opts.program] + grid)
 
-    rng = random.Random(opts.seed)
     failures, seen = [], set()
     with tempfile.TemporaryDirectory(prefix='malleo-heat2d-world-') as reports:
-        for index in range(opts.sequences):
-            for _ in range(100):
-                force, ops, start, final, sizes = check_heat2d_sequences.sequence(rng, opts.world, iterations)
-                if index == 0 and min(sizes) != 1 or index == 1 and max(sizes) <= os.cpu_count():
-                    continue
-                if ops:
-                    break
+        for index, (force, ops, start, final, sizes) in check_heat2d_sequences.chosen_sequences(
+                opts, lambda rng: check_heat2d_sequences.sequence(rng, opts.world, iterations)):
             seen.update(sizes)
             # The preload for the ranks only (pcm_launch passes these with -x / -genv); the profiler's reports go
             # to a directory of the test's own.
@@ -83,11 +70,9 @@ def main():
     if problems:
         failures.append('without the preload: ' + '; '.join(problems) + '\n' + pcm_launch.describe(proc))
 
-    if failures:
-        print('\n'.join(failures), file=sys.stderr)
-        sys.exit(f'FAIL: {len(failures)} problems')
-    print(f'ok: {opts.sequences} sequences with --world mpi and the malleable world under {opts.mpi} gave the '
-          f'static checksum {want}')
+    pcm_launch.verdict(failures, f'{len(failures)} problems',
+                       f'{opts.sequences} sequences with --world mpi and the malleable world under {opts.mpi} gave the '
+                       f'static checksum {want}')
 
 
 if __name__ == '__main__':

@@ -24,7 +24,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -162,33 +161,11 @@ def own_marks(opts, errors):
                 errors.append(f'{label}: {proc.stderr}')
 
 
-def start_agent(malleod, run_dir):
-    config = os.path.join(run_dir, 'config.json')
-    with open(config, 'w', encoding='utf-8') as f:
-        # Only the local endpoint is used here; no peer will talk to the TCP inbox, so no keys for it.
-        json.dump({'modules': {'profiling': 'static'}, 'security': {'plain': True}}, f)
-    log = open(os.path.join(run_dir, 'malleod.log'), 'w', encoding='utf-8')
-    proc = subprocess.Popen([malleod, '--config', config, '--listen', 'tcp://127.0.0.1:*', '--run-dir', run_dir],
-                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and proc.poll() is None:
-        if os.path.exists(os.path.join(run_dir, 'agent.json')):
-            return proc
-        time.sleep(0.05)
-    proc.kill()
-    sys.exit(f'FAIL: malleod did not start: {open(log.name, encoding="utf-8").read()}')
-
-
-def apps(malleo, endpoint):
-    r = subprocess.run([malleo, '--agent', endpoint, 'apps', '--json'], capture_output=True, text=True, timeout=10)
-    return json.loads(r.stdout)['apps'] if r.returncode == 0 else []
-
-
 def agent_view(opts, errors):
     """heat2d paced at PACE s an iteration on 2 of 3 processes, split to 3 half way, under a real agent."""
     pace, iterations, rows = 0.04, 80, 64
     with tempfile.TemporaryDirectory(prefix='malleo-probe-agent-') as run_dir:
-        agent = start_agent(opts.malleod, run_dir)
+        agent = pcm_launch.start_plain_agent(opts.malleod, run_dir)
         endpoint = f'ipc://{run_dir}/agent.sock'
         env = {'LD_PRELOAD': os.path.abspath(opts.lib), 'MALLEO_PROFILE_DIR': run_dir, 'MALLEO_AGENT': endpoint,
                'MALLEO_REPORT_INTERVAL': '0.2', 'MALLEO_POOL_ACTIVE': 2, 'MALLEO_FORCE': f'split@{iterations // 2}'}
@@ -200,7 +177,7 @@ def agent_view(opts, errors):
         try:
             deadline = time.monotonic() + 60
             while run.poll() is None and time.monotonic() < deadline:
-                for app in apps(opts.malleo, endpoint):
+                for app in pcm_launch.apps_at(opts.malleo, endpoint):
                     for sample in app['iteration_times']:
                         seen[sample['processes']] = sample['seconds']
                     for p in app['processes']:
@@ -245,10 +222,8 @@ def main():
     reconfigured(opts, errors)
     own_marks(opts, errors)
     agent_view(opts, errors)
-    if errors:
-        print('\n'.join(errors), file=sys.stderr)
-        sys.exit(f'FAIL: {len(errors)} problems ({opts.mpi})')
-    print(f'ok: probes mark iterations under {opts.mpi}')
+    pcm_launch.verdict(errors, f'{len(errors)} problems ({opts.mpi})',
+                       f'probes mark iterations under {opts.mpi}')
 
 
 if __name__ == '__main__':

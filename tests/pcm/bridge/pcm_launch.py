@@ -3,44 +3,23 @@
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 
-SKIP = 77
-# How much slower than usual the programs run: 5 in the sanitizer build's `asan` test setup (tests/meson.build), 1
-# otherwise. A timeout that only says "the run hung" is stretched by it.
-TIME_SCALE = float(os.environ.get('MALLEO_TEST_TIME_SCALE', '1'))
-LAUNCHERS = {'openmpi': 'mpirun.openmpi', 'mpich': 'mpiexec.mpich'}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'python'))
+# What the PCM checks take from the shared module, as pcm_launch.NAME.
+from testkit import (LAUNCHERS, SKIP, TIME_SCALE, apps_at, describe, launcher_command,  # noqa: E402,F401
+                     launcher_env, sole_checksum, start_plain_agent, verdict)
 
 
 def command(mpi, ranks, env_for_ranks, program):
-    launcher = shutil.which(LAUNCHERS[mpi])
-    if not launcher:
-        print(f'SKIP: {LAUNCHERS[mpi]} is not installed', file=sys.stderr)
-        sys.exit(SKIP)
-    program = [os.path.abspath(program[0])] + list(program[1:])
-    if mpi == 'openmpi':
-        cmd = [launcher, '--oversubscribe', '--bind-to', 'none', '-n', str(ranks)]
-        for key, value in env_for_ranks.items():
-            cmd += ['-x', f'{key}={value}']
-    else:
-        cmd = [launcher, '-n', str(ranks)]
-        for key, value in env_for_ranks.items():
-            cmd += ['-genv', key, str(value)]
-    return cmd + program
+    return launcher_command(mpi, ranks, env_for_ranks, [os.path.abspath(program[0])] + list(program[1:]))
 
 
 def environment():
-    env = dict(os.environ)
-    for key in list(env):
-        if key.startswith('MALLEO_'):
-            del env[key]  # only what a test sets
-    # More ranks than the 2 cores: ranks waiting in MPI yield instead of spinning through their time slice.
-    env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
-               OMPI_MCA_rmaps_base_oversubscribe='1', OMPI_MCA_mpi_yield_when_idle='1')
-    return env
+    """The launcher's environment: only the MALLEO_ variables a test sets reach the ranks."""
+    return launcher_env(drop=('MALLEO_',))
 
 
 def run(mpi, ranks, program, env_for_ranks=None, timeout=60):
@@ -51,8 +30,7 @@ def run(mpi, ranks, program, env_for_ranks=None, timeout=60):
 
 
 def checksum(proc):
-    found = re.findall(r'^checksum ([0-9a-f]{16})$', proc.stdout, re.M)
-    return found[-1] if len(found) == 1 else None
+    return sole_checksum(proc.stdout)
 
 
 def static_checksum(mpi, program):
@@ -75,10 +53,6 @@ def completed_operations(proc):
     return sorted(((op, int(it), int(a), int(b)) for op, it, a, b in
                    re.findall(r'^malleo-pcm: (split|merge|migrate) at iteration (\d+): (\d+) -> (\d+) processes',
                               proc.stderr, re.M)), key=lambda done: done[1])
-
-
-def describe(proc):
-    return f'rc {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}'
 
 
 def descendants(root):

@@ -4,7 +4,8 @@
 #include <map>
 #include <doctest/doctest.h>
 
-#include "command.h"
+#include <malleo/command.h>
+
 #include "plan/faults.h"
 #include "plan/nodes.h"
 #include "plan/plan.h"

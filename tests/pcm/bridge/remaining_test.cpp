@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The iterations left that a poll carries (pcm_bridge/src/plan/remaining.h): what the real bridge's AgentCommands
+// The iterations left that a poll carries (pcm_bridge/plan/remaining.h): what the real bridge's AgentCommands
 // and the simulator's application both send, so that sweetspot weighs a resize over the same horizon in both.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>

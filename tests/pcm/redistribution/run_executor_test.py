@@ -3,12 +3,11 @@
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 
-SKIP = 77
-LAUNCHERS = {'openmpi': 'mpirun.openmpi', 'mpich': 'mpiexec.mpich'}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'python'))
+from testkit import LAUNCHERS, TIME_SCALE, launcher_command, launcher_env  # noqa: E402
 
 
 def main():
@@ -20,26 +19,15 @@ def main():
                              'test setup)')
     parser.add_argument('program', nargs=argparse.REMAINDER, help='the program and its arguments')
     args = parser.parse_args()
-    args.timeout *= float(os.environ.get('MALLEO_TEST_TIME_SCALE', '1'))
+    args.timeout *= TIME_SCALE
 
-    launcher = shutil.which(LAUNCHERS[args.mpi])
-    if not launcher:
-        print(f'SKIP: {LAUNCHERS[args.mpi]} is not installed', file=sys.stderr)
-        return SKIP
     program = list(args.program)
     program[0] = os.path.abspath(program[0])
-    env = dict(os.environ)
-    env.pop('LD_PRELOAD', None)
-    if args.mpi == 'openmpi':
-        cmd = [launcher, '--oversubscribe', '--bind-to', 'none', '-n', str(args.ranks)]
-        env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
-                   OMPI_MCA_rmaps_base_oversubscribe='1',
-                   # More ranks than cores: a busy-polling rank would hold the core its peer needs.
-                   OMPI_MCA_mpi_yield_when_idle='1')
-    else:
-        cmd = [launcher, '-n', str(args.ranks)]
+    # More ranks than cores: a busy-polling rank would hold the core its peer needs (Open MPI yields when idle).
+    cmd = launcher_command(args.mpi, args.ranks, {}, program)
+    env = launcher_env(drop=('LD_PRELOAD',))
     try:
-        done = subprocess.run(cmd + program, env=env, stdin=subprocess.DEVNULL, timeout=args.timeout)
+        done = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, timeout=args.timeout)
     except subprocess.TimeoutExpired:
         print(f'FAIL: {args.ranks} ranks under {args.mpi} did not finish in {args.timeout:.0f} s', file=sys.stderr)
         return 1
