@@ -48,6 +48,7 @@
 #include "memory/page_move.h"
 #include "plan/plan.h"
 
+using namespace malleo;
 using namespace malleo::pcm;
 
 namespace {
@@ -115,7 +116,7 @@ std::vector<int> newSlots(int old_ranks, int new_ranks)
 	command.op = new_ranks > old_ranks ? Operation::Split : Operation::Merge;
 	command.count = std::abs(new_ranks - old_ranks);
 	Plan plan;
-	const std::string why = makePlan(command, membership, plan);
+	const std::string why = makePlan(command, 0, membership, plan);
 	if (!why.empty()) {
 		std::fprintf(stderr, "pcm_redistribution: %s\n", why.c_str());
 		MPI_Abort(MPI_COMM_WORLD, 1);

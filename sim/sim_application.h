@@ -15,10 +15,16 @@
 #include <string>
 #include <vector>
 
+#include <malleo/command.h>
 #include <malleo/message.h>
 
 #include "scenario.h"
 #include "sim_node.h"
+
+namespace malleo::pcm {
+struct Membership;
+struct Plan;
+} // namespace malleo::pcm
 
 namespace malleo::sim {
 
@@ -98,7 +104,13 @@ public:
 	const ApplicationModel &model() const { return model_; }
 
 private:
+	// The PCM bridge's part (sim_bridge.cpp).
 	double bridge(double now, int64_t iteration);
+	bool pollCommand(uint32_t root, int64_t iteration, Command &command, uint64_t &id);
+	pcm::Membership membership(std::vector<double> &shares) const;
+	double moveCost(const pcm::Plan &plan, const pcm::Membership &m, const std::vector<double> &shares,
+			const std::vector<double> &after, double &moved) const;
+	void applyPlan(const pcm::Plan &plan, const std::vector<double> &after);
 	void fillPool(uint32_t node);
 	int64_t rootNode() const; // the node of world rank 0, whose agent the bridge polls; -1: none up
 	double evacuate(double now);

@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include <malleo/command.h>
+
 #include "plan/plan.h"
 #include "plan/remaining.h"
 
@@ -59,12 +61,10 @@ int64_t SimApplication::rootNode() const
 	return -1;
 }
 
-double SimApplication::bridge(double now, int64_t iteration)
+// The coordinator's poll of the root agent, and the command of its reply as the bridge reads it (commandFromReply:
+// checkCommand's rules, the same as AgentCommands'): false when there is none, or one the bridge would ignore.
+bool SimApplication::pollCommand(uint32_t root, int64_t iteration, Command &command, uint64_t &id)
 {
-	const int64_t root = rootNode();
-	if (root < 0)
-		return 0.0;
-	const uint32_t rootIndex = static_cast<uint32_t>(root);
 	Message poll = makeMessage("poll", kBridgeClient, nextMessageId_++);
 	poll["app"] = model_.name;
 	poll["iteration"] = iteration;
@@ -74,24 +74,17 @@ double SimApplication::bridge(double now, int64_t iteration)
 	const int64_t remaining = pcm::remainingAtProbe(model_.reportsRemaining ? model_.iterations : -1, 0, iteration);
 	if (remaining >= 0)
 		poll["remaining"] = remaining;
-	const Message reply = nodes_.local(rootIndex, poll);
-	if (reply.value("type", "") != "command" || reply.value("op", "none") == "none")
-		return 0.0;
+	const Message reply = nodes_.local(root, poll);
+	if (reply.value("type", "") != "command")
+		return false;
+	std::string problem; // the bridge says it on stderr and carries on; a simulation has no one to tell
+	return commandFromReply(reply, command, id, problem);
+}
 
-	pcm::Command command;
-	pcm::operationFromName(reply["op"].get<std::string>(), command.op);
-	command.iteration = iteration;
-	command.count = static_cast<int>(reply.value("count", int64_t{1}));
-	command.node = reply.value("node", std::string());
-	command.from = reply.value("from_node", std::string());
-	if (const auto w = reply.find("weights"); w != reply.end())
-		command.weights = w->get<std::vector<int64_t>>();
-	if (const auto w = reply.find("node_weights"); w != reply.end())
-		command.nodeWeights = w->get<std::map<std::string, int64_t>>();
-	const uint64_t commandId = reply.value("command", uint64_t{0});
-
-	// The membership as the bridge holds it: world ranks are the processes' ranks; those gone with their node
-	// are `left`.
+// The membership as the bridge holds it: world ranks are the processes' ranks; those gone with their node are
+// `left`. `shares` gets the data of each active process in slot order.
+pcm::Membership SimApplication::membership(std::vector<double> &shares) const
+{
 	pcm::Membership m;
 	uint32_t world = 0;
 	for (const SimProcess &p : processes_)
@@ -99,8 +92,6 @@ double SimApplication::bridge(double now, int64_t iteration)
 	m.state.assign(world, pcm::ProcessState::Left);
 	m.node.assign(world, std::string());
 	m.reusable = true; // the C++ API's parked leavers can be taken back
-	std::vector<double> shares;
-	double total = 0.0;
 	for (const SimProcess &p : processes_) {
 		SimNode *n = nodes_.node(p.node);
 		m.node[p.rank] = n ? n->id() : std::string();
@@ -110,40 +101,21 @@ double SimApplication::bridge(double now, int64_t iteration)
 		if (p.active) {
 			m.active.push_back(static_cast<int>(p.rank));
 			shares.push_back(p.data);
-			total += p.data;
 		}
 	}
 	m.weights = weights_;
+	return m;
+}
 
-	pcm::Plan plan;
-	std::string refusal;
-	pcm::Refusal refusalKind; // the bridge's, for the agent's decision module
-	if (execution_ == Execution::Migration && command.op != pcm::Operation::Migrate)
-		refusal = fmt::format("{} of {}: this run's application only migrates whole processes",
-				      pcm::operationName(command.op), command.count);
-	else
-		refusal = pcm::makePlan(command, m, plan, &refusalKind);
-	const int64_t before = static_cast<int64_t>(m.active.size());
-	Message result = makeMessage("result", kBridgeClient, nextMessageId_++);
-	result["app"] = model_.name;
-	result["command"] = commandId;
-	result["iteration"] = iteration;
-	result["before"] = before;
-	if (!refusal.empty()) {
-		refuse(reply["op"].get<std::string>());
-		result["ok"] = false;
-		result["text"] = refusal.substr(0, 500);
-		result["refusal"] = {{"kind", refusalKind.kind}};
-		if (refusalKind.most >= 0)
-			result["refusal"]["most"] = refusalKind.most;
-		result["after"] = before;
-		result["duration"] = 0.0;
-		nodes_.local(rootIndex, result);
-		return 0.0;
-	}
+namespace {
 
-	// The data after: shares proportional to the plan's weights, else even (a split or merge rebalances), else
-	// (a migration without weights) each slot keeps its block.
+// The data after: shares proportional to the plan's weights, else even (a split or merge rebalances), else (a
+// migration without weights) each slot keeps its block.
+std::vector<double> sharesAfter(const pcm::Plan &plan, const pcm::Membership &m, const std::vector<double> &shares)
+{
+	double total = 0.0;
+	for (double s : shares)
+		total += s;
 	std::vector<double> after;
 	if (!plan.weights.empty()) {
 		double sum = 0.0;
@@ -151,7 +123,7 @@ double SimApplication::bridge(double now, int64_t iteration)
 			sum += static_cast<double>(w);
 		for (int64_t w : plan.weights)
 			after.push_back(total * static_cast<double>(w) / sum);
-	} else if (plan.op == pcm::Operation::Migrate) {
+	} else if (plan.op == Operation::Migrate) {
 		std::map<int, double> held;
 		for (size_t i = 0; i < m.active.size(); ++i)
 			held[m.active[i]] = shares[i];
@@ -160,14 +132,23 @@ double SimApplication::bridge(double now, int64_t iteration)
 	} else {
 		after.assign(plan.after.size(), total / static_cast<double>(plan.after.size()));
 	}
+	return after;
+}
 
-	// What moves: each piece of the data whose owner changes, between the owners' nodes.
+} // namespace
+
+// What moving the data costs: each piece of the data whose owner changes, between the owners' nodes (the slowest
+// link's share), or within a node; plus waking the joiners. `moved` gets the units that changed node.
+double SimApplication::moveCost(const pcm::Plan &plan, const pcm::Membership &m, const std::vector<double> &shares,
+				const std::vector<double> &after, double &moved) const
+{
 	std::map<int, uint32_t> nodeOf;
 	for (const SimProcess &p : processes_)
 		nodeOf[static_cast<int>(p.rank)] = p.node;
 	const auto from = intervals(shares), to = intervals(after);
 	std::map<uint32_t, double> sentInter;
-	double intra = 0.0, moved = 0.0;
+	double intra = 0.0;
+	moved = 0.0;
 	for (size_t i = 0, j = 0; i < from.size() && j < to.size();) {
 		const double overlap = std::min(from[i].second, to[j].second) - std::max(from[i].first, to[j].first);
 		const int a = m.active[i], b = plan.after[j];
@@ -187,11 +168,14 @@ double SimApplication::bridge(double now, int64_t iteration)
 	double slowestLink = 0.0;
 	for (const auto &[node, units] : sentInter)
 		slowestLink = std::max(slowestLink, units * model_.bytesPerUnit / network_.bandwidth);
-	const double cost = (plan.joiners.empty() ? 0.0 : model_.activationLatency) +
-			    (sentInter.empty() ? 0.0 : network_.latency + slowestLink) +
-			    intra * model_.bytesPerUnit * network_.intraSecondsPerByte;
+	return (plan.joiners.empty() ? 0.0 : model_.activationLatency) +
+	       (sentInter.empty() ? 0.0 : network_.latency + slowestLink) +
+	       intra * model_.bytesPerUnit * network_.intraSecondsPerByte;
+}
 
-	// The processes in their new slot order, the parked ones after them.
+// The processes in their new slot order with their data, the parked ones after them.
+void SimApplication::applyPlan(const pcm::Plan &plan, const std::vector<double> &after)
+{
 	std::map<int, SimProcess> byRank;
 	for (const SimProcess &p : processes_)
 		byRank[static_cast<int>(p.rank)] = p;
@@ -212,11 +196,57 @@ double SimApplication::bridge(double now, int64_t iteration)
 		}
 	processes_ = std::move(next);
 	weights_ = plan.weights;
-	done_[pcm::operationName(plan.op)]++;
-	marks_.push_back({now, iteration, pcm::operationName(plan.op), command.count, command.from, command.node});
+}
+
+double SimApplication::bridge(double now, int64_t iteration)
+{
+	const int64_t root = rootNode();
+	if (root < 0)
+		return 0.0;
+	const uint32_t rootIndex = static_cast<uint32_t>(root);
+	Command command;
+	uint64_t commandId = 0;
+	if (!pollCommand(rootIndex, iteration, command, commandId))
+		return 0.0;
+
+	std::vector<double> shares;
+	const pcm::Membership m = membership(shares);
+	pcm::Plan plan;
+	std::string refusal;
+	pcm::Refusal refusalKind; // the bridge's, for the agent's decision module
+	if (execution_ == Execution::Migration && command.op != Operation::Migrate)
+		refusal = fmt::format("{} of {}: this run's application only migrates whole processes",
+				      operationName(command.op), command.count);
+	else
+		refusal = pcm::makePlan(command, iteration, m, plan, &refusalKind);
+	const int64_t before = static_cast<int64_t>(m.active.size());
+	Message result = makeMessage("result", kBridgeClient, nextMessageId_++);
+	result["app"] = model_.name;
+	result["command"] = commandId;
+	result["iteration"] = iteration;
+	result["before"] = before;
+	if (!refusal.empty()) {
+		refuse(operationName(command.op));
+		result["ok"] = false;
+		result["text"] = refusal.substr(0, kResultTextCut);
+		result["refusal"] = {{"kind", refusalKind.kind}};
+		if (refusalKind.most >= 0)
+			result["refusal"]["most"] = refusalKind.most;
+		result["after"] = before;
+		result["duration"] = 0.0;
+		nodes_.local(rootIndex, result);
+		return 0.0;
+	}
+
+	const std::vector<double> after = sharesAfter(plan, m, shares);
+	double moved = 0.0;
+	const double cost = moveCost(plan, m, shares, after, moved);
+	applyPlan(plan, after);
+	done_[operationName(plan.op)]++;
+	marks_.push_back({now, iteration, operationName(plan.op), command.count, command.from, command.node});
 
 	result["ok"] = true;
-	result["text"] = fmt::format("{} of {} done", pcm::operationName(plan.op), command.count);
+	result["text"] = fmt::format("{} of {} done", operationName(plan.op), command.count);
 	result["after"] = static_cast<int64_t>(plan.after.size());
 	result["duration"] = cost;
 	result["bytes"] = moved * model_.bytesPerUnit;

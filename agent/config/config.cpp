@@ -2,12 +2,13 @@
 #include "config.h"
 
 #include <malleo/config_table.h>
+#include <malleo/message.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <set>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -23,11 +24,8 @@ constexpr double kDay = 86400.0;
 
 std::string checkId(const std::string &id)
 {
-	if (id.empty() || id.size() > 64)
-		return "config key 'agent.id': must have 1 to 64 characters";
-	for (char c : id)
-		if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
-			return fmt::format("config key 'agent.id': '{}' may hold only letters, digits, '-', '_' and '.'", id);
+	if (!isValidId(id))
+		return fmt::format("config key 'agent.id': '{}' is no id ({})", printableText(id), kIdRule);
 	return {};
 }
 
@@ -58,13 +56,14 @@ std::string splitSeedNodes(AgentConfig &config)
 {
 	config.seedNodes.clear();
 	for (std::string &seed : config.core.seeds) {
-		const std::size_t at = seed.find('@');
+		// The last '@' before the endpoint's scheme: a node id may hold one too.
 		const std::size_t scheme = seed.find("://");
-		if (at == std::string::npos || (scheme != std::string::npos && scheme < at))
+		const std::size_t at = seed.rfind('@', scheme);
+		if (at == std::string::npos)
 			continue;
 		std::string node = seed.substr(0, at);
-		if (!checkId(node).empty())
-			return fmt::format("'{}': the node before '@' may hold only letters, digits, '-', '_' and '.'", seed);
+		if (!isValidId(node))
+			return fmt::format("'{}': the node before '@' is no id ({})", printableText(seed), kIdRule);
 		seed = seed.substr(at + 1);
 		config.seedNodes[seed] = std::move(node);
 	}
@@ -93,10 +92,9 @@ std::string readSecurity(const nlohmann::json &table, SecurityConfig &security)
 		security.allowedKeys.clear();
 		AllowedKeys keys;
 		for (const auto &[node, key] : listed->items()) {
-			if (!checkId(node).empty())
-				return fmt::format("config key 'security.allowed_keys': '{}' is no node id (letters, digits, "
-						   "'-', '_', '.')",
-						   node);
+			if (!isValidId(node))
+				return fmt::format("config key 'security.allowed_keys': '{}' is no node id ({})",
+						   printableText(node), kIdRule);
 			if (!key.is_string() || !isZ85Key(key.get_ref<const std::string &>()))
 				return fmt::format("config key 'security.allowed_keys.{}': expected a public key (40 "
 						   "characters of Z85 text, as in the node's .pub file)",
@@ -114,6 +112,107 @@ std::string readSecurity(const nlohmann::json &table, SecurityConfig &security)
 	return {};
 }
 
+// The sections read by a ConfigTable: each its keys, their bounds and its own checks (ConfigTable::fail).
+void readAgent(ConfigTable &r, AgentConfig &config)
+{
+	r.string("id", config.core.id);
+	r.string("listen", config.listen);
+	r.string("advertise", config.advertise, true);
+	r.string("app_listen", config.appListen, true);
+	r.string("metrics_listen", config.metricsListen, true);
+	if (!config.appListen.empty() && config.appListen != "off" && !config.appListen.starts_with("tcp://"))
+		r.fail("app_listen", fmt::format("expected a tcp:// endpoint or \"off\", got \"{}\"", config.appListen));
+	r.strings("peers", config.core.seeds);
+	if (std::string e = splitSeedNodes(config); !e.empty())
+		r.fail("peers", e);
+	checkEndpoints(r, config);
+	r.string("run_dir", config.runDir);
+	r.string("log_level", config.logLevel);
+	r.integer("seed", config.core.seed, 0, UINT64_MAX);
+	r.number("tick", config.tick, 0.001, 10);
+	r.number("profile_interval", config.profileInterval, 0.01, 3600);
+	r.integer("max_message_bytes", config.maxMessageBytes, 256, 16 << 20);
+	r.boolean("debug_json", config.debugJson);
+	r.number("decision_interval", config.core.decisionInterval, 0.01, 3600);
+}
+
+void readMembership(ConfigTable &r, AgentConfig &config)
+{
+	r.number("heartbeat_interval", config.core.heartbeatInterval, 0.01, 3600);
+	r.number("failure_timeout", config.core.failureTimeout, 0.02, kDay);
+	r.number("gossip_interval", config.core.gossipInterval, 0, 3600);
+	r.number("join_retry", config.core.joinRetry, 0.01, 3600);
+	r.integer("max_candidates", config.core.maxCandidates, 1, 1 << 20);
+	r.integer("max_peers", config.core.maxPeers, 1, 1 << 16);
+	r.boolean("peer_ipc", config.core.peerIpc);
+}
+
+void readWorkStealing(ConfigTable &r, AgentConfig &config)
+{
+	r.boolean("enabled", config.core.wrmEnabled);
+	r.boolean("on_join", config.core.wrmOnJoin);
+	r.number("idle_threshold", config.core.idleThreshold, 0, 1);
+	r.integer("ttl", config.core.ttl, 0, kTtlMax);
+	r.number("timeout", config.core.wrmTimeout, 0.001, 3600);
+	r.number("backoff_initial", config.core.backoffInitial, 0.001, 3600);
+	r.number("backoff_max", config.core.backoffMax, 0.001, kDay);
+	r.number("cooldown", config.core.wrmCooldown, 0, kDay);
+}
+
+void readActions(ConfigTable &r, AgentConfig &config)
+{
+	r.boolean("act", config.core.act);
+	r.number("hold_down", config.core.holdDown, 0, kDay);
+	r.number("request_timeout", config.core.requestTimeout, 0.1, kDay);
+	r.number("drain_deadline", config.core.drainDeadline, 0, kDay);
+	r.boolean("node_weights", config.core.nodeWeights);
+}
+
+void readModules(ConfigTable &r, AgentConfig &config)
+{
+	r.string("profiling", config.modules.profiling);
+	r.string("protocol", config.modules.protocol);
+	r.string("decision", config.modules.decision);
+	r.strings("path", config.modules.path);
+	std::string onError = config.modules.fallback ? "fallback" : "exit";
+	r.string("on_error", onError);
+	if (onError != "exit" && onError != "fallback")
+		r.fail("on_error", fmt::format("expected \"exit\" or \"fallback\", got \"{}\"", onError));
+	config.modules.fallback = onError == "fallback";
+}
+
+struct Section {
+	const char *name;
+	void (*read)(ConfigTable &r, AgentConfig &config);
+};
+
+// In the order their errors are looked for; `security` (not a ConfigTable) comes after them.
+constexpr Section kSections[] = {{"agent", readAgent},	   {"membership", readMembership},
+				 {"work_stealing", readWorkStealing}, {"actions", readActions},
+				 {"modules", readModules}};
+
+// Every other top-level key must name a module (loaded or configured), whose table the module reads itself.
+std::string readModuleTables(const nlohmann::json &doc, AgentConfig &config,
+			     const std::vector<std::string> &moduleNames)
+{
+	for (const auto &[key, value] : doc.items()) {
+		const bool section = key == "security" || std::any_of(std::begin(kSections), std::end(kSections),
+								      [&](const Section &s) { return key == s.name; });
+		if (section)
+			continue;
+		bool isModule = std::find(moduleNames.begin(), moduleNames.end(), key) != moduleNames.end() ||
+				key == config.modules.profiling || key == config.modules.protocol ||
+				key == config.modules.decision;
+		if (!isModule)
+			return fmt::format("config key '{}': unknown section (sections: agent, membership, "
+					   "work_stealing, actions, modules, security, or a module's name)", key);
+		if (!value.is_object())
+			return fmt::format("config key '{}': expected a table (JSON object)", key);
+		config.moduleTables[key] = value;
+	}
+	return {};
+}
+
 } // namespace
 
 nlohmann::json AgentConfig::moduleTable(const std::string &name) const
@@ -127,120 +226,30 @@ std::string parseConfig(const nlohmann::json &doc, AgentConfig &config,
 {
 	if (!doc.is_object())
 		return "config: the document must be a JSON object";
-	std::string error;
-	auto section = [&](const char *name) -> const nlohmann::json * {
-		auto it = doc.find(name);
-		return it == doc.end() ? nullptr : &*it;
-	};
-
-	if (const nlohmann::json *t = section("agent")) {
-		ConfigTable r(*t, "agent");
-		r.string("id", config.core.id);
-		r.string("listen", config.listen);
-		r.string("advertise", config.advertise, true);
-		r.string("app_listen", config.appListen, true);
-		r.string("metrics_listen", config.metricsListen, true);
-		if (!config.appListen.empty() && config.appListen != "off" && !config.appListen.starts_with("tcp://"))
-			r.fail("app_listen", fmt::format("expected a tcp:// endpoint or \"off\", got \"{}\"",
-							 config.appListen));
-		r.strings("peers", config.core.seeds);
-		if (std::string e = splitSeedNodes(config); !e.empty())
-			r.fail("peers", e);
-		checkEndpoints(r, config);
-		r.string("run_dir", config.runDir);
-		r.string("log_level", config.logLevel);
-		r.integer("seed", config.core.seed, 0, UINT64_MAX);
-		r.number("tick", config.tick, 0.001, 10);
-		r.number("profile_interval", config.profileInterval, 0.01, 3600);
-		r.integer("max_message_bytes", config.maxMessageBytes, 256, 16 << 20);
-		r.boolean("debug_json", config.debugJson);
-		r.number("decision_interval", config.core.decisionInterval, 0.01, 3600);
+	for (const Section &section : kSections) {
+		auto t = doc.find(section.name);
+		if (t == doc.end())
+			continue;
+		ConfigTable r(*t, section.name);
+		section.read(r, config);
 		r.finish();
 		if (!r.error().empty())
 			return r.error();
 	}
-	if (const nlohmann::json *t = section("membership")) {
-		ConfigTable r(*t, "membership");
-		r.number("heartbeat_interval", config.core.heartbeatInterval, 0.01, 3600);
-		r.number("failure_timeout", config.core.failureTimeout, 0.02, kDay);
-		r.number("gossip_interval", config.core.gossipInterval, 0, 3600);
-		r.number("join_retry", config.core.joinRetry, 0.01, 3600);
-		r.integer("max_candidates", config.core.maxCandidates, 1, 1 << 20);
-		r.integer("max_peers", config.core.maxPeers, 1, 1 << 16);
-		r.boolean("peer_ipc", config.core.peerIpc);
-		r.finish();
-		if (!r.error().empty())
-			return r.error();
-	}
-	if (const nlohmann::json *t = section("work_stealing")) {
-		ConfigTable r(*t, "work_stealing");
-		r.boolean("enabled", config.core.wrmEnabled);
-		r.boolean("on_join", config.core.wrmOnJoin);
-		r.number("idle_threshold", config.core.idleThreshold, 0, 1);
-		r.integer("ttl", config.core.ttl, 0, 64);
-		r.number("timeout", config.core.wrmTimeout, 0.001, 3600);
-		r.number("backoff_initial", config.core.backoffInitial, 0.001, 3600);
-		r.number("backoff_max", config.core.backoffMax, 0.001, kDay);
-		r.number("cooldown", config.core.wrmCooldown, 0, kDay);
-		r.finish();
-		if (!r.error().empty())
-			return r.error();
-	}
-	if (const nlohmann::json *t = section("actions")) {
-		ConfigTable r(*t, "actions");
-		r.boolean("act", config.core.act);
-		r.number("hold_down", config.core.holdDown, 0, kDay);
-		r.number("request_timeout", config.core.requestTimeout, 0.1, kDay);
-		r.number("drain_deadline", config.core.drainDeadline, 0, kDay);
-		r.boolean("node_weights", config.core.nodeWeights);
-		r.finish();
-		if (!r.error().empty())
-			return r.error();
-	}
-	if (const nlohmann::json *t = section("modules")) {
-		ConfigTable r(*t, "modules");
-		r.string("profiling", config.modules.profiling);
-		r.string("protocol", config.modules.protocol);
-		r.string("decision", config.modules.decision);
-		r.strings("path", config.modules.path);
-		std::string onError = config.modules.fallback ? "fallback" : "exit";
-		r.string("on_error", onError);
-		if (onError != "exit" && onError != "fallback")
-			r.fail("on_error", fmt::format("expected \"exit\" or \"fallback\", got \"{}\"", onError));
-		config.modules.fallback = onError == "fallback";
-		r.finish();
-		if (!r.error().empty())
-			return r.error();
-	}
-
-	if (const nlohmann::json *t = section("security")) {
+	if (auto t = doc.find("security"); t != doc.end()) {
 		if (!t->is_object())
 			return "config key 'security': expected a table (JSON object)";
 		if (std::string e = readSecurity(*t, config.security); !e.empty())
 			return e;
 	}
-
-	static const std::set<std::string> sections = {"agent",	  "membership", "work_stealing",
-						       "actions", "modules",	"security"};
-	for (const auto &[key, value] : doc.items()) {
-		if (sections.count(key))
-			continue;
-		bool isModule = std::find(moduleNames.begin(), moduleNames.end(), key) != moduleNames.end() ||
-				key == config.modules.profiling || key == config.modules.protocol ||
-				key == config.modules.decision;
-		if (!isModule)
-			return fmt::format("config key '{}': unknown section (sections: agent, membership, "
-					   "work_stealing, actions, modules, security, or a module's name)", key);
-		if (!value.is_object())
-			return fmt::format("config key '{}': expected a table (JSON object)", key);
-		config.moduleTables[key] = value;
-	}
+	if (std::string e = readModuleTables(doc, config, moduleNames); !e.empty())
+		return e;
 	if (config.core.backoffMax < config.core.backoffInitial)
 		return "config key 'work_stealing.backoff_max': must not be below backoff_initial";
 	if (!config.core.id.empty())
 		if (std::string e = checkId(config.core.id); !e.empty())
 			return e;
-	return error;
+	return {};
 }
 
 std::string appListenEndpoint(const AgentConfig &config)

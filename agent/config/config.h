@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <malleo/wire.h>
+
 #include "core_config.h"
 
 namespace malleo {
@@ -46,7 +48,7 @@ struct AgentConfig {
 	std::string logLevel = "info";
 	double tick = 0.1;
 	double profileInterval = 1.0;
-	std::size_t maxMessageBytes = 64 * 1024;
+	std::size_t maxMessageBytes = kDefaultMaxMessageBytes;
 	bool debugJson = false; // send JSON text bodies instead of MessagePack
 	ModuleSelection modules;
 	nlohmann::json moduleTables = nlohmann::json::object();

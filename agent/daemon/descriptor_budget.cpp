@@ -9,13 +9,6 @@
 
 namespace malleo {
 
-namespace {
-
-// DEALERs to peers at most, whatever the limit: far above any view (ZmqTransport::kMaxOutgoingSockets).
-constexpr std::size_t kOutgoingMax = 512;
-
-} // namespace
-
 DescriptorBudget descriptorBudget(uint64_t limit, std::size_t listeners)
 {
 	DescriptorBudget b;

@@ -16,6 +16,9 @@ namespace malleo {
 constexpr std::size_t kReservedFixed = 64;
 // Connections to the local endpoint (MPI processes, the CLI) kept room for at least.
 constexpr std::size_t kReservedLocalMin = 256;
+// DEALERs to peers at most, whatever the descriptor limit: far above any view, well below ZeroMQ's 1,023 sockets, so
+// endpoints named by strangers cannot exhaust them (ZmqTransport::setMaxOutgoingSockets).
+constexpr std::size_t kOutgoingMax = 512;
 // Connections from one address are capped at no fewer than this (all agents of a host connect from one address).
 constexpr std::size_t kPerAddressMin = 64;
 

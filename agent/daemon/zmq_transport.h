@@ -17,6 +17,7 @@
 
 #include <malleo/message.h>
 
+#include "descriptor_budget.h"
 #include "inbox_monitor.h"
 
 namespace malleo {
@@ -87,11 +88,8 @@ public:
 	bool sendLocal(const std::string &routingId, const Message &message);
 	bool sendRemote(const std::string &routingId, const Message &message);
 
-	// Outgoing sockets opened at most: far above any view, well below ZeroMQ's
-	// 1,023 sockets, so endpoints named by strangers cannot exhaust them. Fewer under a low descriptor limit
-	// (setMaxOutgoingSockets, descriptor_budget.h).
-	static constexpr std::size_t kMaxOutgoingSockets = 512;
-	void setMaxOutgoingSockets(std::size_t n) { maxOutgoing_ = std::min(n, kMaxOutgoingSockets); }
+	// Outgoing sockets opened at most: kOutgoingMax, fewer under a low descriptor limit (descriptor_budget.h).
+	void setMaxOutgoingSockets(std::size_t n) { maxOutgoing_ = std::min(n, kOutgoingMax); }
 	// Sockets closed to make room since the last call.
 	uint64_t takeSocketsClosedForRoom() { return std::exchange(dealersClosedForRoom_, 0); }
 
@@ -140,7 +138,7 @@ private:
 	std::map<std::string, Dealer> dealers_;
 	uint64_t uses_ = 0;
 	uint64_t dealersClosedForRoom_ = 0;
-	std::size_t maxOutgoing_ = kMaxOutgoingSockets;
+	std::size_t maxOutgoing_ = kOutgoingMax;
 	InboxMonitor peerMonitor_;   // the peer inbox's connections (zmq_socket_monitor)
 	InboxMonitor remoteMonitor_; // the remote application inbox's
 	CurveKeyPair keys_;

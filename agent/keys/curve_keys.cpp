@@ -7,19 +7,13 @@
 
 #include <fmt/format.h>
 
+#include <malleo/message.h>
+
 namespace malleo {
 
 namespace {
 
 constexpr std::string_view kZ85Alphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
-
-// The node ids the agent takes (config.cpp checkId): a file named otherwise is nobody's key.
-bool isNodeId(const std::string &id)
-{
-	return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
-		return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-	});
-}
 
 } // namespace
 
@@ -87,9 +81,10 @@ std::string readAllowedKeysDir(const std::string &dir, AllowedKeys &keys)
 		if (path.extension() != ".pub")
 			continue;
 		const std::string node = path.stem().string();
-		if (!isNodeId(node))
-			return fmt::format("key file '{}': '{}' is no node id (letters, digits, '-', '_', '.')",
-					   path.string(), node);
+		// The node ids the agent takes (isValidId): a file named otherwise is nobody's key.
+		if (!isValidId(node))
+			return fmt::format("key file '{}': '{}' is no node id ({})", path.string(), printableText(node),
+					   kIdRule);
 		std::string key;
 		if (std::string e = readKeyFile(path.string(), key); !e.empty())
 			return e;

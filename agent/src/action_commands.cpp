@@ -26,7 +26,7 @@ std::string text(const nlohmann::json &params, const char *key)
 }
 
 // A count a module gave, or why it gives none.
-std::variant<CommandRequest, NoCommand> counted(CommandRequest command, std::optional<int64_t> count,
+std::variant<Command, NoCommand> counted(Command command, std::optional<int64_t> count,
 						const std::string &kind)
 {
 	if (!count)
@@ -39,17 +39,17 @@ std::variant<CommandRequest, NoCommand> counted(CommandRequest command, std::opt
 
 } // namespace
 
-std::variant<CommandRequest, NoCommand> commandForAction(const Action &action, const std::string &self,
+std::variant<Command, NoCommand> commandForAction(const Action &action, const std::string &self,
 							 const ApplicationInfo *app)
 {
 	const nlohmann::json &p = action.params.is_object() ? action.params : nlohmann::json::object();
 	const std::string &kind = action.kind;
 	if (action.app.empty())
 		return NoCommand{kind + ": a node-level action, no application to command"};
-	CommandRequest c;
+	Command c;
 	if (kind == "split") {
 		// ios: split into n, of which r go to the requesting node (the transfer that follows is this split's).
-		c.op = "split";
+		c.op = Operation::Split;
 		c.node = text(p, "target");
 		std::optional<int64_t> count = integer(p, "count");
 		if (!count)
@@ -59,7 +59,7 @@ std::variant<CommandRequest, NoCommand> commandForAction(const Action &action, c
 	if (kind == "transfer" || kind == "migrate") {
 		if (p.value("after_split", false))
 			return NoCommand{kind + ": carried out by the split before it, which places its new processes"};
-		c.op = "migrate";
+		c.op = Operation::Migrate;
 		c.node = text(p, "target");
 		if (c.node.empty())
 			c.node = text(p, "node");
@@ -75,7 +75,7 @@ std::variant<CommandRequest, NoCommand> commandForAction(const Action &action, c
 	}
 	if (kind == "merge") {
 		// ios: the co-located processes of this node fold from `from` into `into`.
-		c.op = "merge";
+		c.op = Operation::Merge;
 		c.from = text(p, "from_node");
 		if (c.from.empty())
 			c.from = self;
@@ -87,7 +87,7 @@ std::variant<CommandRequest, NoCommand> commandForAction(const Action &action, c
 	}
 	if (kind == "swap") {
 		// A process of the slow node gives its place to a parked one of the fast node: a migration of one.
-		c.op = "migrate";
+		c.op = Operation::Migrate;
 		c.node = text(p, "activate_agent");
 		c.from = text(p, "deactivate_agent");
 		if (c.node.empty())
@@ -103,50 +103,12 @@ std::variant<CommandRequest, NoCommand> commandForAction(const Action &action, c
 			current = app->totalProcesses;
 		if (!size || !current)
 			return NoCommand{kind + ": the action names no size to reach or the current size is unknown"};
-		c.op = kind == "grow" ? "split" : "merge";
+		c.op = kind == "grow" ? Operation::Split : Operation::Merge;
 		if (kind == "grow")
 			c.node = text(p, "node"); // sweetspot: the idlest node it knows; empty: the bridge's choice
 		return counted(std::move(c), kind == "grow" ? *size - *current : *current - *size, kind);
 	}
 	return NoCommand{fmt::format("'{}' is not a kind malleo carries out (shown, not executed)", kind)};
-}
-
-nlohmann::json commandFields(const CommandRequest &command)
-{
-	nlohmann::json fields = {{"op", command.op}, {"count", command.count}};
-	if (!command.node.empty())
-		fields["node"] = command.node;
-	if (!command.from.empty())
-		fields["from_node"] = command.from;
-	if (!command.weights.empty())
-		fields["weights"] = command.weights;
-	if (!command.nodeWeights.empty())
-		fields["node_weights"] = command.nodeWeights;
-	return fields;
-}
-
-CommandRequest commandFromFields(const nlohmann::json &fields)
-{
-	CommandRequest c;
-	c.op = fields.at("op").get<std::string>();
-	c.count = fields.at("count").get<int64_t>();
-	c.node = fields.value("node", std::string());
-	c.from = fields.value("from_node", std::string());
-	if (const auto w = fields.find("weights"); w != fields.end())
-		c.weights = w->get<std::vector<int64_t>>();
-	if (const auto w = fields.find("node_weights"); w != fields.end())
-		c.nodeWeights = w->get<std::map<std::string, int64_t>>();
-	return c;
-}
-
-std::string describeCommand(const CommandRequest &c)
-{
-	if (c.op == "merge")
-		return c.from.empty() ? fmt::format("merge {}", c.count) : fmt::format("merge {} on {}", c.count, c.from);
-	if (c.op == "migrate")
-		return fmt::format("migrate {} {} -> {}", c.count, c.from.empty() ? "any" : c.from,
-				   c.node.empty() ? "any" : c.node);
-	return c.node.empty() ? fmt::format("{} {}", c.op, c.count) : fmt::format("{} {} -> {}", c.op, c.count, c.node);
 }
 
 } // namespace malleo

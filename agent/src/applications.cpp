@@ -275,7 +275,8 @@ Message Core::onForce(const Message &m, double now, CoreOutputs &out)
 	};
 	// The schema checked the fields' types and sizes; this is the rest of what makes a command (the same rules
 	// the bridge applies to what it polls), refused as a field of this request.
-	if (std::optional<std::string> problem = checkCommand(m))
+	Command command;
+	if (std::optional<std::string> problem = readCommand(m, command))
 		return refuse("bad_field", "force: " + *problem);
 	// A person types a program's name (heat2d_openmpi) more easily than its id (heat2d_openmpi-636354561): the one
 	// known application whose id starts with what was given is meant; none or several, the refusal lists them.
@@ -298,7 +299,6 @@ Message Core::onForce(const Message &m, double now, CoreOutputs &out)
 								: fmt::format("the ones known here: {}",
 									      fmt::join(known, ", "))));
 	}
-	const CommandRequest command = commandFromFields(m);
 	Asker asker{ctx_.config.id, 0, "force", "force", "asked by a person (malleo force)", "-"};
 
 	// Any agent takes a `force`: the one hosting rank 0 queues it, another routes it there as a request whose
@@ -373,7 +373,7 @@ Message Core::onPoll(const Message &m, const Requester &from, double now, CoreOu
 	reply.update(commandFields(command.command));
 	reply["command"] = command.id;
 	ctx_.counters.add("commands.sent");
-	emit({{"type", "command_sent"}, {"app", appId}, {"command", command.id}, {"op", command.command.op},
+	emit({{"type", "command_sent"}, {"app", appId}, {"command", command.id}, {"op", operationName(command.command.op)},
 	      {"iteration", m["iteration"]}, {"waited", now - command.queuedAt}},
 	     now, out);
 	return reply;
@@ -476,7 +476,7 @@ void Core::dropCommand(const std::string &appId, const std::string &code, const 
 	if (c == commands_.end())
 		return;
 	ctx_.counters.add("commands." + code);
-	emit({{"type", "command_" + code}, {"app", appId}, {"command", c->second.id}, {"op", c->second.command.op},
+	emit({{"type", "command_" + code}, {"app", appId}, {"command", c->second.id}, {"op", operationName(c->second.command.op)},
 	      {"sent", c->second.sent}, {"why", why}},
 	     now, out);
 	Message told = resultMessage(appId, c->second.command, c->second.asker);

@@ -58,14 +58,13 @@ std::string Core::recoverCommands(const nlohmann::json &journal, double now, Cor
 		const auto id = entry.is_object() ? entry.find("command") : entry.end();
 		const auto sent = entry.is_object() ? entry.find("sent") : entry.end();
 		const auto request = entry.is_object() ? entry.find("request") : entry.end();
+		AppCommand c;
 		if (id == entry.end() || !id->is_number_unsigned() || sent == entry.end() || !sent->is_boolean() ||
-		    request == entry.end() || !request->is_number_unsigned() || checkCommand(entry)) {
+		    request == entry.end() || !request->is_number_unsigned() || readCommand(entry, c.command)) {
 			problem = fmt::format("the command of '{}' is unreadable; skipped", appId.substr(0, 64));
 			continue;
 		}
-		AppCommand c;
 		c.id = id->get<uint64_t>();
-		c.command = commandFromFields(entry);
 		c.asker = {text("origin"), request->get<uint64_t>(), text("trigger"), text("kind"), text("why"),
 			   text("decision")};
 		c.sent = sent->get<bool>();
@@ -83,7 +82,7 @@ std::string Core::recoverCommands(const nlohmann::json &journal, double now, Cor
 			dropCommand(appId, "lost", "the agent restarted while it was queued: it never ran", now, out);
 		else
 			emit({{"type", "command_recovered"}, {"app", appId}, {"command", commands_[appId].id},
-			      {"op", commands_[appId].command.op},
+			      {"op", operationName(commands_[appId].command.op)},
 			      {"why", "in flight when the agent restarted: the application's result is awaited"}},
 			     now, out);
 	}

@@ -9,7 +9,7 @@
 // agent's user) always may take it. A coordinator on another node takes it when no one holds it (a new application,
 // or an agent restarted under a running one: the first poll), when its holder is the same node on a new connection
 // (its socket reconnected), after a migration onto its node or a merge from a node (the operations that may move
-// rank 0's slot: pcm_bridge/src/plan/plan.h), or when the holder has not polled for several of its intervals (at least
+// rank 0's slot: pcm_bridge/plan/plan.h), or when the holder has not polled for several of its intervals (at least
 // kSeatQuietMin seconds: a coordinator that moved without the agent's command, by MALLEO_FORCE). Never while a
 // command is in flight: its result comes from whom it was handed to.
 #include "coordinator_seat.h"
@@ -101,15 +101,15 @@ std::string CoordinatorSeats::resultRefusal(uint64_t id, const Requester &sentTo
 			   otherConnection ? describe(from) + " on another connection" : describe(from));
 }
 
-void CoordinatorSeats::open(const std::string &appId, const CommandRequest &command)
+void CoordinatorSeats::open(const std::string &appId, const Command &command)
 {
 	// A migration puts its joiners in the slots of those that leave, rank 0's too: onto `node`, or anywhere. A merge
 	// from a node removes that node's last processes, all of them (rank 0's among them) when the count says so;
-	// the first that stays may be on any node. Splits and other merges keep slot 0 (pcm_bridge/src/plan/plan.cpp).
+	// the first that stays may be on any node. Splits and other merges keep slot 0 (pcm_bridge/plan/plan.cpp).
 	std::string to;
-	if (command.op == "migrate")
+	if (command.op == Operation::Migrate)
 		to = command.node.empty() ? "*" : command.node;
-	else if (command.op == "merge" && !command.from.empty())
+	else if (command.op == Operation::Merge && !command.from.empty())
 		to = "*";
 	if (auto it = seats_.find(appId); it != seats_.end() && !to.empty())
 		it->second.openTo = to;

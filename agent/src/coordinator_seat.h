@@ -31,7 +31,7 @@ public:
 	// `from` polled as the coordinator.
 	void take(const std::string &appId, const Requester &from, double now);
 	// After an operation's result: a migration, or a merge from a node, may have moved the coordinator elsewhere.
-	void open(const std::string &appId, const CommandRequest &command);
+	void open(const std::string &appId, const Command &command);
 	// The application is gone.
 	void forget(const std::string &appId) { seats_.erase(appId); }
 

@@ -114,7 +114,7 @@ private:
 	// the per-application lock of a reconfiguration.
 	struct AppCommand {
 		uint64_t id = 0;
-		CommandRequest command;
+		Command command;
 		Asker asker;
 		bool sent = false; // handed to the coordinator by a poll: in flight
 		// Whom it was handed to: only that coordinator reports its result. connection empty: any of that node's
@@ -199,16 +199,16 @@ private:
 	// everyone involved the result.
 	void carryOut(const Action &action, const char *trigger, double now, CoreOutputs &out);
 	// Sends the request to the root agent (or queues it here); its number, 0 when no root is known.
-	uint64_t ask(const std::string &appId, const CommandRequest &command, Asker asker, double now, CoreOutputs &out);
+	uint64_t ask(const std::string &appId, const Command &command, Asker asker, double now, CoreOutputs &out);
 	// The root's side of a request: queues it, or returns the refusal {code, text}.
-	std::optional<std::pair<std::string, std::string>> queue(const std::string &appId, const CommandRequest &command,
+	std::optional<std::pair<std::string, std::string>> queue(const std::string &appId, const Command &command,
 								  const Asker &asker, double now, CoreOutputs &out);
 	void onReconfRequest(const Message &m, double now, CoreOutputs &out);
 	void onReconfResult(const Message &m, double now, CoreOutputs &out);
 	// A result (ok, failed or refused) to the origin and the agents of the nodes it names, and here.
 	void tellResult(Message result, double now, CoreOutputs &out);
 	void applyResult(const Message &m, double now, CoreOutputs &out);
-	Message resultMessage(const std::string &appId, const CommandRequest &command, const Asker &asker) const;
+	Message resultMessage(const std::string &appId, const Command &command, const Asker &asker) const;
 	std::string rootAgentOf(const std::string &appId) const;
 	// The applications registered here and those a live peer hosts the rank 0 of, sorted: what `force` may name.
 	std::vector<std::string> knownApplications() const;

@@ -188,7 +188,7 @@ nlohmann::json Membership::describePeers(const std::vector<std::string> &ids, do
 		else if (auto c = candidates_.find(id); c != candidates_.end())
 			entries.push_back({{"id", id}, {"endpoint", c->second.endpoint},
 					   {"group", c->second.group}, {"age", now - c->second.heardAt}});
-		if (entries.size() >= 64)
+		if (entries.size() >= kPeersMax)
 			break;
 	}
 	return entries;

@@ -119,11 +119,11 @@ void Core::carryOut(const Action &action, const char *trigger, double now, CoreO
 			return;
 		}
 	}
-	ask(action.app, std::get<CommandRequest>(mapped),
+	ask(action.app, std::get<Command>(mapped),
 	    Asker{ctx_.config.id, 0, trigger, action.kind, whyOf(action), decisionName_}, now, out);
 }
 
-uint64_t Core::ask(const std::string &appId, const CommandRequest &command, Asker asker, double now,
+uint64_t Core::ask(const std::string &appId, const Command &command, Asker asker, double now,
 		   CoreOutputs &out)
 {
 	asker.request = nextRequestId_++;
@@ -187,7 +187,7 @@ void Core::expireRequests(double now, CoreOutputs &out)
 // ---------------------------------------------------------------- the root agent
 
 std::optional<std::pair<std::string, std::string>> Core::queue(const std::string &appId,
-							       const CommandRequest &command, const Asker &asker,
+							       const Command &command, const Asker &asker,
 							       double now, CoreOutputs &out)
 {
 	auto it = apps_.find(appId);
@@ -255,11 +255,9 @@ void Core::onReconfRequest(const Message &m, double now, CoreOutputs &out)
 	Asker asker{m["from"].get<std::string>(), m["request"].get<uint64_t>(), m["trigger"].get<std::string>(),
 		    m.value("kind", std::string()),   m.value("why", std::string()),	  m.value("decision", std::string())};
 	std::optional<std::pair<std::string, std::string>> refused;
-	CommandRequest command;
-	if (std::optional<std::string> problem = checkCommand(m))
+	Command command;
+	if (std::optional<std::string> problem = readCommand(m, command))
 		refused = std::pair{std::string("bad_command"), "reconf_request: " + *problem};
-	else
-		command = commandFromFields(m);
 	if (!refused)
 		refused = queue(appId, command, asker, now, out);
 	if (!refused)
@@ -269,7 +267,7 @@ void Core::onReconfRequest(const Message &m, double now, CoreOutputs &out)
 	told["ok"] = false;
 	told["code"] = refused->first;
 	told["text"] = refused->second;
-	if (command.op.empty()) {
+	if (command.op == Operation::None) {
 		// Nothing of a command that does not check out is repeated back.
 		for (const char *key : {"op", "count", "node", "from_node"})
 			told.erase(key);
@@ -277,10 +275,10 @@ void Core::onReconfRequest(const Message &m, double now, CoreOutputs &out)
 	tellResult(std::move(told), now, out);
 }
 
-Message Core::resultMessage(const std::string &appId, const CommandRequest &command, const Asker &asker) const
+Message Core::resultMessage(const std::string &appId, const Command &command, const Asker &asker) const
 {
 	Message m = makeMessage("reconf_result", ctx_.config.id, 0);
-	if (!command.op.empty()) {
+	if (command.op != Operation::None) {
 		m.update(commandFields(command));
 		m.erase("weights");
 	}

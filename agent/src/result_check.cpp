@@ -40,7 +40,7 @@ std::optional<std::string> checkNumber(const Message &m, const char *key, double
 
 } // namespace
 
-std::optional<std::string> checkResult(const Message &result, const CommandRequest &command, double maxDuration)
+std::optional<std::string> checkResult(const Message &result, const Command &command, double maxDuration)
 {
 	const bool ok = result["ok"].get<bool>();
 	const std::optional<int64_t> before = count(result, "before"), after = count(result, "after");
@@ -48,13 +48,13 @@ std::optional<std::string> checkResult(const Message &result, const CommandReque
 		return std::string("an application of 0 processes");
 	if (before && after) {
 		int64_t expected = *before;
-		if (ok && command.op == "split")
+		if (ok && command.op == Operation::Split)
 			expected = *before + command.count;
-		else if (ok && command.op == "merge")
+		else if (ok && command.op == Operation::Merge)
 			expected = *before - command.count;
 		if (*after != expected)
 			return fmt::format("{} {} of {}: {} -> {} processes, where {} -> {} was to be", ok ? "an ok" : "a failed",
-					   command.op, command.count, *before, *after, *before, expected);
+					   operationName(command.op), command.count, *before, *after, *before, expected);
 	}
 	if (auto bad = checkNumber(result, "duration", maxDuration + kDurationSlack))
 		return *bad + " (the seconds since the command was handed out)";

@@ -24,7 +24,7 @@ constexpr double kResultBytesMax = 9007199254740992.0;
 // the operation does (a split of N adds N, a merge of N removes N, a migration keeps the count), a failed one's do
 // not differ, neither is 0; `duration` is finite, not negative and at most `maxDuration` (the seconds since the
 // command was handed out); `bytes` finite, not negative, at most kResultBytesMax. Otherwise one line saying what.
-std::optional<std::string> checkResult(const Message &result, const CommandRequest &command, double maxDuration);
+std::optional<std::string> checkResult(const Message &result, const Command &command, double maxDuration);
 
 // `text` without control characters (C0, DEL and C1, which a terminal acts on) and at most `max` bytes, not cut
 // inside a UTF-8 character; what a result's text is kept and told as.

@@ -64,7 +64,7 @@ unsigned WorkStealing::defaultTtl() const
 		return ctx_.config.ttl;
 	double n = static_cast<double>(membership_.peers().size() + membership_.candidates().size() + 1);
 	unsigned ttl = static_cast<unsigned>(std::ceil(std::log2(std::max(n, 2.0)))) + 2;
-	return std::min(ttl + unansweredInRow_, 64u);
+	return std::min(ttl + unansweredInRow_, kTtlMax);
 }
 
 void WorkStealing::tick(double now, CoreOutputs &out)
@@ -180,7 +180,7 @@ void WorkStealing::onWrm(const Message &m, double now, CoreOutputs &out)
 		return;
 	}
 	visited.push_back(ctx_.config.id);
-	auto hop = visited.size() < 64 ? protocol_.nextHop(v, visited) : std::nullopt;
+	auto hop = visited.size() < kVisitedMax ? protocol_.nextHop(v, visited) : std::nullopt;
 	if (!hop || !membership_.peers().count(*hop)) {
 		ctx_.counters.add("wrm.dead_end");
 		event["type"] = "wrm_dead_end";

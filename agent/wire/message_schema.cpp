@@ -34,8 +34,8 @@ struct TypeSpec {
 };
 
 constexpr std::size_t kEndpointMax = 256;
-constexpr std::size_t kPeersMax = 64;
-constexpr std::size_t kVisitedMax = 64;
+// A work request's and its reply's hop count: a request goes kTtlMax hops at most, a little more is only odd.
+constexpr std::size_t kHopsMax = 1024;
 constexpr std::size_t kPidMax = (1u << 31) - 1;
 constexpr std::size_t kWhyMax = 256;
 
@@ -67,14 +67,14 @@ const std::vector<TypeSpec> &schema()
 					  {"origin_endpoint", Kind::String, true, kEndpointMax},
 					  {"origin_profile", Kind::Profile, true, 0},
 					  {"wrm_id", Kind::UInt, true, 0},
-					  {"ttl", Kind::UInt, true, 64},
-					  {"hops", Kind::UInt, true, 1024},
+					  {"ttl", Kind::UInt, true, kTtlMax},
+					  {"hops", Kind::UInt, true, kHopsMax},
 					  {"visited", Kind::Ids, true, kVisitedMax},
 					  {"hosted", Kind::Hosted, false, kHostedMax}}},
 		{"wrm_reply", Channel::Peer, {{"wrm_id", Kind::UInt, true, 0},
 					  {"endpoint", Kind::String, true, kEndpointMax},
 					  {"profile", Kind::Profile, true, 0},
-					  {"hops", Kind::UInt, true, 1024},
+					  {"hops", Kind::UInt, true, kHopsMax},
 					  {"reasons", Kind::Object, true, 0}}},
 		// a reconfiguration asked of the agent hosting an application's rank 0, and what became of it
 		{"reconf_request", Channel::Peer, {{"app", Kind::Id, true, kMaxIdLength},
@@ -293,11 +293,11 @@ std::optional<std::string> checkField(const Field &field, const nlohmann::json &
 		if (value.get_ref<const std::string &>().size() > field.maxItems)
 			return fmt::format("is longer than {} characters", field.maxItems);
 		if (field.kind == Kind::Id && !isId(value))
-			return "is not an id (1 to 64 of A-Z a-z 0-9 - _ . : @ +)";
+			return fmt::format("is not an id ({})", kIdRule);
 		return std::nullopt;
 	case Kind::GroupId:
 		if (!value.is_string() || (!value.get_ref<const std::string &>().empty() && !isId(value)))
-			return "is not empty or an id (1 to 64 of A-Z a-z 0-9 - _ . : @ +)";
+			return fmt::format("is not empty or an id ({})", kIdRule);
 		return std::nullopt;
 	case Kind::Ids:
 		if (!value.is_array())
@@ -365,7 +365,7 @@ std::optional<Rejection> validateMessage(const Message &message, Channel channel
 	// A client of the local endpoint may leave `from` empty; an agent names itself.
 	if (from == message.end() || !from->is_string() ||
 	    !(isId(*from) || (channel != Channel::Peer && from->get_ref<const std::string &>().empty())))
-		return Rejection{"bad_envelope", "'from' is missing or not an id (1 to 64 of A-Z a-z 0-9 - _ . : @ +)"};
+		return Rejection{"bad_envelope", fmt::format("'from' is missing or not an id ({})", kIdRule)};
 	if (id == message.end() || !isUnsigned(*id))
 		return Rejection{"bad_envelope", "'id' is missing or not an unsigned integer"};
 

@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include <malleo/message.h>
+
 #include "curve_keys.h"
 
 namespace malleo::cli {
@@ -18,16 +20,6 @@ namespace malleo::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool isNodeName(const std::string &node)
-{
-	if (node.empty() || node.size() > 64)
-		return false;
-	for (char c : node)
-		if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
-			return false;
-	return true;
-}
 
 // Written whole with the mode it keeps (O_EXCL unless replacing; never through a symlink).
 std::string writeKeyFile(const std::string &path, const std::string &text, mode_t mode, bool replace)
@@ -49,8 +41,8 @@ std::string writeKeyFile(const std::string &path, const std::string &text, mode_
 std::optional<NodeKeyFiles> makeNodeKeys(const std::string &dir, const std::string &node, bool force,
 					 Failure &failure)
 {
-	if (!isNodeName(node)) {
-		failure = {kExitBadInput, fmt::format("'{}' is no node id (1 to 64 letters, digits, '-', '_', '.')", node)};
+	if (!isValidId(node)) {
+		failure = {kExitBadInput, fmt::format("'{}' is no node id ({})", printableText(node), kIdRule)};
 		return std::nullopt;
 	}
 	if (!zmq_has("curve")) {

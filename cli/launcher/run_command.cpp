@@ -18,11 +18,11 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <malleo/command.h>
 #include <malleo/run_dir.h>
 
 #include "agent_client.h"
 #include "cluster_file.h"
-#include "command.h"
 #include "run_options.h"
 #include "failure.h"
 #include "launcher.h"
@@ -31,6 +31,7 @@
 #include "program_mpi.h"
 #include "reply_fields.h"
 #include "run_placement.h"
+#include "run_place.h"
 #include "run_slurm.h"
 #include "target.h"
 
@@ -182,45 +183,6 @@ std::optional<fs::path> profileDirectory(const RunOptions &run, std::string &pro
 	return dir;
 }
 
-// The agent the ranks report to, and its node when it is one of the virtual cluster's.
-struct RankTarget {
-	std::string agent; // empty: none chosen, the profiler looks for the default agent itself
-	std::string clusterDir;
-	std::optional<ClusterFile> cluster;
-	std::string node; // a node of `cluster`
-};
-
-// The agent every other command would talk to (--agent, --node, MALLEO_AGENT, else the default agent, else the
-// virtual cluster's first node). Nullopt with the failure said when an explicit choice names no agent.
-std::optional<RankTarget> rankTarget(const GlobalOptions &options, Failure &failure)
-{
-	const char *env = std::getenv("MALLEO_AGENT");
-	const bool chosen = !options.agent.empty() || !options.node.empty() || env;
-	// An empty MALLEO_AGENT means no agent to the ranks (docs/pcm-api.md), not the default one; it reaches them as is.
-	if (options.agent.empty() && options.node.empty() && env && !*env)
-		return RankTarget{};
-	std::optional<Target> target = singleTarget(options, failure);
-	if (!target) {
-		if (chosen)
-			return std::nullopt;
-		return RankTarget{};
-	}
-	if (!chosen && target->endpoint == defaultAgentEndpoint())
-		return RankTarget{};
-	std::error_code ec; // the ranks may start elsewhere than here: the directory they get is absolute
-	RankTarget found{target->endpoint, fs::absolute(clusterDir(options), ec).lexically_normal().string(),
-			 std::nullopt, {}};
-	Failure ignored; // a run that names an agent outside any cluster does not depend on one
-	found.cluster = readClusterFile(found.clusterDir, ignored);
-	if (found.cluster)
-		for (const ClusterNode &node : found.cluster->nodes)
-			if (node.local == target->endpoint || localEndpoint(node) == target->endpoint)
-				found.node = node.name;
-	if (found.node.empty())
-		found.cluster.reset();
-	return found;
-}
-
 // The id of the agent at `endpoint`, or nullopt when it does not answer. The ranks of a run on this host alone name
 // it as their node (MALLEO_NODE): the agents name the nodes of their decisions by agent id, and a rank without
 // MALLEO_NODE names its host, which is the agent's id only by default. A split the agent decides onto its own node
@@ -235,75 +197,6 @@ std::optional<std::string> agentId(const GlobalOptions &options, const std::stri
 	if (!id || !id->is_string() || id->get<std::string>().empty())
 		return std::nullopt;
 	return id->get<std::string>();
-}
-
-// A node to come: `cluster up --hosts K --nodes N` made the hosts of nodes N+1..K too, whose agents `cluster add`
-// starts later. A spare rank may wait on such a host from the start, as a machine that joins would have one: it
-// registers with the node's agent once that agent runs. The node is described as `cluster add` will start it.
-std::optional<ClusterNode> nodeToCome(const RankTarget &target, const std::string &name)
-{
-	Failure none;
-	const std::optional<HostNetwork> network = readHostNetwork(target.clusterDir, none);
-	const NetHost *host = network ? network->ofNode(name) : nullptr;
-	const std::optional<unsigned> index = nodeIndex(name);
-	if (!host || !index)
-		return std::nullopt;
-	ClusterNode node;
-	node.name = name;
-	node.runDir = (fs::path(target.clusterDir) / name).string();
-	node.cpus = defaultNodeCpus(*index);
-	node.host = host->name;
-	node.address = host->address;
-	return node;
-}
-
-// Whether name is a node to come, added to toCome the first time.
-bool isNodeToCome(const RankTarget &target, const std::string &name, std::vector<ClusterNode> &toCome)
-{
-	if (std::any_of(toCome.begin(), toCome.end(), [&name](const ClusterNode &n) { return n.name == name; }))
-		return true;
-	std::optional<ClusterNode> node = nodeToCome(target, name);
-	if (node)
-		toCome.push_back(std::move(*node));
-	return node.has_value();
-}
-
-// The names of an option that lists nodes of the ranks' virtual cluster (--spares-on, --active-on), each checked.
-// With toCome, a node whose host waits for `cluster add` is accepted too, and added to toCome.
-std::optional<std::vector<std::string>> clusterNodes(const char *option, const std::string &value,
-						      const RankTarget &target, std::string &problem,
-						      std::vector<ClusterNode> *toCome = nullptr)
-{
-	std::vector<std::string> names;
-	if (value.empty())
-		return names;
-	if (!target.cluster) {
-		problem = fmt::format("{} names nodes of a virtual cluster, and the ranks' agent is none of them "
-				      "(give --node)",
-				      option);
-		return std::nullopt;
-	}
-	std::istringstream list(value);
-	for (std::string name; std::getline(list, name, ',');) {
-		if (!target.cluster->find(name) && !(toCome && isNodeToCome(target, name, *toCome))) {
-			problem = fmt::format("{} {}: no node {} in the cluster at {} (nodes: {}){}", option, value,
-					      name.empty() ? "''" : name, target.clusterDir, target.cluster->names(),
-					      toCome ? ", nor a host made for it to join on" : "");
-			return std::nullopt;
-		}
-		names.push_back(name);
-	}
-	return names;
-}
-
-std::optional<std::vector<std::string>> sparesOn(const RunOptions &run, const RankTarget &target,
-						  std::string &problem, std::vector<ClusterNode> &toCome)
-{
-	if (!run.sparesOn.empty() && run.maxRanks.empty()) {
-		problem = "--spares-on places the spare ranks of --max: give --max too";
-		return std::nullopt;
-	}
-	return clusterNodes("--spares-on", run.sparesOn, target, problem, &toCome);
 }
 
 // A name that tells this run's reports from every other's, in the order runs start.
@@ -407,127 +300,125 @@ bool insideSlurmAllocation(const RunOptions &run)
 	return nodes && *nodes && !hostsGiven(run);
 }
 
-} // namespace
+// What the command line chose, checked: the counts of ranks, the MPI, the launcher and the bridge's mode.
+struct RunChoice {
+	unsigned ranks = 0;
+	std::optional<unsigned> maxRanks; // --max: the pool, the active ranks and the parked ones
+	std::string mpi;
+	bool srun = false;
+	std::string mode;
+};
 
-int runCommand(const GlobalOptions &options, const RunOptions &run)
+// The command line checked before anything starts: nothing, or the exit status of the refusal it said.
+std::optional<int> chooseRun(const RunOptions &run, RunChoice &choice)
 {
 	std::string problem;
 	const std::optional<unsigned> ranks = rankCount("-n", run.ranks, problem);
 	if (!ranks)
 		return refuse(kExitBadInput, problem);
-	std::optional<unsigned> maxRanks;
-	if (!run.maxRanks.empty() && !(maxRanks = rankCount("--max", run.maxRanks, problem)))
+	choice.ranks = *ranks;
+	if (!run.maxRanks.empty() && !(choice.maxRanks = rankCount("--max", run.maxRanks, problem)))
 		return refuse(kExitBadInput, problem);
-	if (maxRanks && *maxRanks < *ranks)
+	if (choice.maxRanks && *choice.maxRanks < *ranks)
 		return refuse(kExitBadInput, fmt::format("--max {} is below -n {}: the pool holds the active ranks and "
 							 "the parked ones",
-							 *maxRanks, *ranks));
+							 *choice.maxRanks, *ranks));
 	if (run.command.empty())
 		return refuse(kExitBadInput, "no program to run (malleo run -n N -- PROGRAM ARGS)");
 	// The bridge refuses a malformed schedule too, but only once every rank has started: say it before that.
 	if (const char *force = std::getenv("MALLEO_FORCE")) {
-		std::vector<malleo::pcm::Command> schedule;
-		if (std::string bad = malleo::pcm::parseForcedSchedule(force, schedule); !bad.empty())
+		std::map<std::int64_t, malleo::Command> schedule;
+		if (std::string bad = malleo::parseForcedSchedule(force, schedule); !bad.empty())
 			return refuse(kExitBadInput, bad + " (fix or unset MALLEO_FORCE; grammar in docs/pcm-api.md)");
 	}
 	const std::optional<std::string> mpi = chooseMpi(run, problem);
 	if (!mpi)
 		return refuse(kExitBadInput, problem);
-	const bool srun = run.launcher == "srun";
-	if (!run.launcher.empty() && !srun && run.launcher != "mpirun")
+	choice.mpi = *mpi;
+	choice.srun = run.launcher == "srun";
+	if (!run.launcher.empty() && !choice.srun && run.launcher != "mpirun")
 		return refuse(kExitBadInput, fmt::format("--launcher {}: expected mpirun or srun", run.launcher));
-	if (srun && !std::getenv("SLURM_JOB_NODELIST"))
+	if (choice.srun && !std::getenv("SLURM_JOB_NODELIST"))
 		return refuse(kExitBadInput, "--launcher srun: not inside a Slurm allocation (no SLURM_JOB_NODELIST); run "
 					     "it in salloc or sbatch");
-	const std::optional<std::string> mode = chooseMode(run, *mpi, problem, srun);
+	const std::optional<std::string> mode = chooseMode(run, choice.mpi, problem, choice.srun);
 	if (!mode)
 		return refuse(kExitBadInput, problem);
-	Failure failure;
-	const std::optional<RankTarget> target = rankTarget(options, failure);
-	if (!target)
-		return refuse(failure.status, failure.line);
-	std::vector<ClusterNode> nodesToCome;
-	const std::optional<std::vector<std::string>> spareNodes = sparesOn(run, *target, problem, nodesToCome);
-	if (!spareNodes)
-		return refuse(kExitBadInput, problem);
-	const std::optional<std::vector<std::string>> activeNodes =
-		clusterNodes("--active-on", run.activeOn, *target, problem);
-	if (!activeNodes)
-		return refuse(kExitBadInput, problem);
-	const std::optional<std::string> library = findProfiler(*mpi, problem);
-	if (!library)
-		return refuse(kExitFailed, problem);
-	const std::optional<fs::path> profileDir = profileDirectory(run, problem);
-	if (!profileDir)
-		return refuse(kExitBadInput, problem);
+	choice.mode = *mode;
+	return std::nullopt;
+}
 
-	const std::string tag = jobTag();
-	std::map<std::string, std::string> env = rankEnvironment(*library, *profileDir, tag, *mode);
-	if (maxRanks)
-		env["MALLEO_POOL_ACTIVE"] = std::to_string(*ranks);
-	if (!target->agent.empty())
-		env["MALLEO_AGENT"] = target->agent;
-	const unsigned launched = maxRanks ? *maxRanks : *ranks;
-	std::vector<RankBlock> blocks = {{launched, {}, {}, {}}};
-	if (target->cluster) {
-		ClusterFile cluster = *target->cluster;
-		cluster.nodes.insert(cluster.nodes.end(), nodesToCome.begin(), nodesToCome.end());
-		for (const auto &[key, value] : clusterEnvironment(target->clusterDir, cluster))
+// The blocks of ranks and what each is told: on a virtual cluster's nodes, on a Slurm allocation's, or one block
+// (told the agent's node when nothing else says it). Nothing, or the exit status of the refusal it said.
+std::optional<int> placeBlocks(const GlobalOptions &options, const RunOptions &run, const RunChoice &choice,
+			       const RunPlace &place, std::map<std::string, std::string> &env,
+			       std::vector<RankBlock> &blocks)
+{
+	const RankTarget &target = place.target;
+	const unsigned launched = choice.maxRanks ? *choice.maxRanks : choice.ranks;
+	blocks = {{launched, {}, {}, {}}};
+	if (target.cluster) {
+		ClusterFile cluster = *target.cluster;
+		cluster.nodes.insert(cluster.nodes.end(), place.nodesToCome.begin(), place.nodesToCome.end());
+		for (const auto &[key, value] : clusterEnvironment(target.clusterDir, cluster))
 			env[key] = value;
 		// Each block says its own node and agent.
 		env.erase("MALLEO_NODE");
 		env.erase("MALLEO_AGENT");
-		blocks = placeRanks(cluster, *cluster.find(target->node), *ranks, launched - *ranks, *spareNodes,
-				    *activeNodes);
+		blocks = placeRanks(cluster, *cluster.find(target.node), choice.ranks, launched - choice.ranks,
+				    place.spareNodes, place.activeNodes);
 	} else if (insideSlurmAllocation(run)) {
+		std::string problem;
 		const std::optional<std::vector<std::string>> nodes = slurmNodes(problem);
 		if (!nodes)
 			return refuse(kExitFailed, problem);
 		// Each block says its own node, and its own agent where the agents' endpoint names the node (%n).
 		env.erase("MALLEO_NODE");
 		env.erase("MALLEO_AGENT");
-		blocks = placeOnSlurmNodes(*nodes, *ranks, launched - *ranks, target->agent);
-	} else if (!hostsGiven(run) && !target->agent.empty() && !std::getenv("MALLEO_NODE")) {
-		if (std::optional<std::string> id = agentId(options, target->agent))
+		blocks = placeOnSlurmNodes(*nodes, choice.ranks, launched - choice.ranks, target.agent);
+	} else if (!hostsGiven(run) && !target.agent.empty() && !std::getenv("MALLEO_NODE")) {
+		if (std::optional<std::string> id = agentId(options, target.agent))
 			env["MALLEO_NODE"] = *id;
 	}
-	LaunchPlan plan{*mpi, srun, run.hosts, run.launcherOptions, {env.begin(), env.end()}, blocks, run.command, {}, {}};
-	if (target->cluster && !target->cluster->nodes.empty() && !target->cluster->nodes.front().host.empty()) {
-		if (!run.hosts.empty())
-			return refuse(kExitBadInput, fmt::format("--hosts {}: the cluster at {} places the ranks on its own "
-								 "hosts (each node's); leave --hosts out",
-								 run.hosts, target->clusterDir));
-		Failure none;
-		plan.network = readHostNetwork(target->clusterDir, none);
-		if (!plan.network)
-			return refuse(kExitFailed, fmt::format("the cluster at {} has hosts but no hosts.json ({}); start it "
-							       "again with `malleo cluster down` and `cluster up --hosts`",
-							       target->clusterDir, none.line.empty() ? "gone" : none.line));
-		// The hosts this job can reach, for the bridge to refuse a spawn onto any other.
-		std::string reachable;
-		for (const NetHost &host : plan.network->hosts)
-			reachable += (reachable.empty() ? "" : ",") + host.name;
-		plan.env.emplace_back("MALLEO_HOSTS", reachable);
-		if (*mpi == "openmpi" && blocks.size() > 1) {
-			plan.rankfile = (fs::path(target->clusterDir) / "hosts" / ("rankfile-" + tag)).string();
-			if (std::optional<Failure> f = writeRankfile(plan.rankfile, blocks))
-				return refuse(f->status, f->line);
-		}
-	}
-	const std::optional<LaunchEnd> end =
-		runLauncher(launcherCommand(plan), failure, plan.network ? &plan.network->launch : nullptr,
-			    *mpi != "mpich"); // hydra gives its TMPDIR to every rank
-	if (!end)
-		return refuse(failure.status, failure.line);
+	return std::nullopt;
+}
 
-	if (!plan.rankfile.empty()) {
-		std::error_code ec;
-		fs::remove(plan.rankfile, ec);
+// A virtual cluster of hosts: its network, the hosts the bridge may spawn onto and, for Open MPI's several blocks,
+// the rankfile. Nothing, or the exit status of the refusal it said.
+std::optional<int> useClusterHosts(const RunOptions &run, const RankTarget &target, const std::string &tag,
+				   LaunchPlan &plan)
+{
+	if (!run.hosts.empty())
+		return refuse(kExitBadInput, fmt::format("--hosts {}: the cluster at {} places the ranks on its own "
+							 "hosts (each node's); leave --hosts out",
+							 run.hosts, target.clusterDir));
+	Failure none;
+	plan.network = readHostNetwork(target.clusterDir, none);
+	if (!plan.network)
+		return refuse(kExitFailed, fmt::format("the cluster at {} has hosts but no hosts.json ({}); start it "
+						       "again with `malleo cluster down` and `cluster up --hosts`",
+						       target.clusterDir, none.line.empty() ? "gone" : none.line));
+	// The hosts this job can reach, for the bridge to refuse a spawn onto any other.
+	std::string reachable;
+	for (const NetHost &host : plan.network->hosts)
+		reachable += (reachable.empty() ? "" : ",") + host.name;
+	plan.env.emplace_back("MALLEO_HOSTS", reachable);
+	if (plan.mpi == "openmpi" && plan.blocks.size() > 1) {
+		plan.rankfile = (fs::path(target.clusterDir) / "hosts" / ("rankfile-" + tag)).string();
+		if (std::optional<Failure> f = writeRankfile(plan.rankfile, plan.blocks))
+			return refuse(f->status, f->line);
 	}
-	const std::vector<fs::path> reports = reportsOf(*profileDir, tag);
-	if (reports.empty() && profiling(env))
+	return std::nullopt;
+}
+
+// After the launcher: the reports this run's jobs wrote, named once (and as JSON with --json).
+void tellReports(const RunOptions &run, bool profiled, const fs::path &profileDir, const std::string &tag,
+		 int status)
+{
+	const std::vector<fs::path> reports = reportsOf(profileDir, tag);
+	if (reports.empty() && profiled)
 		std::cerr << fmt::format("malleo run: no profile report was written to {} (exit status {})\n",
-					 profileDir->string(), end->status);
+					 profileDir.string(), status);
 	nlohmann::json named = nlohmann::json::array();
 	for (const fs::path &r : reports) {
 		fs::path summary = r;
@@ -538,10 +429,57 @@ int runCommand(const GlobalOptions &options, const RunOptions &run)
 					 r.string());
 	}
 	if (run.json) {
-		nlohmann::json result = {{"status", end->status}, {"reports", named},
-					 {"profile_dir", profileDir->string()}, {"tag", tag}};
+		nlohmann::json result = {{"status", status}, {"reports", named},
+					 {"profile_dir", profileDir.string()}, {"tag", tag}};
 		std::cout << result.dump() << std::endl;
 	}
+}
+
+} // namespace
+
+int runCommand(const GlobalOptions &options, const RunOptions &run)
+{
+	RunChoice choice;
+	if (std::optional<int> refused = chooseRun(run, choice))
+		return *refused;
+	Failure failure;
+	const std::optional<RunPlace> place = runPlace(options, run, failure);
+	if (!place)
+		return refuse(failure.status, failure.line);
+	std::string problem;
+	const std::optional<std::string> library = findProfiler(choice.mpi, problem);
+	if (!library)
+		return refuse(kExitFailed, problem);
+	const std::optional<fs::path> profileDir = profileDirectory(run, problem);
+	if (!profileDir)
+		return refuse(kExitBadInput, problem);
+
+	const RankTarget &target = place->target;
+	const std::string tag = jobTag();
+	std::map<std::string, std::string> env = rankEnvironment(*library, *profileDir, tag, choice.mode);
+	if (choice.maxRanks)
+		env["MALLEO_POOL_ACTIVE"] = std::to_string(choice.ranks);
+	if (!target.agent.empty())
+		env["MALLEO_AGENT"] = target.agent;
+	std::vector<RankBlock> blocks;
+	if (std::optional<int> refused = placeBlocks(options, run, choice, *place, env, blocks))
+		return *refused;
+	LaunchPlan plan{choice.mpi, choice.srun, run.hosts, run.launcherOptions, {env.begin(), env.end()}, blocks,
+			run.command, {}, {}};
+	if (target.cluster && !target.cluster->nodes.empty() && !target.cluster->nodes.front().host.empty())
+		if (std::optional<int> refused = useClusterHosts(run, target, tag, plan))
+			return *refused;
+	const std::optional<LaunchEnd> end =
+		runLauncher(launcherCommand(plan), failure, plan.network ? &plan.network->launch : nullptr,
+			    choice.mpi != "mpich"); // hydra gives its TMPDIR to every rank
+	if (!end)
+		return refuse(failure.status, failure.line);
+
+	if (!plan.rankfile.empty()) {
+		std::error_code ec;
+		fs::remove(plan.rankfile, ec);
+	}
+	tellReports(run, profiling(env), *profileDir, tag, end->status);
 	return end->status;
 }
 

@@ -169,13 +169,14 @@ std::string processCount(std::size_t count, const char *kind)
 	       (count == 1 ? " process" : " processes");
 }
 
-std::string makePlan(const Command &command, const Membership &membership, Plan &plan, Refusal *refusalOut)
+std::string makePlan(const Command &command, std::int64_t iteration, const Membership &membership, Plan &plan,
+		     Refusal *refusalOut)
 {
 	Refusal ignored;
 	Refusal &refusal = refusalOut ? *refusalOut : ignored;
 	refusal = {};
 	plan.op = Operation::None;
-	plan.iteration = command.iteration;
+	plan.iteration = iteration;
 	plan.before = membership.active;
 	plan.after = membership.active;
 	plan.joiners.clear();

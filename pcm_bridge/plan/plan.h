@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "command.h"
+#include "plan/refusal.h"
 
 namespace malleo::pcm {
 
@@ -55,9 +55,11 @@ struct Plan {
 // nothing before the noun.
 std::string processCount(std::size_t count, const char *kind = nullptr);
 
-// The plan of `command` on `membership`, or one line saying why it cannot be done (then `plan.op` is none), and then
-// in `refusal` (when given) its kind and the most the same operation could do (command.h).
-std::string makePlan(const Command &command, const Membership &membership, Plan &plan, Refusal *refusal = nullptr);
+// The plan of `command` at probe `iteration` on `membership`, or one line saying why it cannot be done (then
+// `plan.op` is none), and then in `refusal` (when given) its kind and the most the same operation could do
+// (refusal.h).
+std::string makePlan(const Command &command, std::int64_t iteration, const Membership &membership, Plan &plan,
+		     Refusal *refusal = nullptr);
 
 // Applies a committed plan.
 void applyPlan(const Plan &plan, Membership &membership);

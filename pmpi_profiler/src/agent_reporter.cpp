@@ -112,7 +112,7 @@ bool Reporter::open()
 	if (!socket_)
 		return false;
 	const int zero = 0, hwm = kSendHighWaterMark;
-	const int64_t maxReply = 65536;
+	const int64_t maxReply = kDefaultMaxMessageBytes;
 	zmq_setsockopt(socket_, ZMQ_LINGER, &zero, sizeof(zero));
 	zmq_setsockopt(socket_, ZMQ_SNDTIMEO, &zero, sizeof(zero));
 	zmq_setsockopt(socket_, ZMQ_SNDHWM, &hwm, sizeof(hwm));

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // The simulator's engine: the clock's order, the transport's loss, latency,
 // bandwidth and order, the scenario reader, and the reconfigurations of the
-// Fig. 10 scenario happening where the environment changes, sweetspot's resizes.
+// Fig. 10 scenario happening where the environment changes, sweetspot's resizes, and the simulated bridge
+// reading its command by the real bridge's rules.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <memory>
 
 #include "event_queue.h"
 #include "scenario.h"
+#include "sim_application.h"
+#include "sim_node.h"
 #include "sim_transport.h"
 #include "simulation.h"
 
@@ -351,4 +355,70 @@ TEST_CASE("the simulated bridge's refusals carry the real bridge's structured re
 				     results[i - 1]["refusal"] == r["refusal"]));
 	}
 	CHECK(refused > 0);
+}
+
+TEST_CASE("the simulated bridge reads a command by the bridge's rules: one checkCommand refuses is not carried out")
+{
+	// Two nodes of 2 cores, one active process on each and the pool's parked ones (2 per core); the root agent is
+	// played by `reply`, which the application's coordinator gets for its poll.
+	AgentTemplate agent;
+	agent.protocol = "p2p";
+	agent.decision = "none";
+	std::vector<std::unique_ptr<SimNode>> nodes;
+	for (uint32_t i = 0; i < 2; ++i) {
+		NodeClass nodeClass;
+		nodeClass.cores = 2;
+		nodes.push_back(std::make_unique<SimNode>());
+		REQUIRE(nodes.back()->create(i, nodeClass, agent, {}, 1) == "");
+	}
+	Message reply;
+	std::vector<Message> results;
+	NodeAccess access;
+	access.node = [&](uint32_t i) { return i < nodes.size() ? nodes[i].get() : nullptr; };
+	access.indexOf = [](const std::string &) { return int64_t{-1}; };
+	access.local = [&](uint32_t, const Message &m) {
+		if (m["type"] == "poll")
+			return reply;
+		if (m["type"] == "result")
+			results.push_back(m);
+		return makeMessage("ack", "n00000", 0);
+	};
+	access.upNodes = [] { return std::vector<uint32_t>{0, 1}; };
+	access.after = [](double, std::function<void()> then) { then(); };
+	ApplicationModel model;
+	model.processes = 2;
+	SimApplication app(model, NetworkModel{}, Execution::Full, access);
+	app.launch(0.0, {0, 1});
+	REQUIRE(app.activeProcesses() == 2);
+
+	const auto command = [](Message fields, uint64_t id) {
+		fields["type"] = "command";
+		fields["command"] = id;
+		return fields;
+	};
+	// What the bridge ignores (commandFromReply: checkCommand's rules): a split that names a node its processes
+	// leave (they are new), a count of 0, an unknown operation, a weight of 0, a merge onto a node, no id.
+	int64_t probe = 1;
+	for (const Message &bad :
+	     {command({{"op", "split"}, {"count", 1}, {"node", "n00001"}, {"from_node", "n00000"}}, 1),
+	      command({{"op", "split"}, {"count", 0}}, 2), command({{"op", "grow"}, {"count", 1}}, 3),
+	      command({{"op", "split"}, {"count", 1}, {"weights", {1, 0, 1}}}, 4),
+	      command({{"op", "merge"}, {"count", 1}, {"node", "n00001"}}, 5),
+	      Message{{"type", "command"}, {"op", "split"}, {"count", 1}}}) {
+		CAPTURE(bad.dump());
+		reply = bad;
+		CHECK(app.reconfigure(static_cast<double>(probe), probe, 60) == 0.0);
+		++probe;
+		CHECK(app.activeProcesses() == 2);
+		CHECK(app.reconfigurationCount() == 0);
+		CHECK(results.empty()); // no result for what never was a command, as the bridge sends none
+	}
+	// The same split without from_node is a command: carried out, its result sent.
+	reply = command({{"op", "split"}, {"count", 1}, {"node", "n00001"}}, 9);
+	app.reconfigure(static_cast<double>(probe), probe, 60);
+	CHECK(app.activeProcesses() == 3);
+	CHECK(app.reconfigurations().at("split") == 1);
+	REQUIRE(results.size() == 1);
+	CHECK(results[0]["ok"] == true);
+	CHECK(results[0]["command"] == 9);
 }

@@ -53,6 +53,28 @@ TEST_SUITE("config")
 		      "config key 'agent.app_listen': expected a tcp:// endpoint or \"off\", got \"ipc:///tmp/x\"");
 	}
 
+	TEST_CASE("an id is what the wire takes (isValidId): agent.id, a seed's node, an allowed key's node")
+	{
+		// A launcher's or a host's name with : @ + is an id in every message, so it is one here too.
+		AgentConfig c;
+		CHECK(parse(R"({"agent": {"id": "n1.x-y_z:2@3+4", "peers": ["a@b@tcp://a:1", "tcp://b:2"]}})", c) == "");
+		CHECK(c.core.id == "n1.x-y_z:2@3+4");
+		CHECK(c.seedNodes == std::map<std::string, std::string>{{"tcp://a:1", "a@b"}});
+		CHECK(c.core.seeds == std::vector<std::string>{"tcp://a:1", "tcp://b:2"});
+		const std::string rule = std::string("(") + kIdRule + ")";
+		for (const char *bad : {"has space", "a/b", "\u00e9t\u00e9",
+					"0123456789012345678901234567890123456789012345678901234567890123X"}) {
+			CAPTURE(bad);
+			AgentConfig refused;
+			const std::string problem =
+				parse(fmt::format(R"({{"agent": {{"id": "{}"}}}})", bad).c_str(), refused);
+			CHECK(problem.rfind("config key 'agent.id': '", 0) == 0);
+			CHECK(problem.find(rule) != std::string::npos);
+		}
+		AgentConfig seed;
+		CHECK(parse(R"({"agent": {"peers": ["a b@tcp://a:1"]}})", seed).find(rule) != std::string::npos);
+	}
+
 	TEST_CASE("the metrics address: off by default, HOST:PORT, a malformed one refused in one line")
 	{
 		AgentConfig c;

@@ -21,10 +21,10 @@ Message request(const char *type, nlohmann::json fields)
 
 const Requester kLocal{};
 
-CommandRequest command(const char *op, int64_t count)
+Command command(const char *op, int64_t count)
 {
-	CommandRequest c;
-	c.op = op;
+	Command c;
+	REQUIRE(operationFromName(op, c.op));
 	c.count = count;
 	return c;
 }
@@ -220,7 +220,7 @@ TEST_SUITE("coordinator_seat")
 		CHECK(withoutControls("caf\xc3\xa9 \xe2\x86\x92 ok", 100) == "caf\xc3\xa9 \xe2\x86\x92 ok");
 		CHECK(withoutControls("x\xc2\x9b" "1m\x9b" "2m\xff", 100) == "x1m2m");
 		CHECK(withoutControls("ab\xe2\x86\x92", 3) == "ab");
-		const CommandRequest split = command("split", 2);
+		const Command split = command("split", 2);
 		Message ok = {{"ok", true}, {"before", 3}, {"after", 5}, {"duration", 1.5}, {"bytes", 1e6}};
 		CHECK_FALSE(checkResult(ok, split, 2.0));
 		CHECK(checkResult(ok, split, 0.1)); // longer than the command has been out

@@ -563,10 +563,10 @@ TEST_SUITE("ios_decision_rules")
 		CHECK(drain[0].params.value("from_node", "") == "");
 		// The mapping folds this node's processes (a merge names the deciding node when no other).
 		auto command = commandForAction(drain[0], "j", &v.apps[0]);
-		REQUIRE(std::holds_alternative<CommandRequest>(command));
-		CHECK(std::get<CommandRequest>(command).op == "merge");
-		CHECK(std::get<CommandRequest>(command).count == 2);
-		CHECK(std::get<CommandRequest>(command).from == "j");
+		REQUIRE(std::holds_alternative<Command>(command));
+		CHECK(std::get<Command>(command).op == Operation::Merge);
+		CHECK(std::get<Command>(command).count == 2);
+		CHECK(std::get<Command>(command).from == "j");
 
 		v.apps[0].totalProcesses = 2;
 		std::vector<Action> alone = decision(h).onDrain(v.get());
@@ -770,8 +770,8 @@ TEST_SUITE("ios_decision_refusals")
 		CHECK(split.reasons["spares_there"] == 1);
 		CHECK(capped.actions[1].params["processes"] == 1);
 		auto command = commandForAction(split, "j", &v.apps[0]);
-		REQUIRE(std::holds_alternative<CommandRequest>(command));
-		CHECK(std::get<CommandRequest>(command).count == 1);
+		REQUIRE(std::holds_alternative<Command>(command));
+		CHECK(std::get<Command>(command).count == 1);
 		// One unit in 4 pieces, one of which moves to the origin: j keeps 3/4 of the work, 0.75 s against 1 s.
 		CHECK(split.reasons["gain"].get<double>() == doctest::Approx(0.25));
 		// Another origin's pool is not known to be short.

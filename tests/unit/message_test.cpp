@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <malleo/command.h>
 #include <malleo/message.h>
 #include <malleo/profile.h>
 
@@ -276,6 +277,70 @@ TEST_SUITE("message")
 		force["count"] = kCommandCountMax;
 		CHECK_FALSE(validateMessage(force, Channel::Local));
 	}
+	TEST_CASE("a command's fields are written and read in one place, through checkCommand")
+	{
+		Command c{Operation::Migrate, 2, "n1", "n2", {1, 3}};
+		const Message fields = commandFields(c);
+		CHECK(fields == Message{{"op", "migrate"}, {"count", 2}, {"node", "n1"}, {"from_node", "n2"},
+					{"weights", {1, 3}}});
+		Command back;
+		REQUIRE_FALSE(readCommand(fields, back));
+		CHECK(back.op == c.op);
+		CHECK(back.count == c.count);
+		CHECK(back.node == c.node);
+		CHECK(back.from == c.from);
+		CHECK(back.weights == c.weights);
+		CHECK(back.nodeWeights.empty());
+		Command perNode{Operation::Split, 1};
+		CHECK(commandFields(perNode) == Message{{"op", "split"}, {"count", 1}});
+		perNode.nodeWeights = {{"n1", 5}};
+		REQUIRE_FALSE(readCommand(commandFields(perNode), back));
+		CHECK(back.nodeWeights == perNode.nodeWeights);
+		// Refused as checkCommand refuses, with its line, and `out` left as it was.
+		for (const Message &bad : {Message{{"op", "split"}, {"count", 1}, {"from_node", "n2"}},
+					   Message{{"op", "none"}, {"count", 1}}, Message{{"op", "merge"}, {"count", 0}},
+					   Message{{"op", "split"}, {"count", 1}, {"weights", {0}}}, Message::array()}) {
+			CAPTURE(bad.dump());
+			Command kept{Operation::Merge, 7};
+			const std::optional<std::string> problem = readCommand(bad, kept);
+			REQUIRE(problem);
+			CHECK(*problem == checkCommand(bad).value());
+			CHECK(kept.op == Operation::Merge);
+			CHECK(kept.count == 7);
+		}
+		CHECK(describeCommand(c) == "migrate 2 n2 -> n1");
+		CHECK(describeCommand({Operation::Merge, 1, "", "n1"}) == "merge 1 on n1");
+		CHECK(describeCommand({Operation::Split, 3}) == "split 3");
+		Operation op = Operation::None;
+		CHECK_FALSE(operationFromName("none", op));
+		CHECK(operationFromName("merge", op));
+		CHECK(op == Operation::Merge);
+	}
+
+	TEST_CASE("a `command` reply is a command only when it passes checkCommand and has an id")
+	{
+		Command c;
+		uint64_t id = 0;
+		std::string problem;
+		CHECK_FALSE(commandFromReply({{"type", "command"}, {"op", "none"}}, c, id, problem));
+		CHECK(problem.empty());
+		CHECK_FALSE(commandFromReply({{"type", "command"}, {"op", "split"}, {"count", 1}, {"from_node", "a"},
+					      {"command", uint64_t{3}}},
+					     c, id, problem));
+		CHECK(problem == "a command that cannot be carried out (a split takes no from_node (its processes are new))");
+		CHECK_FALSE(commandFromReply({{"type", "command"}, {"op", "split"}, {"count", 1}}, c, id, problem));
+		CHECK(problem == "a command without a valid id");
+		CHECK(c.op == Operation::None);
+		// As MessagePack decodes it: a command id is unsigned.
+		REQUIRE(commandFromReply(
+			{{"type", "command"}, {"op", "split"}, {"count", 2}, {"node", "b"}, {"command", uint64_t{3}}}, c, id,
+			problem));
+		CHECK(c.op == Operation::Split);
+		CHECK(c.count == 2);
+		CHECK(c.node == "b");
+		CHECK(id == 3);
+	}
+
 	TEST_CASE("ids are from the id character set, everywhere a message names one")
 	{
 		const nlohmann::json profile = {{"pw", 1.0}, {"apw", 0.5}, {"upw", 0.5}, {"sigma", 0.0},

@@ -15,11 +15,11 @@ Message request(const char *type, nlohmann::json fields)
 	return m;
 }
 
-CommandRequest mapped(const Action &action, const ApplicationInfo *app = nullptr)
+Command mapped(const Action &action, const ApplicationInfo *app = nullptr)
 {
 	auto result = commandForAction(action, "n2", app);
-	REQUIRE(std::holds_alternative<CommandRequest>(result));
-	return std::get<CommandRequest>(result);
+	REQUIRE(std::holds_alternative<Command>(result));
+	return std::get<Command>(result);
 }
 
 std::string refusedBecause(const Action &action)
@@ -63,40 +63,40 @@ TEST_SUITE("action_commands")
 	TEST_CASE("each kind of action becomes the command docs/writing-a-decision-module.md gives")
 	{
 		// ios on a work request: split into n, r of them on the requester; the transfer is the split's.
-		CommandRequest split = mapped({"split", "heat", {{"n", 4}, {"l", 1}, {"r", 3}, {"target", "n3"}}, {}});
-		CHECK(split.op == "split");
+		Command split = mapped({"split", "heat", {{"n", 4}, {"l", 1}, {"r", 3}, {"target", "n3"}}, {}});
+		CHECK(split.op == Operation::Split);
 		CHECK(split.count == 3);
 		CHECK(split.node == "n3");
 		CHECK(split.from.empty());
 		CHECK(refusedBecause({"transfer", "heat", {{"processes", 3}, {"after_split", true}, {"target", "n3"}}, {}})
 			  .find("carried out by the split") != std::string::npos);
 		// A transfer of this node's processes: a migration from here.
-		CommandRequest transfer =
+		Command transfer =
 		    mapped({"transfer", "heat", {{"ranks", {1, 4}}, {"processes", 2}, {"after_split", false}, {"target", "n1"}}, {}});
-		CHECK(transfer.op == "migrate");
+		CHECK(transfer.op == Operation::Migrate);
 		CHECK(transfer.count == 2);
 		CHECK(transfer.node == "n1");
 		CHECK(transfer.from == "n2");
 		// ios's merge folds this node's processes from `from` into `into`.
-		CommandRequest merge = mapped({"merge", "heat", {{"ranks", {0, 1, 2}}, {"from", 3}, {"into", 1}}, {}});
-		CHECK(merge.op == "merge");
+		Command merge = mapped({"merge", "heat", {{"ranks", {0, 1, 2}}, {"from", 3}, {"into", 1}}, {}});
+		CHECK(merge.op == Operation::Merge);
 		CHECK(merge.count == 2);
 		CHECK(merge.from == "n2");
 		CHECK(merge.node.empty());
 		// swap: the slow node's process gives its place to a parked one of the fast node.
-		CommandRequest swap = mapped(
+		Command swap = mapped(
 		    {"swap", "heat", {{"deactivate", 3}, {"deactivate_agent", "n2"}, {"activate", 5}, {"activate_agent", "n4"}}, {}});
-		CHECK(swap.op == "migrate");
+		CHECK(swap.op == Operation::Migrate);
 		CHECK(swap.count == 1);
 		CHECK(swap.from == "n2");
 		CHECK(swap.node == "n4");
 		// sweetspot names the size to reach.
-		CHECK(mapped({"grow", "heat", {{"from", 4}, {"size", 6}}, {}}).op == "split");
+		CHECK(mapped({"grow", "heat", {{"from", 4}, {"size", 6}}, {}}).op == Operation::Split);
 		CHECK(mapped({"grow", "heat", {{"from", 4}, {"size", 6}}, {}}).count == 2);
 		ApplicationInfo app;
 		app.totalProcesses = 6;
-		CommandRequest shrink = mapped({"shrink", "heat", {{"size", 4}}, {}}, &app);
-		CHECK(shrink.op == "merge");
+		Command shrink = mapped({"shrink", "heat", {{"size", 4}}, {}}, &app);
+		CHECK(shrink.op == Operation::Merge);
 		CHECK(shrink.count == 2);
 		// What is not a command says why.
 		CHECK(refusedBecause({"rebalance", "heat", {}, {}}).find("not a kind malleo carries out") != std::string::npos);
@@ -109,11 +109,12 @@ TEST_SUITE("action_commands")
 
 	TEST_CASE("a command's fields go through checkCommand and back unchanged")
 	{
-		CommandRequest c{"migrate", 2, "n1", "n2", {1, 3}};
+		Command c{Operation::Migrate, 2, "n1", "n2", {1, 3}};
 		nlohmann::json fields = commandFields(c);
 		CHECK(fields["from_node"] == "n2");
 		CHECK_FALSE(checkCommand(fields).has_value());
-		CommandRequest back = commandFromFields(fields);
+		Command back;
+		REQUIRE_FALSE(readCommand(fields, back).has_value());
 		CHECK(back.op == c.op);
 		CHECK(back.count == c.count);
 		CHECK(back.node == c.node);

@@ -268,10 +268,10 @@ TEST_SUITE("sweetspot_decision")
 		CHECK(a[0].reasons["idle_cores"] == doctest::Approx(4.0));
 		// The agent turns it into a split onto that node (agent/src/action_commands.cpp).
 		const auto c = commandForAction(a[0], "root", &run.apps[0]);
-		REQUIRE(std::holds_alternative<CommandRequest>(c));
-		CHECK(std::get<CommandRequest>(c).op == "split");
-		CHECK(std::get<CommandRequest>(c).node == "fast");
-		CHECK(std::get<CommandRequest>(c).count == 1);
+		REQUIRE(std::holds_alternative<Command>(c));
+		CHECK(std::get<Command>(c).op == Operation::Split);
+		CHECK(std::get<Command>(c).node == "fast");
+		CHECK(std::get<Command>(c).count == 1);
 	}
 
 	TEST_CASE("without a node with an idle core, a growth names none: the bridge chooses")
@@ -286,8 +286,8 @@ TEST_SUITE("sweetspot_decision")
 		CHECK(a[0].kind == "grow");
 		CHECK_FALSE(a[0].params.contains("node"));
 		const auto c = commandForAction(a[0], "root", &run.apps[0]);
-		REQUIRE(std::holds_alternative<CommandRequest>(c));
-		CHECK(std::get<CommandRequest>(c).node == "");
+		REQUIRE(std::holds_alternative<Command>(c));
+		CHECK(std::get<Command>(c).node == "");
 	}
 
 	TEST_CASE("a refused growth is decided again after retry_after, without the node the bridge said has no spare")

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace malleo {
 
@@ -27,8 +28,11 @@ constexpr std::size_t kDefaultMaxMessageBytes = 64 * 1024;
 constexpr std::size_t kMaxIdLength = 64;
 
 // The characters of an id: ASCII letters, digits and - _ . : @ + (a host name, a program's name, a launcher's job id
-// such as "prterun-n1-4242@1" or "123.0"). Nothing a terminal interprets, no space, no quote: `malleo peers` and
-// `malleo events` print ids as they are. A message naming an id outside this set is refused (bad_field).
+// such as "prterun-n1-4242@1" or "123.0"). Nothing a terminal interprets, no space, no quote, no '/': `malleo peers`
+// and `malleo events` print ids as they are, and a node's key files are named by it. A message naming an id outside
+// this set is refused (bad_field); the one rule for every id, in a message or not: an agent's `agent.id`, the nodes
+// of its seeds and allowed keys, the key files it reads and `malleo keygen` writes (an id the wire refuses is of no
+// use anywhere else).
 constexpr bool isIdChar(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
@@ -45,6 +49,19 @@ constexpr bool isValidId(const char *id, std::size_t length)
 			return false;
 	return true;
 }
+constexpr bool isValidId(std::string_view id)
+{
+	return isValidId(id.data(), id.size());
+}
+// isValidId in words, for a refusal: "'x y' is no id (1 to 64 ...)".
+constexpr const char *kIdRule = "1 to 64 of A-Z a-z 0-9 - _ . : @ +";
+static_assert(kMaxIdLength == 64, "kIdRule says the length");
+// A work request's time to live (agent.ttl, the `ttl` of a wrm, the core's own choice) and the agents it names as
+// visited: a request goes at most this many hops.
+constexpr unsigned kTtlMax = 64;
+constexpr std::size_t kVisitedMax = 64;
+// The peers a welcome or a gossip lists.
+constexpr std::size_t kPeersMax = 64;
 // No message of the schema nests more than a few levels; the limit keeps the
 // parsers' recursion far from the stack's end.
 constexpr std::size_t kMaxMessageDepth = 32;

@@ -29,16 +29,16 @@ pcm::BaseType baseType(MPI_Datatype type)
 	return pcm::BaseType::Byte;
 }
 
-Operation operation(pcm::Operation op)
+Operation operation(malleo::Operation op)
 {
 	switch (op) {
-	case pcm::Operation::Split:
+	case malleo::Operation::Split:
 		return Operation::split;
-	case pcm::Operation::Merge:
+	case malleo::Operation::Merge:
 		return Operation::merge;
-	case pcm::Operation::Migrate:
+	case malleo::Operation::Migrate:
 		return Operation::migrate;
-	case pcm::Operation::None:
+	case malleo::Operation::None:
 		break;
 	}
 	return Operation::none;

@@ -12,11 +12,11 @@
 #include "memory/shared_pages.h"
 #include "reconfiguration/reconfigurator.h"
 
+using malleo::Operation;
 using malleo::pcm::BaseType;
 using malleo::pcm::Blob;
 using malleo::pcm::BufferMove;
 using malleo::pcm::Distribution;
-using malleo::pcm::Operation;
 using malleo::pcm::Outcome;
 using malleo::pcm::Reconfigurator;
 using malleo::pcm::StartStatus;

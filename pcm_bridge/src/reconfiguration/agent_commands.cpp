@@ -26,9 +26,6 @@ namespace {
 
 // The wire format is the agent's own (malleo_wire, <malleo/message.h>): its envelope, codec and limits.
 constexpr const char *kClientName = "malleo-pcm";
-// The agent refuses longer texts; a little below its limit, as the bridge has always cut them.
-constexpr std::size_t kMaxText = 500;
-static_assert(kMaxText <= kResultTextMax);
 // Polls queued while the agent is away: one is enough to be answered when it comes.
 constexpr int kSendQueue = 4;
 // A poll unanswered this long is given up and sent again (an agent that restarted lost it).
@@ -40,38 +37,6 @@ double now()
 {
 	using namespace std::chrono;
 	return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
-
-// The fields of a `command` reply, checked by the rules the agent checks `force` by (checkCommand): a reply that
-// does not fit is no command at all. The agent's replies are not in its schema's table, which lists what it takes.
-bool commandFromReply(const nlohmann::json &reply, Command &command, std::uint64_t &id, std::string &problem)
-{
-	const auto op = reply.find("op");
-	if (op == reply.end() || !op->is_string()) {
-		problem = "a command without an op";
-		return false;
-	}
-	if (*op == "none")
-		return false;
-	if (std::optional<std::string> bad = checkCommand(reply)) {
-		problem = "a command that cannot be carried out (" + *bad + ")";
-		return false;
-	}
-	const auto commandId = reply.find("command");
-	if (commandId == reply.end() || !commandId->is_number_unsigned() || commandId->get<std::uint64_t>() == 0) {
-		problem = "a command without a valid id";
-		return false;
-	}
-	operationFromName(op->get<std::string>(), command.op);
-	id = commandId->get<std::uint64_t>();
-	command.count = static_cast<int>(reply.find("count")->get<std::int64_t>());
-	command.node = reply.value("node", std::string());
-	command.from = reply.value("from_node", std::string());
-	if (const auto weights = reply.find("weights"); weights != reply.end())
-		command.weights = weights->get<std::vector<std::int64_t>>();
-	if (const auto nodes = reply.find("node_weights"); nodes != reply.end())
-		command.nodeWeights = nodes->get<std::map<std::string, std::int64_t>>();
-	return true;
 }
 
 } // namespace
@@ -327,8 +292,8 @@ void AgentCommands::accept(const nlohmann::json &reply)
 		if (code == "unknown_app" &&
 		    (now() - firstPollAt_ < kRegisterGrace || now() - forgottenAt_ < kRegisterGrace))
 			return;
-		warn("the agent at " + endpoint_ + " refused a request for " + app_ + ": " + text.substr(0, kMaxText) +
-		     " (" + code.substr(0, 64) + ")");
+		warn("the agent at " + endpoint_ + " refused a request for " + app_ + ": " +
+		     text.substr(0, kResultTextCut) + " (" + code.substr(0, 64) + ")");
 		return;
 	}
 	if (*type != "command") {
@@ -352,19 +317,18 @@ void AgentCommands::accept(const nlohmann::json &reply)
 
 Command AgentCommands::take(std::int64_t iteration, int active)
 {
-	if (taken_ && taken_->iteration == iteration)
+	if (taken_ && takenIteration_ == iteration)
 		return *taken_;
-	Command none;
-	none.iteration = iteration;
+	const Command none{Operation::None};
 	if (!connect())
 		return none;
 	// Every command ends in finish() within its probe; one still open here lost its outcome on the way.
 	if (taken_)
-		finish(taken_->iteration, false, "the bridge lost the outcome of the operation", -1, -1, -1);
+		finish(takenIteration_, false, "the bridge lost the outcome of the operation", -1, -1, -1);
 	drain();
 	if (ready_) {
 		taken_ = ready_;
-		taken_->iteration = iteration;
+		takenIteration_ = iteration;
 		takenId_ = readyId_;
 		takenAt_ = now();
 		ready_.reset();
@@ -389,14 +353,14 @@ void AgentCommands::setRemaining(std::int64_t remaining, std::int64_t probe)
 
 void AgentCommands::retake(std::int64_t from, std::int64_t to)
 {
-	if (taken_ && taken_->iteration == from)
-		taken_->iteration = to;
+	if (taken_ && takenIteration_ == from)
+		takenIteration_ = to;
 }
 
 void AgentCommands::finish(std::int64_t iteration, bool ok, const std::string &text, std::int64_t before,
 			   std::int64_t after, std::int64_t bytes, const Refusal &refusal)
 {
-	if (!taken_ || taken_->iteration != iteration)
+	if (!taken_ || takenIteration_ != iteration)
 		return;
 	std::string line = text;
 	if (line.empty())
@@ -406,8 +370,8 @@ void AgentCommands::finish(std::int64_t iteration, bool ok, const std::string &t
 	result["app"] = app_;
 	result["command"] = takenId_;
 	result["ok"] = ok;
-	result["text"] = line.substr(0, kMaxText);
-	result["iteration"] = taken_->iteration;
+	result["text"] = line.substr(0, kResultTextCut);
+	result["iteration"] = takenIteration_;
 	result["duration"] = now() - takenAt_;
 	if (before >= 0)
 		result["before"] = before;

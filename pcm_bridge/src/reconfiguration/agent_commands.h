@@ -12,7 +12,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "command.h"
+#include <malleo/command.h>
+
+#include "plan/refusal.h"
 
 namespace malleo::pcm {
 
@@ -93,6 +95,7 @@ private:
 	std::uint64_t readyId_ = 0;
 
 	std::optional<Command> taken_;  // handed out, its result not sent yet
+	std::int64_t takenIteration_ = 0; // the probe it is carried out at
 	std::uint64_t takenId_ = 0;
 	double takenAt_ = 0.0;
 

@@ -15,12 +15,8 @@ std::string CommandSource::configureFromEnvironment()
 
 Command CommandSource::forcedAt(std::int64_t iteration) const
 {
-	for (const auto &command : forced_)
-		if (command.iteration == iteration)
-			return command;
-	Command none;
-	none.iteration = iteration;
-	return none;
+	const auto forced = forced_.find(iteration);
+	return forced != forced_.end() ? forced->second : Command{Operation::None};
 }
 
 Command CommandSource::next(std::int64_t iteration, int active)

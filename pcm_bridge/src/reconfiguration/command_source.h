@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
-#include <vector>
+
+#include <malleo/command.h>
 
 #include "agent_commands.h"
-#include "command.h"
+#include "plan/refusal.h"
 
 namespace malleo::pcm {
 
@@ -48,7 +50,7 @@ public:
 	void setRemaining(std::int64_t remaining, std::int64_t probe) { agent_.setRemaining(remaining, probe); }
 
 private:
-	std::vector<Command> forced_;
+	std::map<std::int64_t, Command> forced_; // by the probe it falls due at
 	AgentCommands agent_;
 };
 

@@ -45,7 +45,7 @@ void Reconfigurator::coordinatorMessage(std::int64_t iteration, const Command &r
 		return;
 	}
 	if (m.refusal.empty())
-		m.refusal = makePlan(m.command, membership_, plan, &m.refusalKind);
+		m.refusal = makePlan(m.command, iteration, membership_, plan, &m.refusalKind);
 	plan.epoch = epoch_;
 	if (!m.refusal.empty()) {
 		message[0] = 1;

@@ -114,7 +114,7 @@ private:
 	// agreement.cpp
 	bool agree();
 	bool participantVote(bool sleeping);
-	// `refusal`: its kind for the agent (command.h), when the plan refused the command; any other failure is `other`.
+	// `refusal`: its kind for the agent (plan/refusal.h), when the plan refused the command; any other failure is `other`.
 	void fail(const std::string &why, bool print, const Refusal &refusal = {});
 	void stall(const char *before);
 	// A command that failed before it had a plan (a spawn that failed, a busy refusal): reported as fail() does,

@@ -143,7 +143,6 @@ Reconfigurator::SpawnState Reconfigurator::backgroundSpawnAtProbe(std::int64_t i
 	// The agent's command was taken at the probe that started the spawn; its outcome comes from this one.
 	commands_.deferred(spawn->iteration, iteration);
 	resumed = spawn->command;
-	resumed.iteration = iteration;
 	const double overlapped = MPI_Wtime() - spawn->started;
 	std::string why;
 	const bool ok = completeBackgroundSpawn(*spawn, why);
@@ -199,8 +198,8 @@ SpawnPreparation Reconfigurator::preparation(const Command &command, int count, 
 	Membership future = membership_;
 	future.state.resize(static_cast<std::size_t>(worldSize_ + count), ProcessState::Spare);
 	future.node.resize(static_cast<std::size_t>(worldSize_ + count), node);
-	Plan plan;
-	if (!makePlan(command, future, plan).empty())
+	Plan plan; // for its slots and shares only: the probe it names is not used
+	if (!makePlan(command, 0, future, plan).empty())
 		return out;
 	std::vector<BufferMove> buffers;
 	for (const auto &[spec, global] : expected_) {

@@ -4,7 +4,8 @@
 #include <map>
 #include <doctest/doctest.h>
 
-#include "command.h"
+#include <malleo/command.h>
+
 #include "plan/faults.h"
 #include "plan/nodes.h"
 #include "plan/plan.h"
@@ -17,6 +18,7 @@
 
 #include <unistd.h>
 
+using namespace malleo;
 using namespace malleo::pcm;
 
 namespace {
@@ -37,24 +39,24 @@ Membership pool(int world, int active, std::vector<std::string> nodes = {})
 
 TEST_CASE("the forced schedule grammar")
 {
-	std::vector<Command> commands;
+	std::map<std::int64_t, Command> commands;
 	REQUIRE(parseForcedSchedule("merge@20,split@10:2,migrate@30:3/node1", commands).empty());
 	REQUIRE(commands.size() == 3);
-	CHECK(commands[0].op == Operation::Split);
-	CHECK(commands[0].iteration == 10);
-	CHECK(commands[0].count == 2);
-	CHECK(commands[1].op == Operation::Merge);
-	CHECK(commands[1].count == 1);
-	CHECK(commands[2].op == Operation::Migrate);
-	CHECK(commands[2].count == 3);
-	CHECK(commands[2].node == "node1");
+	CHECK(commands.begin()->first == 10);
+	CHECK(commands[10].op == Operation::Split);
+	CHECK(commands[10].count == 2);
+	CHECK(commands[20].op == Operation::Merge);
+	CHECK(commands[20].count == 1);
+	CHECK(commands[30].op == Operation::Migrate);
+	CHECK(commands[30].count == 3);
+	CHECK(commands[30].node == "node1");
 
 	CHECK(parseForcedSchedule("", commands).empty());
 	CHECK(commands.empty());
 	for (const char *bad : {"split", "split@", "split@x", "split@1:0", "split@1:-2", "grow@3", "split@1,,merge@2",
 				"migrate@4:1/", "split@5,merge@5", "split@1:2x"}) {
 		CAPTURE(bad);
-		std::vector<Command> kept{Command{}};
+		std::map<std::int64_t, Command> kept{{0, Command{}}};
 		const auto error = parseForcedSchedule(bad, kept);
 		CHECK(error.rfind("MALLEO_FORCE: ", 0) == 0);
 		CHECK(error.find('\n') == std::string::npos);
@@ -82,7 +84,7 @@ TEST_CASE("split puts spare processes after the ones whose blocks they share; me
 {
 	auto m = pool(6, 2);
 	Plan plan;
-	REQUIRE(makePlan({Operation::Split, 3, 3, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 3, "", "", {}}, 3, m, plan).empty());
 	CHECK(plan.after == std::vector<int>{0, 2, 3, 1, 4});  // 3 joiners over 2 processes: 2 after the first
 	CHECK(plan.joiners == std::vector<int>{2, 3, 4});
 	CHECK(slotAfter(plan, 1) == 3);
@@ -92,22 +94,22 @@ TEST_CASE("split puts spare processes after the ones whose blocks they share; me
 
 	auto reusable = m;
 	reusable.reusable = true;
-	REQUIRE(makePlan({Operation::Merge, 2, 2, "", {}, ""}, reusable, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 2, "", "", {}}, 2, reusable, plan).empty());
 	CHECK(plan.after == std::vector<int>{0, 3, 4});  // groups of 2, 2 and 1 slots
 	CHECK(plan.leavers == std::vector<int>{2, 1});
-	REQUIRE(makePlan({Operation::Merge, 2, 2, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 2, "", "", {}}, 2, m, plan).empty());
 	CHECK(plan.after == std::vector<int>{0, 2, 3});  // the C API: every process that stays keeps its rank
 	CHECK(plan.leavers == std::vector<int>{1, 4});
-	REQUIRE(makePlan({Operation::Merge, 4, 4, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 4, "", "", {}}, 4, m, plan).empty());
 	CHECK(plan.after == std::vector<int>{0});
 	CHECK(plan.leavers == std::vector<int>{2, 3, 1, 4});
 	applyPlan(plan, m);
 	CHECK(m.state[1] == ProcessState::Left);  // a process that left is never activated again
 
-	CHECK(makePlan({Operation::Merge, 5, 1, "", {}, ""}, m, plan) == "merge of 1: only 1 active process");
+	CHECK(makePlan({Operation::Merge, 1, "", "", {}}, 5, m, plan) == "merge of 1: only 1 active process");
 	CHECK(plan.op == Operation::None);
-	CHECK(makePlan({Operation::Split, 6, 2, "", {}, ""}, m, plan) == "split of 2: only 1 spare process");
-	REQUIRE(makePlan({Operation::Split, 7, 1, "", {}, ""}, m, plan).empty());
+	CHECK(makePlan({Operation::Split, 2, "", "", {}}, 6, m, plan) == "split of 2: only 1 spare process");
+	REQUIRE(makePlan({Operation::Split, 1, "", "", {}}, 7, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{5});
 }
 
@@ -154,7 +156,7 @@ TEST_CASE("splits and merges move only what the joiners take or the leavers give
 			m.reusable = true;  // the C++ API's merges (the C API keeps the first slots, above)
 			Plan plan;
 			const bool split = to > from;
-			REQUIRE(makePlan({split ? Operation::Split : Operation::Merge, 1, std::abs(to - from), "", {}, ""}, m, plan)
+			REQUIRE(makePlan({split ? Operation::Split : Operation::Merge, std::abs(to - from), "", "", {}}, 1, m, plan)
 					.empty());
 			REQUIRE(plan.after.size() == static_cast<std::size_t>(to));
 			bool starts_kept = false, ignored = false;
@@ -176,20 +178,20 @@ TEST_CASE("migration puts the replacement in the source's slot, on the named nod
 {
 	auto m = pool(6, 3, {"a", "a", "a", "a", "b", "b"});
 	Plan plan;
-	REQUIRE(makePlan({Operation::Migrate, 1, 2, "b", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Migrate, 2, "b", "", {}}, 1, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{0, 1});
 	CHECK(plan.joiners == std::vector<int>{4, 5});
 	CHECK(plan.after == std::vector<int>{4, 5, 2});
 	CHECK(participants(plan) == std::vector<int>{0, 1, 2, 4, 5});
-	CHECK_FALSE(makePlan({Operation::Migrate, 1, 3, "b", {}, ""}, m, plan).empty());
-	CHECK_FALSE(makePlan({Operation::Migrate, 1, 1, "c", {}, ""}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::Migrate, 3, "b", "", {}}, 1, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::Migrate, 1, "c", "", {}}, 1, m, plan).empty());
 }
 
 TEST_CASE("plans survive the wire")
 {
 	auto m = pool(5, 2);
 	Plan plan;
-	REQUIRE(makePlan({Operation::Split, 9, 2, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 2, "", "", {}}, 9, m, plan).empty());
 	plan.epoch = 4;
 	const auto words = encodePlan(plan, m);
 	CHECK(words.size() == planWords(5));
@@ -209,16 +211,16 @@ TEST_CASE("processes of a program that can re-enter are spare again after they l
 	auto m = pool(3, 2);
 	m.reusable = true;
 	Plan plan;
-	REQUIRE(makePlan({Operation::Split, 2, 1, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 1, "", "", {}}, 2, m, plan).empty());
 	applyPlan(plan, m);
-	REQUIRE(makePlan({Operation::Merge, 5, 2, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 2, "", "", {}}, 5, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{2, 1});  // slot order: the joiner followed process 0
 	applyPlan(plan, m);
 	CHECK(m.state == std::vector<ProcessState>{ProcessState::Active, ProcessState::Spare, ProcessState::Spare});
 	CHECK(m.active == std::vector<int>{0});
 
 	// Lowest world ranks first, placed as processes that never ran.
-	REQUIRE(makePlan({Operation::Split, 8, 1, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 1, "", "", {}}, 8, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{1});
 	CHECK(plan.after == std::vector<int>{0, 1});
 	applyPlan(plan, m);
@@ -226,18 +228,18 @@ TEST_CASE("processes of a program that can re-enter are spare again after they l
 	CHECK(m.state[2] == ProcessState::Spare);
 
 	// A migration's source becomes spare; the next migration may take it back into the slot of its own source.
-	REQUIRE(makePlan({Operation::Migrate, 9, 1, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Migrate, 1, "", "", {}}, 9, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{0});
 	CHECK(plan.joiners == std::vector<int>{2});
 	CHECK(plan.after == std::vector<int>{2, 1});
 	applyPlan(plan, m);
 	CHECK(m.state[0] == ProcessState::Spare);
-	REQUIRE(makePlan({Operation::Split, 10, 1, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 1, "", "", {}}, 10, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{0});
 	CHECK(plan.after == std::vector<int>{2, 0, 1});
 	applyPlan(plan, m);
 	CHECK(m.state == std::vector<ProcessState>(3, ProcessState::Active));
-	CHECK_FALSE(makePlan({Operation::Split, 11, 1, "", {}, ""}, m, plan).empty());  // all 3 are active now
+	CHECK_FALSE(makePlan({Operation::Split, 1, "", "", {}}, 11, m, plan).empty());  // all 3 are active now
 }
 
 TEST_CASE("a process that left is chosen again only on the migration's target node")
@@ -245,35 +247,35 @@ TEST_CASE("a process that left is chosen again only on the migration's target no
 	auto m = pool(4, 2, {"a", "b", "a", "b"});
 	m.reusable = true;
 	Plan plan;
-	REQUIRE(makePlan({Operation::Split, 1, 2, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 2, "", "", {}}, 1, m, plan).empty());
 	applyPlan(plan, m);
-	REQUIRE(makePlan({Operation::Merge, 2, 2, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 2, "", "", {}}, 2, m, plan).empty());
 	applyPlan(plan, m);  // 2 (on a) and 3 (on b) have left
-	REQUIRE(makePlan({Operation::Migrate, 3, 1, "b", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Migrate, 1, "b", "", {}}, 3, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{0});
 	CHECK(plan.joiners == std::vector<int>{3});
 	CHECK(plan.after == std::vector<int>{3, 1});
 	applyPlan(plan, m);
-	REQUIRE(makePlan({Operation::Migrate, 4, 1, "a", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Migrate, 1, "a", "", {}}, 4, m, plan).empty());
 	CHECK(plan.leavers == std::vector<int>{3});
 	CHECK(plan.joiners == std::vector<int>{0});  // 0 and 2 are spare on a: the lowest world rank
 	CHECK(plan.after == std::vector<int>{0, 1});
 	applyPlan(plan, m);
-	CHECK_FALSE(makePlan({Operation::Migrate, 5, 2, "a", {}, ""}, m, plan).empty());  // 1 is on b, one spare on a
+	CHECK_FALSE(makePlan({Operation::Migrate, 2, "a", "", {}}, 5, m, plan).empty());  // 1 is on b, one spare on a
 }
 
 TEST_CASE("processes of the PCM C API stay left: no plan chooses them")
 {
 	auto m = pool(3, 2);
 	Plan plan;
-	REQUIRE(makePlan({Operation::Merge, 1, 1, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 1, "", "", {}}, 1, m, plan).empty());
 	applyPlan(plan, m);
 	CHECK(m.state[1] == ProcessState::Left);
-	REQUIRE(makePlan({Operation::Split, 2, 1, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 1, "", "", {}}, 2, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{2});
 	applyPlan(plan, m);
-	CHECK_FALSE(makePlan({Operation::Split, 3, 1, "", {}, ""}, m, plan).empty());
-	CHECK_FALSE(makePlan({Operation::Migrate, 3, 1, "", {}, ""}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::Split, 1, "", "", {}}, 3, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::Migrate, 1, "", "", {}}, 3, m, plan).empty());
 }
 
 TEST_CASE("the wire carries whether leavers are reused, and the states of reused processes")
@@ -281,9 +283,9 @@ TEST_CASE("the wire carries whether leavers are reused, and the states of reused
 	auto m = pool(4, 3);
 	m.reusable = true;
 	Plan plan;
-	REQUIRE(makePlan({Operation::Merge, 3, 2, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 2, "", "", {}}, 3, m, plan).empty());
 	applyPlan(plan, m);
-	REQUIRE(makePlan({Operation::Split, 6, 2, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 2, "", "", {}}, 6, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{1, 2});
 	const auto words = encodePlan(plan, m);
 	CHECK(words.size() == planWords(4));
@@ -295,7 +297,7 @@ TEST_CASE("the wire carries whether leavers are reused, and the states of reused
 	CHECK(parked.state == m.state);
 	CHECK(back.joiners == plan.joiners);
 	applyPlan(back, parked);
-	REQUIRE(makePlan({Operation::Merge, 7, 2, "", {}, ""}, parked, back).empty());
+	REQUIRE(makePlan({Operation::Merge, 2, "", "", {}}, 7, parked, back).empty());
 	applyPlan(back, parked);
 	CHECK(parked.state[1] == ProcessState::Spare);
 	CHECK(parked.state[2] == ProcessState::Spare);
@@ -322,14 +324,14 @@ TEST_CASE("balanced blocks never grow when processes are added")
 
 TEST_CASE("nodes and weights in the forced schedule")
 {
-	std::vector<Command> commands;
+	std::map<std::int64_t, Command> commands;
 	REQUIRE(parseForcedSchedule("split@3:2/n2/w=1,1,3,migrate@5:1/w=2,1,1/n1,merge@8:1/w=4,1", commands).empty());
 	REQUIRE(commands.size() == 3);
-	CHECK(commands[0].node == "n2");
-	CHECK(commands[0].weights == std::vector<std::int64_t>{1, 1, 3});
-	CHECK(commands[1].node == "n1");
-	CHECK(commands[1].weights == std::vector<std::int64_t>{2, 1, 1});
-	CHECK(commands[2].weights == std::vector<std::int64_t>{4, 1});
+	CHECK(commands[3].node == "n2");
+	CHECK(commands[3].weights == std::vector<std::int64_t>{1, 1, 3});
+	CHECK(commands[5].node == "n1");
+	CHECK(commands[5].weights == std::vector<std::int64_t>{2, 1, 1});
+	CHECK(commands[8].weights == std::vector<std::int64_t>{4, 1});
 	for (const char *bad : {"split@1:2/w=", "split@1:2/w=1,0", "merge@1:1/n2", "split@1:2/a/b", "split@1:2/w=1/w=2",
 				"split@1:2/w=1,x"}) {
 		CAPTURE(bad);
@@ -341,19 +343,19 @@ TEST_CASE("weights must match the processes after the operation and persist thro
 {
 	auto m = pool(6, 2, {"a", "a", "b", "b", "b", "b"});
 	Plan plan;
-	CHECK_FALSE(makePlan({Operation::Split, 1, 2, "", {1, 2}, ""}, m, plan).empty());
-	REQUIRE(makePlan({Operation::Split, 1, 2, "b", {1, 1, 3, 1}, ""}, m, plan).empty());
+	CHECK_FALSE(makePlan({Operation::Split, 2, "", "", {1, 2}}, 1, m, plan).empty());
+	REQUIRE(makePlan({Operation::Split, 2, "b", "", {1, 1, 3, 1}}, 1, m, plan).empty());
 	CHECK(plan.joiners == std::vector<int>{2, 3});
 	applyPlan(plan, m);
 	CHECK(m.weights == std::vector<std::int64_t>{1, 1, 3, 1});
-	REQUIRE(makePlan({Operation::Migrate, 2, 1, "b", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Migrate, 1, "b", "", {}}, 2, m, plan).empty());
 	CHECK(plan.weights == std::vector<std::int64_t>{1, 1, 3, 1});
-	REQUIRE(makePlan({Operation::Merge, 3, 1, "", {}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 1, "", "", {}}, 3, m, plan).empty());
 	CHECK(plan.weights.empty());
 	const auto words = encodePlan(plan, m);
 	Plan back;
 	Membership other = m;
-	REQUIRE(makePlan({Operation::Merge, 3, 1, "", {5, 1, 1}, ""}, m, plan).empty());
+	REQUIRE(makePlan({Operation::Merge, 1, "", "", {5, 1, 1}}, 3, m, plan).empty());
 	decodePlan(encodePlan(plan, m), back, other);
 	CHECK(back.weights == std::vector<std::int64_t>{5, 1, 1});
 	CHECK(words.size() == planWords(6));
@@ -497,9 +499,9 @@ TEST_CASE("node weights: each node's weight shared among the processes the plan 
 	auto m = pool(6, 5, {"a", "a", "b", "b", "b", "c"});
 	m.reusable = true; // the C++ API: any process may leave in a merge
 	Plan plan;
-	Command merge{Operation::Merge, 0, 1, "", {}, "a"};
+	Command merge{Operation::Merge, 1, "", "a"};
 	merge.nodeWeights = {{"a", 1000}, {"b", 1000}};
-	REQUIRE(makePlan(merge, m, plan).empty());
+	REQUIRE(makePlan(merge, 0, m, plan).empty());
 	CHECK(plan.after == std::vector<int>{0, 2, 3, 4});
 	REQUIRE(plan.weights.size() == 4);
 	CHECK(plan.weights[0] == 3 * plan.weights[1]);
@@ -509,9 +511,9 @@ TEST_CASE("node weights: each node's weight shared among the processes the plan 
 
 	// A split onto c, which the weights do not name: it gets the mean weight; a node twice as powerful gets
 	// twice the data.
-	Command split{Operation::Split, 0, 1, "c", {}, ""};
+	Command split{Operation::Split, 1, "c"};
 	split.nodeWeights = {{"a", 2000}, {"b", 1000}};
-	REQUIRE(makePlan(split, m, plan).empty());
+	REQUIRE(makePlan(split, 0, m, plan).empty());
 	std::map<std::string, std::int64_t> perNode;
 	for (std::size_t i = 0; i < plan.after.size(); ++i)
 		perNode[m.node[static_cast<std::size_t>(plan.after[i])]] += targetCounts(9000, 6, plan.weights)[i];
@@ -526,41 +528,41 @@ TEST_CASE("a refusal says its kind and the most the same operation could do")
 	Plan plan;
 	// World ranks 0 (n1) and 1 (n2) active, 2 (n1) and 3 (n2) spare.
 	auto m = pool(4, 2, {"n1", "n2", "n1", "n2"});
-	CHECK(makePlan({Operation::Split, 1, 2, "n2", {}, ""}, m, plan, &why) == "split of 2: only 1 spare process on node 'n2'");
+	CHECK(makePlan({Operation::Split, 2, "n2", "", {}}, 1, m, plan, &why) == "split of 2: only 1 spare process on node 'n2'");
 	CHECK(why.kind == "pool_exhausted");
 	CHECK(why.most == 1);
-	CHECK(makePlan({Operation::Split, 1, 3, "", {}, ""}, m, plan, &why) == "split of 3: only 2 spare processes");
+	CHECK(makePlan({Operation::Split, 3, "", "", {}}, 1, m, plan, &why) == "split of 3: only 2 spare processes");
 	CHECK(why.most == 2);
-	CHECK(makePlan({Operation::Migrate, 1, 2, "n1", {}, "n2"}, m, plan, &why).find("only 1 active") != std::string::npos);
+	CHECK(makePlan({Operation::Migrate, 2, "n1", "n2", {}}, 1, m, plan, &why).find("only 1 active") != std::string::npos);
 	CHECK(why.kind == "too_few_active");
 	CHECK(why.most == 1);
-	CHECK(makePlan({Operation::Merge, 1, 2, "", {}, ""}, m, plan, &why) == "merge of 2: only 2 active processes");
+	CHECK(makePlan({Operation::Merge, 2, "", "", {}}, 1, m, plan, &why) == "merge of 2: only 2 active processes");
 	CHECK(why.kind == "too_few_active");
 	CHECK(why.most == 1);
 	// A plan that can be made leaves the reason as it was found: `other`, no count.
-	REQUIRE(makePlan({Operation::Split, 1, 1, "n2", {}, ""}, m, plan, &why).empty());
+	REQUIRE(makePlan({Operation::Split, 1, "n2", "", {}}, 1, m, plan, &why).empty());
 	CHECK(why.kind == "other");
 	CHECK(why.most == -1);
-	CHECK_FALSE(makePlan({Operation::Split, 1, 1, "n2", {1, 2}, ""}, m, plan, &why).empty());
+	CHECK_FALSE(makePlan({Operation::Split, 1, "n2", "", {1, 2}}, 1, m, plan, &why).empty());
 	CHECK(why.kind == "other");
 	CHECK(why.most == -1);
 
 	// The PCM C API: only the last slots may leave. Active n1, n2, n1, n1: of n1's three, the last two may.
 	auto c = pool(5, 4, {"n1", "n2", "n1", "n1", "n2"});
-	const std::string refused = makePlan({Operation::Merge, 1, 3, "", {}, "n1"}, c, plan, &why);
+	const std::string refused = makePlan({Operation::Merge, 3, "", "n1", {}}, 1, c, plan, &why);
 	CHECK(refused.find("the PCM C API keeps the ranks of the processes that stay") != std::string::npos);
 	CHECK(why.kind == "merge_ranks");
 	CHECK(why.most == 2);
-	REQUIRE(makePlan({Operation::Merge, 1, 2, "", {}, "n1"}, c, plan, &why).empty());
+	REQUIRE(makePlan({Operation::Merge, 2, "", "n1", {}}, 1, c, plan, &why).empty());
 	CHECK(plan.leavers == std::vector<int>{2, 3});
 	// n2's process is not among the last: none of n2's may leave.
-	CHECK_FALSE(makePlan({Operation::Merge, 1, 1, "", {}, "n2"}, c, plan, &why).empty());
+	CHECK_FALSE(makePlan({Operation::Merge, 1, "", "n2", {}}, 1, c, plan, &why).empty());
 	CHECK(why.kind == "merge_ranks");
 	CHECK(why.most == 0);
-	CHECK_FALSE(makePlan({Operation::Merge, 1, 2, "", {}, "n2"}, c, plan, &why).empty());
+	CHECK_FALSE(makePlan({Operation::Merge, 2, "", "n2", {}}, 1, c, plan, &why).empty());
 	CHECK(why.kind == "too_few_active");
 	CHECK(why.most == 1);
 	// The C++ API lets any of them leave: no merge_ranks.
 	c.reusable = true;
-	REQUIRE(makePlan({Operation::Merge, 1, 3, "", {}, "n1"}, c, plan, &why).empty());
+	REQUIRE(makePlan({Operation::Merge, 3, "", "n1", {}}, 1, c, plan, &why).empty());
 }

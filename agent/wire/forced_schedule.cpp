@@ -1,40 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "command.h"
+// MALLEO_FORCE's grammar (docs/pcm-api.md): the bridge reads its schedule from it, `malleo run` refuses a malformed
+// one before launching. A command's bounds are the wire format's, whichever way it comes (kCommandCountMax,
+// kCommandWeightMax).
+#include <malleo/command.h>
 
-#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <utility>
 
-// A command's bounds are the wire format's, whichever way it comes (kCommandCountMax, kCommandWeightMax).
-#include <malleo/wire.h>
-
-namespace malleo::pcm {
-
-const char *operationName(Operation op)
-{
-	switch (op) {
-	case Operation::Split:
-		return "split";
-	case Operation::Merge:
-		return "merge";
-	case Operation::Migrate:
-		return "migrate";
-	case Operation::None:
-		break;
-	}
-	return "none";
-}
-
-bool operationFromName(const std::string &name, Operation &op)
-{
-	for (Operation candidate : {Operation::Split, Operation::Merge, Operation::Migrate})
-		if (name == operationName(candidate)) {
-			op = candidate;
-			return true;
-		}
-	return false;
-}
+namespace malleo {
 
 namespace {
 
@@ -49,7 +24,7 @@ bool parseInteger(const std::string &text, long long min, long long &value)
 	return errno == 0 && *end == '\0' && value >= min && value <= 1000000000000LL;
 }
 
-std::string parseEntry(const std::string &entry, Command &command)
+std::string parseEntry(const std::string &entry, std::int64_t &iteration, Command &command)
 {
 	const auto at = entry.find('@');
 	if (at == std::string::npos)
@@ -70,7 +45,7 @@ std::string parseEntry(const std::string &entry, Command &command)
 	long long value = 0;
 	if (!parseInteger(rest, 0, value))
 		return "'" + entry + "': iteration '" + rest + "' is not a non-negative integer";
-	command.iteration = value;
+	iteration = value;
 
 	if (!hasArgument)
 		return {};
@@ -86,7 +61,7 @@ std::string parseEntry(const std::string &entry, Command &command)
 	const std::string &count = parts.front();
 	if (!parseInteger(count, 1, value) || value > kCommandCountMax)
 		return "'" + entry + "': count '" + count + "' is not a positive integer";
-	command.count = static_cast<int>(value);
+	command.count = value;
 	for (std::size_t i = 1; i < parts.size(); ++i) {
 		const std::string &part = parts[i];
 		if (part.rfind("w=", 0) == 0) {
@@ -118,9 +93,8 @@ std::string parseEntry(const std::string &entry, Command &command)
 
 } // namespace
 
-std::string parseForcedSchedule(const std::string &text, std::vector<Command> &out)
+std::string parseForcedSchedule(const std::string &text, std::map<std::int64_t, Command> &out)
 {
-	std::vector<Command> commands;
 	std::vector<std::string> entries;
 	std::size_t start = 0;
 	while (start <= text.size()) {
@@ -140,20 +114,22 @@ std::string parseForcedSchedule(const std::string &text, std::vector<Command> &o
 			entries.push_back(entry);
 		start = end + 1;
 	}
+	std::vector<std::pair<std::int64_t, Command>> parsed;
 	for (const auto &entry : entries) {
-		Command command;
-		if (auto error = parseEntry(entry, command); !error.empty())
+		std::pair<std::int64_t, Command> command;
+		if (auto error = parseEntry(entry, command.first, command.second); !error.empty())
 			return "MALLEO_FORCE: " + error;
-		commands.push_back(command);
+		parsed.push_back(std::move(command));
 	}
-	std::stable_sort(commands.begin(), commands.end(),
-			 [](const Command &a, const Command &b) { return a.iteration < b.iteration; });
-	for (std::size_t i = 1; i < commands.size(); ++i)
-		if (commands[i].iteration == commands[i - 1].iteration)
-			return "MALLEO_FORCE: two operations at iteration " +
-			       std::to_string(commands[i].iteration) + " (one per probe)";
+	std::map<std::int64_t, Command> commands;
+	std::optional<std::int64_t> twice; // the first in iteration order, whatever the order of the entries
+	for (auto &[iteration, command] : parsed)
+		if (!commands.emplace(iteration, std::move(command)).second && (!twice || iteration < *twice))
+			twice = iteration;
+	if (twice)
+		return "MALLEO_FORCE: two operations at iteration " + std::to_string(*twice) + " (one per probe)";
 	out = std::move(commands);
 	return {};
 }
 
-} // namespace malleo::pcm
+} // namespace malleo
